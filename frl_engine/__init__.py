@@ -1,0 +1,1 @@
+"""Falling Rule Lists."""

@@ -1,0 +1,23 @@
+"""Errors a user can act on.
+
+Every problem with the user's data, settings or model files is raised as one of
+these, with a one-line message that names the problem and says what to do.
+The CLI prints the message and exits with status 2; the dashboard shows it on
+the page.  Anything else reaching the user is a bug.
+"""
+
+
+class FRLError(ValueError):
+    """Base class for errors caused by the user's input, not by a bug."""
+
+
+class DataError(FRLError):
+    """The data table cannot be used as given (empty, wrong target, junk values...)."""
+
+
+class RuleMiningError(FRLError):
+    """Rule mining found no usable rule, or far too many."""
+
+
+class ModelFileError(FRLError):
+    """A file that should hold a falling rule list model does not."""
