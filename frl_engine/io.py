@@ -1,0 +1,229 @@
+"""Reading users' tables and targets, and reading/writing model files (JSON, never pickle).
+
+Every problem a user can fix is raised as :class:`~frl_engine.errors.DataError`
+or :class:`~frl_engine.errors.ModelFileError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError, ModelFileError
+
+TABLE_EXTENSIONS = (".csv", ".xlsx", ".xls", ".parquet")
+MODEL_FORMAT = "frl-model"
+MODEL_FORMAT_VERSION = 1
+POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos")
+
+
+def _duplicates(names) -> list[str]:
+    seen, dups = set(), []
+    for name in names:
+        key = str(name).strip()
+        if key in seen and key not in dups:
+            dups.append(key)
+        seen.add(key)
+    return dups
+
+
+def read_table(source, filename: str | None = None) -> pd.DataFrame:
+    """Read a CSV, Excel or Parquet table from a path or from bytes.
+
+    Parameters
+    ----------
+    source : str, Path, bytes or file-like
+        The table.  Bytes (an upload) are read in memory and never written to disk.
+    filename : str, optional
+        Name used to pick the format and in messages (defaults to the path's name).
+
+    Raises
+    ------
+    DataError
+        Unknown extension, missing file, empty or header-only file, duplicate
+        column names, a file the parser cannot read.
+    """
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        filename = filename or path.name
+        if not path.exists():
+            raise DataError(f"File not found: {path}")
+        if path.is_dir():
+            raise DataError(f"{path} is a folder, not a data file")
+        raw = path.read_bytes()
+    elif isinstance(source, (bytes, bytearray)):
+        raw = bytes(source)
+    else:
+        raw = source.read()
+    filename = filename or "data.csv"
+    suffix = Path(filename).suffix.lower()
+    if suffix not in TABLE_EXTENSIONS:
+        raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}': use a .csv, .xlsx or .parquet file")
+    if len(raw.strip()) == 0:
+        raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients")
+    try:
+        if suffix == ".csv":
+            text = raw.decode("utf-8-sig", errors="replace")
+            header = next(csv.reader(io.StringIO(text)), [])
+            dups = _duplicates(header)
+            if dups:
+                raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+            frame = pd.read_csv(io.StringIO(text), skipinitialspace=True)
+        elif suffix in (".xlsx", ".xls"):
+            frame = pd.read_excel(io.BytesIO(raw))
+            dups = _duplicates(pd.read_excel(io.BytesIO(raw), header=None, nrows=1).iloc[0].tolist()) if len(frame.columns) else []
+            if dups:
+                raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+        else:
+            frame = pd.read_parquet(io.BytesIO(raw))
+    except DataError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients") from None
+    except pd.errors.ParserError as exc:
+        detail = str(exc).strip().splitlines()[-1]
+        raise DataError(f"{filename} could not be read as a table ({detail}): check the delimiter and quoting") from None
+    except (ValueError, OSError, ImportError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"{filename} could not be read as {suffix[1:].upper()} ({detail})") from None
+    if frame.shape[1] == 0:
+        raise DataError(f"{filename} has no columns: it needs a header row and at least one row of patients")
+    if frame.shape[0] == 0:
+        raise DataError(f"{filename} has a header but no rows of data")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    dups = _duplicates(frame.columns)
+    if dups:
+        raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+    return frame
+
+
+def default_positive(values) -> object:
+    """The value that counts as the event when the user does not say.
+
+    A value reading as yes/true/1/positive if there is one; otherwise the
+    second of the two values in sorted order (scikit-learn's convention).
+    """
+    uniques = sorted(pd.unique(pd.Series(values).dropna()), key=lambda v: str(v))
+    for value in uniques:
+        if str(value).strip().lower() in POSITIVE_TOKENS:
+            return value
+    return uniques[-1]
+
+
+def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.DataFrame, np.ndarray, object]:
+    """Separate the outcome column and turn it into a 0/1 event indicator.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    target : str
+        The outcome column.
+    positive : optional
+        The value that counts as the event; compared as text, so ``"1"`` matches
+        ``1``.  Required when the outcome has more than two values (the event is
+        then that value against all others).
+
+    Returns
+    -------
+    features : DataFrame
+    event : ndarray of bool
+    positive : the matched value as it appears in the data
+    """
+    if target not in frame.columns:
+        shown = ", ".join(map(repr, list(frame.columns)[:12])) + (" ..." if frame.shape[1] > 12 else "")
+        raise DataError(f"Target column {target!r} is not in the data; columns are {shown}")
+    outcome = frame[target]
+    n_missing = int(outcome.isna().sum())
+    if n_missing:
+        raise DataError(f"Target column {target!r} has {n_missing} missing values: remove those rows or fill them")
+    values = pd.unique(outcome)
+    if positive is None:
+        if len(values) < 2:
+            raise DataError(f"Target column {target!r} has only one value ({values[0]!r}): a model needs both outcomes")
+        if len(values) > 2:
+            shown = ", ".join(map(str, sorted(map(str, values))[:8])) + (" ..." if len(values) > 8 else "")
+            raise DataError(f"Target column {target!r} has {len(values)} values ({shown}), not two: "
+                            "say which value is the event (--positive VALUE)")
+        positive = default_positive(values)
+    matches = [v for v in values if str(v).strip() == str(positive).strip()]
+    if not matches:
+        try:  # numeric equality, e.g. --positive 1 for a float column of 1.0
+            matches = [v for v in values if float(v) == float(positive)]
+        except (TypeError, ValueError):
+            matches = []
+    if not matches:
+        shown = ", ".join(sorted(map(str, values))[:8])
+        raise DataError(f"Event value {positive!r} does not occur in target column {target!r} (values: {shown})")
+    positive = matches[0]
+    event = (outcome == positive).to_numpy()
+    if event.all() or not event.any():
+        raise DataError(f"Target column {target!r} has only one class after choosing {positive!r} as the event: a model needs both outcomes")
+    return frame.drop(columns=[target]), event, positive
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value
+
+
+def dumps_model(model: dict) -> str:
+    """The model dictionary as pretty JSON text."""
+    return json.dumps(_jsonable(model), indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def save_model(model: dict, path) -> None:
+    """Write a model dictionary to ``path`` as UTF-8 JSON."""
+    Path(path).write_text(dumps_model(model) + "\n", encoding="utf-8")
+
+
+def parse_model(text, source: str = "model file") -> dict:
+    """Parse and check model JSON text; raise ModelFileError if it is not one of ours."""
+    try:
+        model = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{source} is not a model file: it is not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    return check_model_dict(model, source)
+
+
+def load_model_dict(path) -> dict:
+    """Read and check a model file from disk."""
+    path = Path(path)
+    if not path.exists():
+        raise ModelFileError(f"Model file not found: {path}")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{path} is not a model file: it is not UTF-8 text") from None
+    return parse_model(text, source=str(path))
+
+
+def check_model_dict(model, source: str = "model") -> dict:
+    """Check that a parsed JSON value is one of our model dictionaries."""
+    if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
+        raise ModelFileError(f"{source} is not a falling rule list model (no \"format\": \"{MODEL_FORMAT}\"): "
+                             "give a file written by `frl fit --out`")
+    version = model.get("format_version")
+    if version != MODEL_FORMAT_VERSION:
+        raise ModelFileError(f"{source} has model format version {version!r}; this frl reads version {MODEL_FORMAT_VERSION}")
+    for key in ("rules", "default", "outcome"):
+        if key not in model:
+            raise ModelFileError(f"{source} is missing the {key!r} section: the file is damaged")
+    if not isinstance(model["rules"], list) or not isinstance(model["default"], dict):
+        raise ModelFileError(f"{source} has a malformed rule list: the file is damaged")
+    return model
