@@ -1,0 +1,225 @@
+"""The ``frl`` command line: fit, show, predict (and card, sample, evaluate, reproduce).
+
+Every user error prints one line ``frl: error: ...`` to stderr and exits with
+status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import FRLError
+from .estimator import FallingRuleListClassifier
+from .io import read_table, split_target
+
+# Sub-commands that live in their own modules, each with ``register(subparsers)``.
+EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own usage errors: one line, exit 2
+        self.print_usage(sys.stderr)
+        self.exit(2, f"frl: error: {message}\n")
+
+
+def _parse_thresholds(values) -> dict[str, list[float]] | None:
+    if not values:
+        return None
+    thresholds = {}
+    for text in values:
+        column, sep, numbers = text.partition("=")
+        if not sep or not column.strip():
+            raise FRLError(f"--threshold takes COLUMN=V1,V2,...; got {text!r}")
+        try:
+            thresholds[column.strip()] = [float(v) for v in numbers.split(",") if v.strip()]
+        except ValueError:
+            raise FRLError(f"--threshold {text!r}: thresholds must be numbers, e.g. Age=45,60") from None
+        if not thresholds[column.strip()]:
+            raise FRLError(f"--threshold {text!r} gives no numbers, e.g. Age=45,60")
+    return thresholds
+
+
+def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
+    parser.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
+    parser.add_argument("--target", required=True, help="the outcome column")
+    parser.add_argument("--positive", default=None,
+                        help="the outcome value that counts as the event (default: yes/true/1, else the larger value)")
+    parser.add_argument("--lam", type=float, default=8.0, help="prior mean number of rules (default 8)")
+    parser.add_argument("--min-support", type=float, default=0.05,
+                        help="smallest fraction of patients a candidate rule must cover (default 0.05)")
+    parser.add_argument("--max-conditions", type=int, default=2, help="most conditions per rule (default 2)")
+    parser.add_argument("--max-rules", type=int, default=5000, help="refuse more candidate rules than this (default 5000)")
+    parser.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000)")
+    parser.add_argument("--chains", type=int, default=4, help="independent annealing restarts (default 4)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="COLUMN",
+                        help="a column not to use (repeat for several)")
+    parser.add_argument("--threshold", action="append", default=[], metavar="COLUMN=V1,V2",
+                        help="your own thresholds for a numeric column, e.g. Age=45,60 (repeatable)")
+    parser.add_argument("--no-mining", action="store_true",
+                        help="use each (boolean) column as one candidate rule instead of mining rules")
+
+
+def estimator_from_args(args) -> FallingRuleListClassifier:
+    return FallingRuleListClassifier(
+        lam=args.lam, min_support=args.min_support, max_conditions=args.max_conditions, max_rules=args.max_rules,
+        n_steps=args.steps, n_chains=args.chains, random_state=args.seed, exclude=tuple(args.exclude),
+        thresholds=_parse_thresholds(args.threshold), mine_rules=not args.no_mining,
+    )
+
+
+def load_training_data(args):
+    """Read ``args.data`` and split off ``args.target``: (features, event, positive value)."""
+    frame = read_table(args.data)
+    return split_target(frame, args.target, args.positive)
+
+
+def fit_from_args(args):
+    """Fit the model the options describe; returns ``(estimator, features frame)``."""
+    features, event, positive = load_training_data(args)
+    estimator = estimator_from_args(args)
+    estimator.fit(features, event)
+    estimator.target_name_ = args.target
+    estimator.data_name_ = Path(args.data).name
+    # Report the outcome in the user's own terms, not as True/False.
+    estimator.event_label_ = positive
+    return estimator, features
+
+
+def _model_dict(estimator, args) -> dict:
+    model = estimator.to_dict(target=args.target, data_name=Path(args.data).name)
+    event = getattr(estimator, "event_label_", None)
+    if event is not None:
+        model["outcome"]["positive_class"] = event.item() if hasattr(event, "item") else event
+        model["outcome"]["classes"] = [f"not {event}", event.item() if hasattr(event, "item") else event]
+    return model
+
+
+def print_model(model: dict, stream=None) -> None:
+    """Print a model dictionary as the paper's Table 1 prints a list."""
+    stream = stream or sys.stdout
+    outcome = model["outcome"]
+    label = outcome.get("title") or f"{outcome.get('target') or 'event'} = {outcome.get('positive_class')} risk"
+    rows = [(("IF" if i == 0 else "ELSE IF"), r["name"], r["probability"], r["support"]) for i, r in enumerate(model["rules"])]
+    rows.append(("ELSE" if rows else "ALWAYS", "", model["default"]["probability"], model["default"]["support"]))
+    width = max([len(name) for _, name, _, _ in rows] + [len("Conditions")])
+    then = f"THEN {label} is"
+    print(f"{'':8}{'Conditions':<{width}}  {'':<{len(then)}} {'Risk':>7}  {'Support':>7}", file=stream)
+    for keyword, name, risk, support in rows:
+        print(f"{keyword:<8}{name:<{width}}  {then} {100 * risk:6.2f}%  {support:>7}", file=stream)
+    training = model.get("training") or {}
+    if training.get("n_rows"):
+        print(f"\n{training['n_rows']} patients, {training.get('n_positive')} events "
+              f"({100 * training.get('positive_rate', 0):.1f}%); {training.get('n_candidate_rules')} candidate rules; "
+              f"log posterior {model.get('parameters', {}).get('log_posterior', float('nan')):.3f}", file=stream)
+
+
+def cmd_fit(args) -> int:
+    started = time.perf_counter()
+    estimator, _ = fit_from_args(args)
+    model = _model_dict(estimator, args)
+    print_model(model)
+    print(f"Fitted in {time.perf_counter() - started:.2f} s.")
+    if args.out:
+        Path(args.out).write_text(_dumps(model) + "\n", encoding="utf-8")
+        print(f"Model written to {args.out}")
+    return 0
+
+
+def _dumps(model: dict) -> str:
+    from .io import dumps_model
+
+    return dumps_model(model)
+
+
+def cmd_show(args) -> int:
+    from .io import load_model_dict
+
+    print_model(load_model_dict(args.model))
+    return 0
+
+
+def cmd_predict(args) -> int:
+    from .io import load_model_dict
+
+    model = load_model_dict(args.model)
+    estimator = FallingRuleListClassifier.from_dict(model)
+    frame = read_table(args.data)
+    features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
+    rule_number = estimator.apply(features)
+    risk = estimator.probabilities_[rule_number]
+    risk_column = "risk" if "risk" not in frame.columns else "frl_risk"
+    rule_column = "rule" if "rule" not in frame.columns else "frl_rule"
+    scored = frame.copy()
+    scored[risk_column] = risk
+    scored[rule_column] = rule_number + 1  # 1 = top rule; L+1 = the ELSE rule
+    if args.out:
+        scored.to_csv(args.out, index=False)
+        counts = pd.Series(rule_number + 1).value_counts().sort_index()
+        print(f"Scored {len(scored)} rows into {args.out} (columns {risk_column!r}, {rule_column!r}; "
+              f"rows per rule: {', '.join(f'{k}: {v}' for k, v in counts.items())})")
+    else:
+        scored.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="frl", description="Falling rule lists: monotone, interpretable risk models "
+                                             "(Wang & Rudin, AISTATS 2015).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    fit = sub.add_parser("fit", help="fit a falling rule list to a table and print it",
+                         description="Fit the MAP falling rule list and print it as IF / ELSE IF / ELSE.")
+    add_fit_arguments(fit)
+    fit.add_argument("--out", help="write the model to this JSON file")
+    fit.set_defaults(handler=cmd_fit)
+
+    show = sub.add_parser("show", help="print a saved model", description="Print a saved model's rule list.")
+    show.add_argument("model", help="model JSON file written by `frl fit --out`")
+    show.set_defaults(handler=cmd_show)
+
+    predict = sub.add_parser("predict", help="score a table with a saved model",
+                             description="Add a risk column and the number of the rule each row falls into "
+                                         "(1 = top rule; the last number is the ELSE rule).")
+    predict.add_argument("model", help="model JSON file")
+    predict.add_argument("data", help="CSV, Excel or Parquet table to score")
+    predict.add_argument("--out", help="write the scored table here (CSV); default: standard output")
+    predict.set_defaults(handler=cmd_predict)
+
+    for module_name in EXTRA_COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except FRLError as exc:
+        print(f"frl: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"frl: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("frl: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,461 @@
+"""``FallingRuleListClassifier``: the scikit-learn face of the engine.
+
+``fit`` turns a raw clinical table into readable items (:mod:`.binarize`),
+mines candidate rules (:mod:`.rules`), packs them (:mod:`.bits`) and searches
+for the MAP falling rule list by simulated annealing (:mod:`.anneal`) with the
+exact inner maximisation of :mod:`.model`.  The estimator is the one mutable
+object; everything it returns is plain data.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from .anneal import COOLING_SCHEDULES, anneal
+from .binarize import Binarizer, ColumnSpec
+from .errors import DataError, FRLError, ModelFileError
+from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
+                 save_model)
+from .model import Hyperparameters, PackedProblem
+from .rules import Rule, mine_rules, rules_from_boolean_columns
+
+
+def _check_number(name, value, *, low=None, high=None, integer=False, low_open=False):
+    kinds = (numbers.Integral,) if integer else (numbers.Real,)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not np.isfinite(value):
+        raise FRLError(f"{name} must be {'a whole number' if integer else 'a number'}, got {value!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise FRLError(f"{name} must be {'greater than' if low_open else 'at least'} {low}, got {value!r}")
+    if high is not None and value > high:
+        raise FRLError(f"{name} must be at most {high}, got {value!r}")
+
+
+class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
+    """A falling rule list (Wang & Rudin 2015) fitted by MAP search.
+
+    Parameters
+    ----------
+    lam : float, default 8
+        Prior mean number of rules in the list (``L ~ Poisson(lam)``).
+    alpha, beta : float, default 1, 0.1
+        Prior ``gamma_l ~ Gamma_1(alpha, beta)`` (shape, rate; truncated to [1, inf)).
+    alpha_K, beta_K : float, default 1, 0.1
+        Prior ``K ~ Gamma(alpha_K, beta_K)`` (shape, rate).
+    min_support : float, default 0.05
+        Smallest fraction of rows a mined rule must cover.
+    max_conditions : int, default 2
+        Most conditions joined by AND in one rule.
+    max_rules : int, default 5000
+        Refuse to search more candidate rules than this (raise min_support instead).
+    n_thresholds : int, default 3
+        Quantile thresholds per numeric column (rounded to readable numbers).
+    thresholds : dict, optional
+        Your own thresholds per numeric column, e.g. ``{"Age": [45, 60]}``.
+    column_kinds : dict, optional
+        Override the inferred kind of a column: "numeric", "categorical" or "boolean".
+    exclude : sequence of str
+        Columns not to use.
+    mine_rules : bool, default True
+        If False, every column of X must be boolean and is one candidate rule as
+        is (the paper's simulation setting).
+    rule_weights : array-like, optional
+        Prior weight of each candidate rule (eq. pc); equal when None.
+    n_steps : int, default 5000
+        Annealing steps per chain (paper: 5000).
+    n_chains : int, default 4
+        Independent annealing restarts; the best list wins.
+    temperature : float, default 1
+        Annealing temperature (paper: constant 1).
+    cooling : {"constant", "geometric"}
+        Temperature schedule.
+    random_state : int or None
+        Seed; the same seed gives the same list whatever ``n_jobs``.
+    n_jobs : int or None
+        Threads for the chains.
+
+    Attributes
+    ----------
+    rules_ : list of str
+        The list's rules, top first (default excluded).
+    rule_objects_ : list of Rule
+        The same rules as conditions that can be evaluated on new data.
+    probabilities_ : ndarray, shape (L+1,)
+        Fitted risk of each rule, default last; non-increasing.
+    supports_ : ndarray of int, shape (L+1,)
+        Training rows each rule captures, default last.
+    positives_ : ndarray of int, shape (L+1,)
+        Events among them.
+    log_posterior_ : float
+        The objective of the list (exact maximum over K and the gammas).
+    K_, gammas_ : float, ndarray
+        MAP parameters.
+    classes_ : ndarray
+        The two outcome values; ``positive_class_`` is the event.
+    """
+
+    def __init__(self, *, lam=8.0, alpha=1.0, beta=0.1, alpha_K=1.0, beta_K=0.1, min_support=0.05,
+                 max_conditions=2, max_rules=5000, n_thresholds=3, thresholds=None, column_kinds=None, exclude=(),
+                 mine_rules=True, rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
+                 positive_class=None, random_state=None, n_jobs=None):
+        self.lam = lam
+        self.alpha = alpha
+        self.beta = beta
+        self.alpha_K = alpha_K
+        self.beta_K = beta_K
+        self.min_support = min_support
+        self.max_conditions = max_conditions
+        self.max_rules = max_rules
+        self.n_thresholds = n_thresholds
+        self.thresholds = thresholds
+        self.column_kinds = column_kinds
+        self.exclude = exclude
+        self.mine_rules = mine_rules
+        self.rule_weights = rule_weights
+        self.n_steps = n_steps
+        self.n_chains = n_chains
+        self.temperature = temperature
+        self.cooling = cooling
+        self.positive_class = positive_class
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ sklearn plumbing
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _hyperparameters(self) -> Hyperparameters:
+        return Hyperparameters(lam=self.lam, alpha=self.alpha, beta=self.beta, alpha_K=self.alpha_K, beta_K=self.beta_K)
+
+    def _validate_params(self) -> None:
+        _check_number("min_support", self.min_support, low=0, high=1, low_open=True)
+        _check_number("max_conditions", self.max_conditions, low=1, integer=True)
+        _check_number("max_rules", self.max_rules, low=1, integer=True)
+        _check_number("n_steps", self.n_steps, low=0, integer=True)
+        _check_number("n_chains", self.n_chains, low=1, integer=True)
+        _check_number("n_thresholds", self.n_thresholds, low=1, integer=True)
+        _check_number("temperature", self.temperature, low=0, low_open=True)
+        if self.cooling not in COOLING_SCHEDULES:
+            raise FRLError(f"cooling must be one of {', '.join(COOLING_SCHEDULES)}, got {self.cooling!r}")
+
+    def _as_frame(self, X, *, fitting: bool) -> pd.DataFrame:
+        """X as a DataFrame with string column names; arrays get names x0, x1, ..."""
+        if isinstance(X, pd.DataFrame):
+            frame = X.copy()
+            frame.columns = [str(c) for c in frame.columns]
+        else:
+            if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+                raise TypeError("Sparse input is not supported: pass a dense array or a DataFrame")
+            array = np.asarray(X)
+            if array.ndim != 2:
+                raise ValueError(
+                    f"Expected a 2D array, got {array.ndim}D array instead. Reshape your data "
+                    "(array.reshape(-1, 1) for one feature, array.reshape(1, -1) for one sample)"
+                )
+            if array.dtype.kind == "c":
+                raise ValueError("Complex data not supported")
+            if array.dtype.kind in "mM":
+                raise ValueError(f"Unsupported array dtype {array.dtype}")
+            if array.dtype.kind == "O":
+                for value in array.ravel():
+                    if not isinstance(value, (str, numbers.Number, type(None), np.bool_)):
+                        raise TypeError(f"argument must be a string or a real number, not {type(value).__name__}")
+            elif array.dtype.kind in "fi" and np.isinf(array).any():
+                raise ValueError("Input X contains infinity: replace it with a finite value or leave the cell empty")
+            names = getattr(self, "feature_names_in_", None) if not fitting else None
+            if names is None or len(names) != array.shape[1]:
+                names = [f"x{i}" for i in range(array.shape[1])]
+            frame = pd.DataFrame(array.copy(), columns=names)
+        if frame.shape[0] == 0:
+            raise ValueError(f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is required.")
+        if frame.shape[1] == 0:
+            raise ValueError(f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is required.")
+        if not fitting:
+            if frame.shape[1] != self.n_features_in_ and not isinstance(X, pd.DataFrame):
+                raise ValueError(f"X has {frame.shape[1]} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input.")
+            if isinstance(X, pd.DataFrame):
+                missing = [c for c in self.used_columns_ if c not in frame.columns]
+                if missing:
+                    raise DataError(f"The data lacks column(s) the model uses: {', '.join(map(repr, missing))}")
+        return frame
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y):
+        """Find the MAP falling rule list for outcome ``y`` on table ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like, shape (n_samples, n_features)
+            Raw columns (numeric, categorical, boolean); missing values allowed.
+        y : array-like, shape (n_samples,)
+            Two-valued outcome; the event is ``positive_class`` or, by default,
+            a yes/true/1-like value or else the larger of the two values.
+        """
+        self._validate_params()
+        hyper = self._hyperparameters()
+        frame = self._as_frame(X, fitting=True)
+        y_array = column_or_1d(np.asarray(y), warn=True)
+        if len(y_array) != len(frame):
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(frame)}, {len(y_array)}]")
+        if pd.isna(pd.Series(y_array, dtype=object)).any():
+            raise ValueError("Input y contains NaN: remove the rows whose outcome is missing")
+        target_type = type_of_target(y_array)
+        if target_type in ("continuous", "continuous-multioutput", "multilabel-indicator", "multiclass-multioutput"):
+            raise ValueError(f"Unknown label type: {target_type}. A falling rule list needs a two-valued outcome.")
+        classes = np.unique(y_array)
+        if len(classes) < 2:
+            raise ValueError(f"The outcome has only one class ({classes[0]!r}); a falling rule list needs two classes.")
+        if len(classes) > 2:
+            raise ValueError(f"The outcome has {len(classes)} classes; a falling rule list needs exactly two "
+                             "(binarise it: event vs the rest). Only binary classification is supported.")
+        self.classes_ = classes
+        positive = self.positive_class if self.positive_class is not None else default_positive(classes)
+        if positive not in list(classes):
+            raise DataError(f"positive_class {positive!r} is not one of the outcome values {list(classes)!r}")
+        self.positive_class_ = positive
+        event = y_array == positive
+
+        if self.mine_rules:
+            binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
+                                  column_kinds=self.column_kinds, exclude=self.exclude)
+            items = binarizer.fit_transform(frame)
+            candidates = mine_rules(items, binarizer.conditions_, min_support=self.min_support,
+                                    max_conditions=self.max_conditions, max_rules=self.max_rules)
+            self.binarizer_ = binarizer
+        else:
+            used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])
+            candidates = rules_from_boolean_columns(used)
+            self.binarizer_ = None
+        problem = PackedProblem.from_arrays(candidates.coverage, event, hyper, self.rule_weights)
+        result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
+                        cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs)
+        best = result.best
+
+        self.n_features_in_ = frame.shape[1]
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.candidate_names_ = list(candidates.names)
+        self.problem_ = problem
+        self.map_fit_ = best
+        self.anneal_result_ = result
+        self._set_list([candidates.rules[i] for i in best.order], best.probabilities, best.supports, best.positives)
+        self.log_posterior_ = best.log_posterior
+        self.K_ = best.K
+        self.gammas_ = np.asarray(best.gammas)
+        self.n_rows_ = int(len(frame))
+        self.n_events_ = int(event.sum())
+        self.fitted_at_ = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        self.posterior_summary_ = None
+        self.validation_summary_ = None
+        return self
+
+    def _set_list(self, rules, probabilities, supports, positives) -> None:
+        self.rule_objects_ = list(rules)
+        self.rules_ = [rule.name for rule in self.rule_objects_]
+        self.probabilities_ = np.asarray(probabilities, dtype=float)
+        self.supports_ = np.asarray(supports, dtype=np.int64)
+        self.positives_ = np.asarray(positives, dtype=np.int64)
+        used = []
+        for rule in self.rule_objects_:
+            for condition in rule.conditions:
+                if condition.column not in used:
+                    used.append(condition.column)
+        self.used_columns_ = used
+        if np.any(np.diff(self.probabilities_) > 1e-12):
+            raise FRLError("internal error: the fitted risks do not fall down the list")
+
+    # ------------------------------------------------------------------ prediction
+    def apply(self, X) -> np.ndarray:
+        """Which rule each row falls into: 0 for the top rule ... L for the default (ELSE)."""
+        check_is_fitted(self, "rule_objects_")
+        frame = self._as_frame(X, fitting=False)
+        position = np.full(len(frame), len(self.rule_objects_), dtype=np.int64)
+        for index in range(len(self.rule_objects_) - 1, -1, -1):
+            position[self.rule_objects_[index].evaluate(frame)] = index
+        return position
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Risk of the event for each row: the probability of the rule it falls into.
+
+        Returns an array (n_samples, 2), columns in the order of ``classes_``.
+        """
+        check_is_fitted(self, "rule_objects_")
+        risk = self.probabilities_[self.apply(X)]
+        proba = np.empty((len(risk), 2))
+        event_column = list(self.classes_).index(self.positive_class_)
+        proba[:, event_column] = risk
+        proba[:, 1 - event_column] = 1.0 - risk
+        return proba
+
+    def predict(self, X) -> np.ndarray:
+        """The event where its risk is at least 1/2, otherwise the other class."""
+        check_is_fitted(self, "rule_objects_")
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def decision_function(self, X) -> np.ndarray:
+        """Log-odds of the event (monotone in the risk), for ROC analysis."""
+        check_is_fitted(self, "rule_objects_")
+        risk = np.clip(self.predict_proba(X)[:, list(self.classes_).index(self.positive_class_)], 1e-15, 1 - 1e-15)
+        score = np.log(risk) - np.log1p(-risk)
+        return score if self.classes_[1] == self.positive_class_ else -score
+
+    # ------------------------------------------------------------------ posterior
+    def sample_posterior(self, n_samples=1000, *, n_chains=4, burn_in=None, thin=1, random_state=None, n_jobs=None):
+        """Sample the posterior over lists (paper section 3.2), chains starting at the MAP list.
+
+        See :func:`frl_engine.sampler.sample_posterior`.  The MAP list's risk
+        credible intervals are kept on the estimator (``posterior_summary_``) and
+        written to the model file and the card.
+        """
+        if not hasattr(self, "problem_"):
+            if hasattr(self, "rule_objects_"):
+                raise FRLError("This model was loaded from a file without its training data: fit it again to sample the posterior")
+            raise FRLError("The model is not fitted yet: call fit(X, y) before sample_posterior")
+        from .sampler import sample_posterior
+
+        result = sample_posterior(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
+                                  start=self.map_fit_.order, random_state=random_state, n_jobs=n_jobs,
+                                  rule_names=self.candidate_names_)
+        self.posterior_summary_ = result.map_risk_summary()
+        return result
+
+    # ------------------------------------------------------------------ presentation
+    def rule_table(self) -> pd.DataFrame:
+        """The list as the paper's Table 1: IF / ELSE IF / ELSE, conditions, risk, support."""
+        check_is_fitted(self, "rule_objects_")
+        n_rules = len(self.rules_)
+        rows = []
+        for position in range(n_rules + 1):
+            keyword = "IF" if position == 0 else ("ELSE IF" if position < n_rules else "ELSE")
+            if n_rules == 0:
+                keyword = "ALWAYS"
+            rows.append({
+                "rule": position + 1,
+                "": keyword,
+                "conditions": self.rules_[position] if position < n_rules else "",
+                "risk": float(self.probabilities_[position]),
+                "support": int(self.supports_[position]),
+                "events": int(self.positives_[position]),
+            })
+        return pd.DataFrame(rows)
+
+    def format_list(self, outcome: str | None = None) -> str:
+        """The list as text, laid out like the paper's Table 1."""
+        table = self.rule_table()
+        outcome = outcome or f"{getattr(self, 'target_name_', None) or 'event'} risk"
+        width = max([len(c) for c in table["conditions"]] + [10])
+        lines = [f"{'':8}{'Conditions':<{width}}  {'':>{len(outcome) + 9}}{'Risk':>8}  {'Support':>7}"]
+        for _, row in table.iterrows():
+            lines.append(f"{row['']:<8}{row['conditions']:<{width}}  THEN {outcome} is {100 * row['risk']:7.2f}%  {row['support']:>7}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ model files
+    def to_dict(self, *, target: str | None = None, data_name: str | None = None, title: str | None = None) -> dict:
+        """The fitted model as a JSON-safe dictionary (docs/model-format.md)."""
+        check_is_fitted(self, "rule_objects_")
+        target = target if target is not None else getattr(self, "target_name_", None)
+        rules = [
+            {"name": rule.name, "conditions": [c.to_dict() for c in rule.conditions],
+             "probability": float(self.probabilities_[i]), "support": int(self.supports_[i]),
+             "n_positive": int(self.positives_[i])}
+            for i, rule in enumerate(self.rule_objects_)
+        ]
+        hyper = {name: getattr(self, name) for name in ("lam", "alpha", "beta", "alpha_K", "beta_K", "min_support",
+                                                         "max_conditions", "n_steps", "n_chains", "temperature",
+                                                         "cooling", "mine_rules", "random_state")}
+        binarizer = getattr(self, "binarizer_", None)
+        return {
+            "format": MODEL_FORMAT,
+            "format_version": MODEL_FORMAT_VERSION,
+            "created_at": self.fitted_at_,
+            "outcome": {"target": target, "positive_class": _plain(self.positive_class_),
+                        "classes": [_plain(c) for c in self.classes_], "title": title},
+            "hyperparameters": {k: (v if isinstance(v, (str, bool, type(None))) else float(v) if isinstance(v, float) else int(v)
+                                    if isinstance(v, numbers.Integral) else str(v)) for k, v in hyper.items()},
+            "training": {"n_rows": self.n_rows_, "n_positive": self.n_events_,
+                         "positive_rate": self.n_events_ / self.n_rows_ if self.n_rows_ else None,
+                         "n_candidate_rules": len(getattr(self, "candidate_names_", [])) or getattr(self, "n_candidates_", None),
+                         "data_name": data_name if data_name is not None else getattr(self, "data_name_", None)},
+            "rules": rules,
+            "default": {"probability": float(self.probabilities_[-1]), "support": int(self.supports_[-1]),
+                        "n_positive": int(self.positives_[-1])},
+            "parameters": {"K": float(self.K_), "gammas": [float(g) for g in self.gammas_],
+                           "log_posterior": float(self.log_posterior_)},
+            "binarizer": None if binarizer is None else {"columns": [spec.to_dict() for spec in binarizer.specs_]},
+            "feature_names": [str(c) for c in getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])],
+            "n_features": int(self.n_features_in_),
+            "posterior": self.posterior_summary_,
+            "validation": self.validation_summary_,
+        }
+
+    def to_json(self, **kwargs) -> str:
+        return dumps_model(self.to_dict(**kwargs))
+
+    def save(self, path, **kwargs) -> None:
+        """Write the model to a JSON file (never pickle)."""
+        save_model(self.to_dict(**kwargs), path)
+
+    @classmethod
+    def from_dict(cls, model: dict) -> "FallingRuleListClassifier":
+        """Rebuild a fitted classifier from a model dictionary; it predicts as the original did."""
+        check_model_dict(model)
+        try:
+            hyper = model.get("hyperparameters", {})
+            params = {k: hyper[k] for k in cls().get_params() if k in hyper}
+            estimator = cls(**params)
+            rules = [Rule.from_dict(r) for r in model["rules"]]
+            probabilities = [float(r["probability"]) for r in model["rules"]] + [float(model["default"]["probability"])]
+            supports = [int(r["support"]) for r in model["rules"]] + [int(model["default"]["support"])]
+            positives = [int(r.get("n_positive", 0)) for r in model["rules"]] + [int(model["default"].get("n_positive", 0))]
+            outcome = model["outcome"]
+            estimator.classes_ = np.asarray(outcome["classes"])
+            estimator.positive_class_ = estimator.classes_[[str(c) for c in outcome["classes"]].index(str(outcome["positive_class"]))]
+            estimator.target_name_ = outcome.get("target")
+            estimator._set_list(rules, probabilities, supports, positives)
+            params_block = model.get("parameters", {})
+            estimator.K_ = float(params_block.get("K", np.nan))
+            estimator.gammas_ = np.asarray(params_block.get("gammas", []), dtype=float)
+            estimator.log_posterior_ = float(params_block.get("log_posterior", np.nan))
+            names = model.get("feature_names") or []
+            estimator.n_features_in_ = int(model.get("n_features", len(names)))
+            if names and not all(n == f"x{i}" for i, n in enumerate(names)):
+                estimator.feature_names_in_ = np.asarray(names, dtype=object)
+            training = model.get("training", {})
+            estimator.n_rows_ = int(training.get("n_rows") or sum(supports))
+            estimator.n_events_ = int(training.get("n_positive") or sum(positives))
+            estimator.n_candidates_ = training.get("n_candidate_rules")
+            estimator.data_name_ = training.get("data_name")
+            estimator.fitted_at_ = model.get("created_at")
+            binarizer = model.get("binarizer")
+            estimator.column_specs_ = [ColumnSpec.from_dict(c) for c in binarizer["columns"]] if binarizer else None
+            estimator.posterior_summary_ = model.get("posterior")
+            estimator.validation_summary_ = model.get("validation")
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise ModelFileError(f"The model file is damaged or incomplete ({type(exc).__name__}: {exc})") from None
+        return estimator
+
+    @classmethod
+    def load(cls, path) -> "FallingRuleListClassifier":
+        """Read a model written by :meth:`save` (or ``frl fit --out``)."""
+        return cls.from_dict(load_model_dict(path))
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,137 @@
+"""The `frl` command line: fit, show, predict, and one-line errors for bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from frl_engine.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "readmission.csv"
+
+
+def small_table(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "Age": rng.integers(20, 95, size=n),
+        "BedSores": np.where(rng.random(n) < 0.25, "yes", "no"),
+        "Ward": rng.choice(["medical", "surgical"], size=n),
+    })
+    risk = np.where((frame.Age >= 70) & (frame.BedSores == "yes"), 0.75, 0.1)
+    frame["Readmitted"] = np.where(rng.random(n) < risk, "yes", "no")
+    return frame
+
+
+@pytest.fixture
+def table(tmp_path):
+    path = tmp_path / "patients.csv"
+    small_table().to_csv(path, index=False)
+    return path
+
+
+def run(argv, capsys):
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_fit_prints_the_list_like_table_1_and_writes_the_model(table, tmp_path, capsys):
+    out_path = tmp_path / "model.json"
+    status, out, err = run(["fit", table, "--target", "Readmitted", "--steps", "2000", "--seed", "3", "--out", out_path], capsys)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[1].startswith("IF ") and any(line.startswith("ELSE ") for line in lines)
+    assert "Readmitted = yes risk" in out and "%" in out
+    model = json.loads(out_path.read_text())
+    assert model["format"] == "frl-model" and model["outcome"]["positive_class"] == "yes"
+    risks = [r["probability"] for r in model["rules"]] + [model["default"]["probability"]]
+    assert risks == sorted(risks, reverse=True)
+    assert sum(r["support"] for r in model["rules"]) + model["default"]["support"] == 600
+    # Each printed risk and support is the model's.
+    for rule in model["rules"]:
+        assert f"{100 * rule['probability']:6.2f}%" in out and rule["name"] in out
+
+    status, shown, _ = run(["show", out_path], capsys)
+    assert status == 0 and shown.splitlines()[:len(lines) - 3] == lines[:len(lines) - 3]
+
+
+def test_predict_adds_risk_and_rule_number(table, tmp_path, capsys):
+    model_path = tmp_path / "model.json"
+    assert run(["fit", table, "--target", "Readmitted", "--steps", "1000", "--out", model_path], capsys)[0] == 0
+    scored_path = tmp_path / "scored.csv"
+    status, out, err = run(["predict", model_path, table, "--out", scored_path], capsys)
+    assert status == 0, err
+    scored = pd.read_csv(scored_path)
+    model = json.loads(model_path.read_text())
+    risks = [r["probability"] for r in model["rules"]] + [model["default"]["probability"]]
+    assert list(scored.columns[-2:]) == ["risk", "rule"]
+    np.testing.assert_allclose(scored["risk"], np.asarray(risks)[scored["rule"] - 1])
+    counts = scored["rule"].value_counts().sort_index().tolist()
+    assert counts == [r["support"] for r in model["rules"]] + [model["default"]["support"]]
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def bad_inputs(tmp_path):
+    good = small_table(300)
+    cases = {}
+    cases["empty file"] = (["fit", write(tmp_path, "empty.csv", ""), "--target", "Readmitted"], "empty")
+    cases["header only"] = (["fit", write(tmp_path, "header.csv", "Age,Readmitted\n"), "--target", "Readmitted"], "no rows")
+    cases["unknown target"] = (["fit", write(tmp_path, "t.csv", good.to_csv(index=False)), "--target", "Outcome"], "'Outcome' is not in the data")
+    one = good.assign(Readmitted="yes")
+    cases["one class"] = (["fit", write(tmp_path, "one.csv", one.to_csv(index=False)), "--target", "Readmitted"], "only one value")
+    three = good.assign(Readmitted=np.resize(["yes", "no", "maybe"], 300))
+    cases["three classes"] = (["fit", write(tmp_path, "three.csv", three.to_csv(index=False)), "--target", "Readmitted"], "--positive")
+    junk = good.astype({"Age": object})
+    junk.loc[5, "Age"] = "abc"
+    cases["junk in numeric"] = (["fit", write(tmp_path, "junk.csv", junk.to_csv(index=False)), "--target", "Readmitted"], "'Age'")
+    missing = good.assign(Creatinine=np.nan)
+    cases["all missing column"] = (["fit", write(tmp_path, "miss.csv", missing.to_csv(index=False)), "--target", "Readmitted"], "'Creatinine'")
+    cases["duplicate columns"] = (["fit", write(tmp_path, "dup.csv", "Age,Age,Readmitted\n1,2,yes\n3,4,no\n"), "--target", "Readmitted"], "duplicate column")
+    ids = good.assign(PatientName=[f"patient {i}" for i in range(300)])
+    cases["thousands of categories"] = (["fit", write(tmp_path, "ids.csv", ids.to_csv(index=False)), "--target", "Readmitted"], "'PatientName'")
+    cases["no rule reaches support"] = (["fit", write(tmp_path, "s.csv", good.to_csv(index=False)), "--target", "Readmitted", "--min-support", "0.99"], "min_support")
+    cases["model not ours"] = (["show", write(tmp_path, "m.json", json.dumps({"weights": [1, 2]}))], "not a falling rule list model")
+    cases["model not json"] = (["predict", write(tmp_path, "m.txt", "hello"), write(tmp_path, "d.csv", good.to_csv(index=False))], "not valid JSON")
+    cases["missing file"] = (["fit", tmp_path / "nope.csv", "--target", "Readmitted"], "not found")
+    cases["wrong extension"] = (["fit", write(tmp_path, "data.txt", "a,b\n1,2\n"), "--target", "b"], "unsupported file type")
+    return cases
+
+
+CASES = [
+    "empty file", "header only", "unknown target", "one class", "three classes", "junk in numeric",
+    "all missing column", "duplicate columns", "thousands of categories", "no rule reaches support",
+    "model not ours", "model not json", "missing file", "wrong extension"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_gets_one_line_and_a_non_zero_exit(case, tmp_path, capsys):
+    argv, expected = bad_inputs(tmp_path)[case]
+    status, out, err = run(argv, capsys)
+    assert status == 2
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith("frl: error: ") and expected in err, err
+
+
+def test_the_installed_console_script_runs_without_traceback(tmp_path):
+    frl = Path(sys.executable).parent / "frl"
+    result = subprocess.run([str(frl), "fit", str(tmp_path / "absent.csv"), "--target", "y"], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "not found" in result.stderr
+    for command in ("fit", "show", "predict"):
+        helped = subprocess.run([str(frl), command, "--help"], capture_output=True, text=True)
+        assert helped.returncode == 0 and "usage: frl " + command in helped.stdout
+
+
+@pytest.mark.skipif(not SAMPLE.exists(), reason="sample data not generated")
+def test_fit_on_the_bundled_sample_data(tmp_path, capsys):
+    status, out, err = run(["fit", SAMPLE, "--target", "Readmitted30d", "--exclude", "PatientID", "--seed", "0"], capsys)
+    assert status == 0, err
+    assert "PatientID" not in out

@@ -1,0 +1,167 @@
+"""FallingRuleListClassifier behaves as a scikit-learn binary classifier and as the paper's model."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from frl_engine import FallingRuleListClassifier
+from frl_engine.errors import FRLError, ModelFileError
+from frl_engine.model import fit_list
+from frl_engine.simulate import simulate_rule_list_data
+
+
+@parametrize_with_checks([FallingRuleListClassifier(n_steps=500, n_chains=1, random_state=0)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def clinical_frame(n=1500, seed=0):
+    """A small clinical table with a known falling structure: old AND frail first, then smokers."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "Age": rng.integers(20, 95, size=n).astype(float),
+        "Frail": rng.random(n) < 0.3,
+        "Smoker": np.where(rng.random(n) < 0.35, "yes", "no"),
+        "Ward": rng.choice(["medical", "surgical", "cardiac"], size=n),
+    })
+    risk = np.where((frame.Age >= 70) & frame.Frail, 0.8, np.where(frame.Smoker == "yes", 0.4, 0.08))
+    y = np.where(rng.random(n) < risk, "readmitted", "home")
+    return frame, y
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    frame, y = clinical_frame()
+    model = FallingRuleListClassifier(random_state=0, positive_class="readmitted").fit(frame, y)
+    return model, frame, y
+
+
+def test_fitted_list_is_readable_falling_and_accounts_for_every_patient(fitted):
+    model, frame, y = fitted
+    assert model.rules_, "a list with real structure should not be empty"
+    assert all("x_" not in name and name for name in model.rules_)
+    assert len(model.probabilities_) == len(model.supports_) == len(model.rules_) + 1
+    assert np.all(np.diff(model.probabilities_) <= 0)
+    assert model.supports_.sum() == len(frame)
+    assert model.positives_.sum() == (y == "readmitted").sum()
+    # The top rule names the high-risk group.
+    assert "Frail" in model.rules_[0] and "Age >=" in model.rules_[0]
+
+
+def test_supports_and_apply_agree_with_the_rules_evaluated_on_the_data(fitted):
+    model, frame, y = fitted
+    position = model.apply(frame)
+    counts = np.bincount(position, minlength=len(model.rules_) + 1)
+    np.testing.assert_array_equal(counts, model.supports_)
+    taken = np.zeros(len(frame), dtype=bool)
+    for index, rule in enumerate(model.rule_objects_):
+        captured = rule.evaluate(frame) & ~taken
+        assert np.all(position[captured] == index)
+        taken |= captured
+    events = pd.Series(y == "readmitted").groupby(position).sum()
+    np.testing.assert_array_equal(events.reindex(range(len(model.supports_)), fill_value=0), model.positives_)
+
+
+def test_predict_proba_is_the_risk_of_the_rule_that_fires(fitted):
+    model, frame, _ = fitted
+    proba = model.predict_proba(frame)
+    event_column = list(model.classes_).index("readmitted")
+    np.testing.assert_allclose(proba[:, event_column], model.probabilities_[model.apply(frame)])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert set(model.predict(frame)) <= {"home", "readmitted"}
+
+
+def test_log_posterior_is_the_exact_objective_of_the_reported_list(fitted):
+    model, _, _ = fitted
+    order = [model.candidate_names_.index(name) for name in model.rules_]
+    assert fit_list(model.problem_, order).log_posterior == pytest.approx(model.log_posterior_, abs=1e-9)
+
+
+def test_same_seed_same_list_and_other_seeds_run(fitted):
+    model, frame, y = fitted
+    again = FallingRuleListClassifier(random_state=0, positive_class="readmitted", n_jobs=1).fit(frame, y)
+    assert again.rules_ == model.rules_
+    np.testing.assert_array_equal(again.probabilities_, model.probabilities_)
+
+
+def test_json_round_trip_predicts_identically(fitted, tmp_path):
+    model, frame, _ = fitted
+    path = tmp_path / "model.json"
+    model.save(path, target="Outcome", data_name="clinic.csv")
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text)["format"] == "frl-model"
+    loaded = FallingRuleListClassifier.load(path)
+    assert loaded.rules_ == model.rules_
+    np.testing.assert_array_equal(loaded.predict_proba(frame), model.predict_proba(frame))
+    np.testing.assert_array_equal(loaded.apply(frame), model.apply(frame))
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+    # Missing values and unseen categories at prediction time fall through rules, never crash.
+    odd = frame.head(5).copy()
+    odd.loc[:, "Age"] = np.nan
+    odd.loc[:, "Ward"] = "never seen"
+    assert loaded.predict_proba(odd).shape == (5, 2)
+
+
+def test_a_file_that_is_not_a_model_is_refused(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"hello": 1}))
+    with pytest.raises(ModelFileError, match="not a falling rule list model"):
+        FallingRuleListClassifier.load(path)
+    path.write_text("not json at all")
+    with pytest.raises(ModelFileError, match="not valid JSON"):
+        FallingRuleListClassifier.load(path)
+
+
+def test_prediction_needs_the_columns_the_rules_use(fitted):
+    model, frame, _ = fitted
+    with pytest.raises(FRLError, match="lacks column"):
+        model.predict_proba(frame.drop(columns=["Age"]))
+
+
+def test_works_inside_cross_val_score_and_pipeline():
+    frame, y = clinical_frame(800, seed=1)
+    event = y == "readmitted"
+    scores = cross_val_score(FallingRuleListClassifier(random_state=0, n_steps=2000), frame, event, cv=3, scoring="roc_auc")
+    assert np.all(scores > 0.7)
+    pipeline = Pipeline([("keep", FunctionTransformer(lambda f: f[["Age", "Frail", "Smoker"]])),
+                         ("frl", FallingRuleListClassifier(random_state=0, n_steps=2000))])
+    pipeline.fit(frame, event)
+    assert pipeline.predict_proba(frame).shape == (800, 2)
+
+
+def test_boolean_columns_as_rules_recover_the_simulated_list():
+    """mine_rules=False: each boolean column is one candidate rule (the paper's section 4 setting)."""
+    data = simulate_rule_list_data(np.random.default_rng(0), 5000, n_rules=40)
+    columns = [f"rule{j}" for j in range(40)]
+    frame = pd.DataFrame(data.coverage, columns=columns)
+    model = FallingRuleListClassifier(mine_rules=False, random_state=0).fit(frame, data.y)
+    assert model.rules_ == [columns[j] for j in data.true_order]
+    np.testing.assert_allclose(model.probabilities_, data.probabilities, atol=0.06)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(min_support=0), "min_support"),
+    (dict(min_support=1.5), "min_support"),
+    (dict(max_conditions=0), "max_conditions"),
+    (dict(n_chains=0), "n_chains"),
+    (dict(lam=-1), "lam"),
+    (dict(cooling="slow"), "cooling"),
+])
+def test_bad_settings_get_a_message_naming_them(params, message):
+    frame, y = clinical_frame(200)
+    with pytest.raises(FRLError, match=message):
+        FallingRuleListClassifier(**params).fit(frame, y)
+
+
+def test_one_class_or_three_classes_are_refused():
+    frame, _ = clinical_frame(100)
+    with pytest.raises(ValueError, match="only one class"):
+        FallingRuleListClassifier().fit(frame, np.ones(100))
+    with pytest.raises(ValueError, match="exactly two"):
+        FallingRuleListClassifier().fit(frame, np.arange(100) % 3)
