@@ -26,7 +26,7 @@ from joblib import Parallel, delayed
 
 from .bits import capture_counts_from
 from .errors import FRLError
-from .model import ListFit, PackedProblem, fit_list, log_posterior_from_counts
+from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
 from .moves import FIRST_CHANGED, propose
 
 COOLING_SCHEDULES = ("constant", "geometric")
@@ -49,6 +49,9 @@ def anneal_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
     n_pos_new = np.zeros(max_len + 1)
     x = np.zeros(max_len + 1)
     info = np.zeros(6, dtype=np.int64)
+    capacity = min(max_len, 63) + 1          # scratch for the inner solver; grows if a list gets longer
+    work = np.empty((2 * capacity + 5, capacity))
+    free = np.empty(capacity, dtype=np.int64)
 
     length = start_order.shape[0]
     for pos in range(length):
@@ -57,7 +60,7 @@ def anneal_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
     remaining[0] = all_rows
     remaining_new[0] = all_rows
     capture_counts_from(rules, y, order, length, 0, remaining, n_cap, n_pos)
-    value = log_posterior_from_counts(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x)
+    value = log_posterior_into(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x, work, free)
     best_value = value
     best_length = length
     for pos in range(length):
@@ -69,15 +72,24 @@ def anneal_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
         if new_length < 0:
             break
         start = info[FIRST_CHANGED]
+        if new_length + 1 > capacity:
+            capacity = min(max_len + 1, 2 * capacity)
+            work = np.empty((2 * capacity + 5, capacity))
+            free = np.empty(capacity, dtype=np.int64)
         for pos in range(start):
             n_cap_new[pos] = n_cap[pos]
             n_pos_new[pos] = n_pos[pos]
         remaining_new[start] = remaining[start]
         capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
-        new_value = log_posterior_from_counts(proposal, new_length, n_cap_new, n_pos_new,
-                                              cum_weights, log_weights, consts, x)
-        delta = new_value - value
-        if delta >= 0.0 or rng.random() < np.exp(delta / temperatures[step]):
+        # Accept iff new_value >= value + T log u.  When even an upper bound on new_value
+        # falls short, the proposal is rejected without solving for K and the gammas.
+        threshold = value + temperatures[step] * np.log(rng.random())
+        if log_posterior_upper_bound(proposal, new_length, n_cap_new, n_pos_new, cum_weights, log_weights,
+                                     consts) < threshold:
+            continue
+        new_value = log_posterior_into(proposal, new_length, n_cap_new, n_pos_new,
+                                       cum_weights, log_weights, consts, x, work, free)
+        if new_value >= threshold:
             n_accepted += 1
             for pos in range(length):
                 in_list[order[pos]] = False

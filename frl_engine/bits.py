@@ -39,9 +39,8 @@ def pack_columns(matrix: np.ndarray) -> np.ndarray:
         raise ValueError("pack_columns expects a 2-D boolean matrix")
     n_rows, n_cols = matrix.shape
     n_words = max(1, -(-n_rows // 64))
-    padded = np.zeros((n_cols, n_words * 64), dtype=bool)
-    padded[:, :n_rows] = matrix.T
-    packed = np.packbits(padded, axis=1, bitorder="little")
+    packed = np.zeros((n_cols, n_words * 8), dtype=np.uint8)
+    packed[:, : -(-n_rows // 8)] = np.packbits(matrix, axis=0, bitorder="little").T
     return np.ascontiguousarray(packed.view("<u8").astype(np.uint64, copy=False))
 
 

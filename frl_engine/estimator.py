@@ -150,8 +150,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def _as_frame(self, X, *, fitting: bool) -> pd.DataFrame:
         """X as a DataFrame with string column names; arrays get names x0, x1, ..."""
         if isinstance(X, pd.DataFrame):
-            frame = X.copy()
-            frame.columns = [str(c) for c in frame.columns]
+            frame = X.rename(columns=str)  # copy-on-write: no data is copied
         else:
             if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
                 raise TypeError("Sparse input is not supported: pass a dense array or a DataFrame")

@@ -192,25 +192,42 @@ def _initial_point(length, n_cap, n_pos, x):
             x[1 + pos] = 0.0
 
 
+def workspace(max_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scratch memory for :func:`solve_continuous_into` for lists of up to ``max_length`` rules."""
+    dim = max_length + 1
+    return np.empty((2 * dim + 5, dim)), np.empty(dim, dtype=np.int64)
+
+
 @numba.njit(nogil=True, cache=True)
 def solve_continuous(length, n_cap, n_pos, consts, x):
+    """Maximise the bracket over ``a`` and ``g >= 0`` exactly; returns the maximum (see solve_continuous_into)."""
+    dim = length + 1
+    work = np.empty((2 * dim + 5, dim))
+    free = np.empty(dim, dtype=np.int64)
+    return solve_continuous_into(length, n_cap, n_pos, consts, x, work, free)
+
+
+@numba.njit(nogil=True, cache=True)
+def solve_continuous_into(length, n_cap, n_pos, consts, x, work, free):
     """Maximise the bracket over ``a`` and ``g >= 0`` exactly; returns the maximum.
 
     Projected Newton (Bertsekas 1982): variables at their bound whose gradient
     points outwards are held; a Newton step (Cholesky of the negated Hessian,
     which is positive definite) on the others; a projected backtracking line
-    search.  Stops when the projected gradient vanishes to ~1e-10 relative to
-    the data size or no step improves the value in floating point.
+    search.  Stops when the projected gradient vanishes to ~1e-11 relative to
+    the data size, when a full Newton step promises less than 1e-12, or when no
+    step improves the value in floating point.  ``work`` (from :func:`workspace`)
+    and ``free`` are scratch memory, so the hot loop allocates nothing.
     """
     dim = length + 1
-    grad = np.empty(dim)
-    hess = np.empty((dim, dim))
-    cum_d = np.empty(max(length, 1))
-    cum_h = np.empty(max(length, 1))
-    free = np.empty(dim, dtype=np.int64)
-    chol = np.empty((dim, dim))
-    step = np.empty(dim)
-    trial = np.empty(dim)
+    n_max = work.shape[1]
+    hess = work[0:dim, 0:dim]
+    chol = work[n_max:n_max + dim, 0:dim]
+    grad = work[2 * n_max, 0:dim]
+    step = work[2 * n_max + 1, 0:dim]
+    trial = work[2 * n_max + 2, 0:dim]
+    cum_d = work[2 * n_max + 3, 0:dim]
+    cum_h = work[2 * n_max + 4, 0:dim]
     _initial_point(length, n_cap, n_pos, x)
     value = continuous_objective(x, length, n_cap, n_pos, consts)
     total = 1.0
@@ -251,12 +268,18 @@ def solve_continuous(length, n_cap, n_pos, consts, x):
             for c in range(a + 1, n_free):
                 s -= chol[c, a] * step[c]
             step[a] = s / chol[a, a]
+        # Newton decrement: the improvement a full step promises.  Below 1e-12 we are done.
+        decrement = 0.0
+        for a in range(n_free):
+            decrement += grad[free[a]] * step[a]
+        if decrement < 2e-12:
+            break
         t = 1.0
         improved = False
-        for _ls in range(60):
+        for _ls in range(40):
+            gain = 0.0
             for i in range(dim):
                 trial[i] = x[i]
-            gain = 0.0
             for a in range(n_free):
                 i = free[a]
                 v = x[i] + t * step[a]
@@ -293,9 +316,48 @@ def log_list_prior(order, length, cum_weights, log_weights, consts):
 @numba.njit(nogil=True, cache=True)
 def log_posterior_from_counts(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x):
     """The full objective of a list whose capture counts are known; ``x`` gets the maximiser."""
+    dim = length + 1
+    work = np.empty((2 * dim + 5, dim))
+    free = np.empty(dim, dtype=np.int64)
+    return log_posterior_into(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x, work, free)
+
+
+@numba.njit(nogil=True, cache=True)
+def log_posterior_into(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x, work, free):
+    """:func:`log_posterior_from_counts` with caller-provided scratch memory (see :func:`workspace`)."""
     value = log_list_prior(order, length, cum_weights, log_weights, consts)
-    value += solve_continuous(length, n_cap, n_pos, consts, x)
+    value += solve_continuous_into(length, n_cap, n_pos, consts, x, work, free)
     return value + length * consts[LOG_GAMMA1_NORM] + consts[LOG_K_NORM]
+
+
+@numba.njit(nogil=True, cache=True)
+def log_posterior_upper_bound(order, length, n_cap, n_pos, cum_weights, log_weights, consts):
+    """A cheap upper bound on :func:`log_posterior_from_counts` (no optimisation).
+
+    The maximum of a sum is at most the sum of the maxima: each position's
+    binomial log likelihood at its own rate ``s_l / n_l``, each ``gamma``'s
+    log prior at its mode on ``[1, inf)`` and ``K``'s at its mode (its
+    supremum when ``alpha_K = 1``).  The search uses it to reject a proposal
+    that cannot be accepted without solving for ``K`` and the gammas.
+    """
+    value = log_list_prior(order, length, cum_weights, log_weights, consts)
+    for pos in range(length + 1):
+        n = n_cap[pos]
+        s = n_pos[pos]
+        if s > 0.0 and s < n:
+            value += s * math.log(s / n) + (n - s) * math.log1p(-s / n)
+    alpha = consts[ALPHA]
+    beta = consts[BETA]
+    if alpha - 1.0 > beta:
+        g = math.log((alpha - 1.0) / beta)
+        best_g = (alpha - 1.0) * g - (alpha - 1.0)
+    else:
+        best_g = -beta
+    value += length * (best_g + consts[LOG_GAMMA1_NORM])
+    if consts[ALPHA_K] > 1.0:
+        a = math.log((consts[ALPHA_K] - 1.0) / consts[BETA_K])
+        value += (consts[ALPHA_K] - 1.0) * a - (consts[ALPHA_K] - 1.0)
+    return value + consts[LOG_K_NORM]
 
 
 # ----------------------------------------------------------------------------------------

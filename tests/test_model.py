@@ -146,3 +146,21 @@ def test_a_list_must_hold_distinct_candidate_rules():
         fit_list(problem, [1, 1])
     with pytest.raises(FRLError):
         fit_list(problem, [99])
+
+
+def test_the_cheap_upper_bound_never_falls_below_the_exact_objective():
+    """The search rejects proposals by this bound; a bound below the objective would lose lists."""
+    from frl_engine.bits import capture_counts
+    from frl_engine.model import log_posterior_upper_bound
+
+    for seed in range(5):
+        coverage, y, rng = random_problem(seed)
+        hyper = Hyperparameters(alpha=float(rng.choice([1.0, 2.5])), alpha_K=float(rng.choice([1.0, 3.0])),
+                                beta=float(rng.uniform(0.05, 1)), beta_K=float(rng.uniform(0.05, 1)))
+        problem = PackedProblem.from_arrays(coverage, y, hyper)
+        for length in range(0, 8):
+            order = np.asarray(rng.choice(coverage.shape[1], size=length, replace=False), dtype=np.int64)
+            n_cap, n_pos = capture_counts(problem.rules, problem.y, problem.all_rows, order)
+            bound = log_posterior_upper_bound(order, length, n_cap, n_pos, problem.cum_weights, problem.log_weights,
+                                              problem.consts)
+            assert bound >= fit_list(problem, order).log_posterior - 1e-9
