@@ -1,0 +1,34 @@
+"""Print every speed and memory figure the README quotes.
+
+    python benchmarks/run.py            # engine, mining, sampler (about a minute)
+    python benchmarks/run.py --all      # also the full reproduction of the paper (several minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+SECTIONS = ("bench_engine", "bench_mining", "bench_sampler")
+SLOW_SECTIONS = ("bench_reproduce",)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--all", action="store_true", help="also run the slow benchmarks (paper reproduction)")
+    args = parser.parse_args(argv)
+    for name in SECTIONS + (SLOW_SECTIONS if args.all else ()):
+        print(f"\n=== {name} ===")
+        started = time.perf_counter()
+        importlib.import_module(name).run()
+        print(f"({name} took {time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
