@@ -1,0 +1,936 @@
+r"""Posterior sampling for falling rule lists (Wang & Rudin 2015, section 3.2).
+
+The target is the posterior of the original model (see :mod:`frl_engine.model`)
+
+.. math::
+
+    \pi(L, c, \gamma, K) \propto \text{Poisson}_{\le |B|}(L; \lambda)\, p(c \mid L)
+        \prod_{l<L} \text{Gamma}_1(\gamma_l; \alpha, \beta)\, \text{Gamma}(K; \alpha_K, \beta_K)
+        \prod_{l \le L} p_l^{s_l} (1 - p_l)^{n_l - s_l}
+
+with ``p_l = v_l / (1 + v_l)``, ``v_l = K prod_{i >= l} gamma_i``.  Following the
+paper the model is augmented with ``zeta_n ~ Exp(1)`` and
+``U_n ~ Poisson(zeta_n v_{z_n})``, ``y_n = 1[U_n > 0]``, and every sweep runs, in
+this order:
+
+Step 1 -- Gibbs for each ``gamma_l``, ``l = 0..L-1`` (top first):
+    ``gamma_l ~ Gamma(alpha + sum_{k<=l} U_k, beta + sum_{k<=l} Z_k v_k / gamma_l)``
+    *truncated to* ``[1, inf)`` (the prior's truncation survives in the full
+    conditional), where ``Z_k`` and ``U_k`` are the sums of ``zeta_n`` and ``U_n``
+    over the rows captured by position ``k``.
+Step 2 -- Gibbs for ``K``:
+    ``K ~ Gamma(alpha_K + sum_k U_k, beta_K + sum_k Z_k v_k / K)``.
+Step 3 -- collapsed Metropolis-Hastings over the list (``zeta``, ``U`` integrated
+    out, ``K`` held fixed, the ``gamma``'s attached to *positions*) with the four
+    moves of :mod:`frl_engine.moves`; see :func:`_mh_step` for the Hastings ratios.
+Step 4 -- the *joint* Gibbs draw of ``(zeta_n, U_n)`` given the (new) list:
+    ``U_n = 0, zeta_n ~ Exp(1 + v)`` if ``y_n = 0``; otherwise
+    ``U_n ~ 1 + Geometric(1 / (1 + v))``, ``zeta_n ~ Gamma(1 + U_n, 1 + v)``.
+
+Sufficient statistics.  Steps 1 and 2 use the augmented variables only through
+the per-position sums ``Z_k = sum_{z_n=k} zeta_n`` and ``U_k = sum_{z_n=k} U_n``,
+and Step 4 draws ``(zeta, U)`` afresh from a conditional that does not depend on
+their previous values; Step 3 does not use them at all.  So the chain never needs
+the per-row values: Step 4 draws the per-position sums directly from their exact
+joint conditional, which is what summing the per-row draws gives in distribution:
+
+* ``U_k - s_k`` is a sum of ``s_k`` independent ``Geometric(1/(1+v_k))`` failure
+  counts, i.e. ``NegativeBinomial(s_k, 1/(1+v_k))``, drawn as
+  ``Poisson(Gamma(s_k, scale=v_k))``;
+* given the ``U_n``, the ``zeta_n`` are independent ``Gamma(1 + U_n, 1 + v_k)``
+  (positives) and ``Gamma(1, 1 + v_k)`` (negatives), so
+  ``Z_k ~ Gamma(n_k + U_k, 1 + v_k)``.
+
+A sweep therefore costs O(L) random draws plus the bit-parallel re-walk of the
+list from the first changed position in Step 3 (:mod:`frl_engine.bits`); nothing
+loops over patients in Python.  The chain is the paper's chain exactly (the same
+Markov kernel on ``(L, c, gamma, K)`` and the augmented sums), not an
+approximation of it.
+
+Starting point.  With ``start`` (the estimator passes the MAP list) every chain
+starts from that list with ``K`` and the ``gamma``'s at their exact MAP values
+(:func:`frl_engine.model.fit_list`); with ``start=None`` each chain starts from its
+own draw of the prior (list, ``gamma``'s and ``K``).  The augmented sums are then
+initialised by a Step 4 draw.
+
+Risks of the MAP list.  The posterior of the risks ``p_l`` of the list printed on
+the card is computed by a separate *fixed-list* Gibbs run (Steps 1, 2 and 4 with
+the list held at the MAP list), which samples ``(K, gamma) | list, data``
+exactly; the fraction of the main samples whose list equals the MAP list is
+reported next to it (it may be small when the posterior over lists is spread,
+which is why the risks are not computed from those samples).  Without ``start``
+the list used is the most frequent list of the sample.
+
+Reproducibility.  Each chain gets its own generator spawned from ``random_state``
+(``np.random.default_rng(random_state).spawn(n_chains)``), and the fixed-list run
+one more spawned after them, so the result is identical whatever ``n_jobs``.
+Chains run in parallel processes (joblib's loky backend); the compiled kernels
+are cached on disk (``cache=True``) so workers do not recompile them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from numbers import Integral
+from typing import Sequence
+
+import numba
+import numpy as np
+from joblib import Parallel, delayed
+
+from .bits import capture_counts_from
+from .diagnostics import effective_sample_size, split_rhat
+from .errors import FRLError
+from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
+                    log_list_prior)
+from .moves import ADD, FIRST_CHANGED, I, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
+    n_possible_moves, propose
+
+STEP_NAMES = ("initialisation", "Step 1 (Gibbs update of the gammas)", "Step 2 (Gibbs update of K)",
+              "Step 3 (Metropolis-Hastings update of the list)", "Step 4 (Gibbs update of zeta and U)")
+
+# Above this mean a Poisson draw uses the normal approximation (numba's Poisson overflows near 1e19;
+# at 1e15 the relative error of the approximation is far below double precision noise of its use).
+_POISSON_NORMAL_ABOVE = 1e15
+# Naive rejection attempts before the exponential-proposal sampler of the truncated gamma.
+_NAIVE_TRIES = 8
+
+
+# ----------------------------------------------------------------------------------------
+# Compiled pieces.
+
+
+@numba.njit(inline="always")
+def _softplus(r):
+    if r > 0:
+        return r + math.log1p(math.exp(-r))
+    return math.log1p(math.exp(r))
+
+
+@numba.njit(nogil=True, cache=True)
+def truncated_gamma(rng, shape, rate):
+    """A draw of ``Gamma(shape, rate)`` conditioned on being at least 1.
+
+    Exact for every ``shape > 0`` and ``rate > 0`` (the caller checks both are finite):
+
+    * mode at or above 1 (``shape - 1 >= rate``): rejection from the untruncated
+      gamma, which accepts with probability ``P(X >= mode) > 1/2``;
+    * otherwise up to ``_NAIVE_TRIES`` such attempts, then rejection from the
+      shifted exponential ``1 + Exp(rate - (shape - 1))`` (for ``shape >= 1``; the
+      density's tangent in log space at 1, so the acceptance probability is
+      ``exp((shape-1) (log(1+t) - t)) <= 1``) or ``1 + Exp(rate)`` (for
+      ``shape < 1``, acceptance ``(1+t)^(shape-1)``).
+
+    Mixing exact samplers this way is exact: an attempt that is accepted is
+    distributed as the target whatever happened before it.
+    """
+    if shape >= 1.0 and shape - 1.0 >= rate:
+        while True:
+            x = rng.standard_gamma(shape) / rate
+            if x >= 1.0:
+                return x
+    for _ in range(_NAIVE_TRIES):
+        x = rng.standard_gamma(shape) / rate
+        if x >= 1.0:
+            return x
+    if shape >= 1.0:
+        slope = rate - (shape - 1.0)
+        while True:
+            t = rng.standard_exponential() / slope
+            if math.log(rng.random()) <= (shape - 1.0) * (math.log1p(t) - t):
+                return 1.0 + t
+    while True:
+        t = rng.standard_exponential() / rate
+        if math.log(rng.random()) <= (shape - 1.0) * math.log1p(t):
+            return 1.0 + t
+
+
+@numba.njit(inline="always")
+def _poisson(rng, mean):
+    if mean <= 0.0:
+        return 0.0
+    if mean > _POISSON_NORMAL_ABOVE:
+        return math.floor(mean + math.sqrt(mean) * rng.standard_normal() + 0.5)
+    return float(rng.poisson(mean))
+
+
+@numba.njit(nogil=True, cache=True)
+def _log_likelihood(length, n_cap, n_pos, log_k, g):
+    """``sum_l s_l log p_l + (n_l - s_l) log(1 - p_l)`` with ``r_l = log v_l``."""
+    r = log_k
+    value = n_pos[length] * r - n_cap[length] * _softplus(r)
+    for pos in range(length - 1, -1, -1):
+        r += g[pos]
+        value += n_pos[pos] * r - n_cap[pos] * _softplus(r)
+    return value
+
+
+@numba.njit(nogil=True, cache=True)
+def _draw_augmented(rng, length, n_cap, n_pos, log_k, g, z_sum, u_sum):
+    """Step 4: the per-position sums ``Z_k``, ``U_k`` from their joint full conditional.
+
+    Returns False when a value is not finite.
+    """
+    r = log_k
+    for pos in range(length, -1, -1):
+        if pos < length:
+            r += g[pos]
+        v = math.exp(r)
+        s = n_pos[pos]
+        u = 0.0
+        if s > 0.0:
+            u = s + _poisson(rng, rng.standard_gamma(s) * v)
+        shape = n_cap[pos] + u
+        z = 0.0
+        if shape > 0.0:
+            z = rng.standard_gamma(shape) / (1.0 + v)
+        if not (math.isfinite(z) and math.isfinite(u)):
+            return False
+        z_sum[pos] = z
+        u_sum[pos] = u
+    return True
+
+
+@numba.njit(nogil=True, cache=True)
+def _gibbs_gammas(rng, length, log_k, gammas, g, z_sum, u_sum, alpha, beta):
+    """Step 1: each ``gamma_l`` from its truncated-gamma full conditional, top first.
+
+    With ``B_l = sum_{k<=l} Z_k prod_{i=k}^{l-1} gamma_i`` (new values above ``l``)
+    and ``T_l = K prod_{i>l} gamma_i`` (old values below ``l``, not yet updated),
+    ``sum_n zeta_n sigma^{(l)}_{z_n} = B_l T_l``.  Returns False on a non-finite value.
+    """
+    tail = log_k
+    for pos in range(length):
+        tail += g[pos]
+    b_sum = 0.0
+    u_cum = 0.0
+    for pos in range(length):
+        tail -= g[pos]  # now log K + sum_{i > pos} g_i
+        if pos > 0:
+            b_sum *= gammas[pos - 1]
+        b_sum += z_sum[pos]
+        u_cum += u_sum[pos]
+        shape = alpha + u_cum
+        rate = beta + b_sum * math.exp(tail)
+        if not (math.isfinite(shape) and math.isfinite(rate)):
+            return False
+        value = truncated_gamma(rng, shape, rate)
+        if not math.isfinite(value):
+            return False
+        gammas[pos] = value
+        g[pos] = math.log(value)
+    return True
+
+
+@numba.njit(nogil=True, cache=True)
+def _gibbs_k(rng, length, g, z_sum, u_sum, alpha_k, beta_k):
+    """Step 2: ``K`` from its gamma full conditional; returns ``K`` (maybe non-finite)."""
+    shape = alpha_k + u_sum[length]
+    rate = beta_k + z_sum[length]
+    log_o = 0.0
+    for pos in range(length - 1, -1, -1):
+        log_o += g[pos]
+        shape += u_sum[pos]
+        rate += z_sum[pos] * math.exp(log_o)
+    if not (math.isfinite(shape) and math.isfinite(rate)):
+        return math.nan
+    return rng.standard_gamma(shape) / rate
+
+
+@numba.njit(nogil=True, cache=True)
+def _unused_weight(order, length, cum_weights, log_weights):
+    """Total weight of the candidate rules not in ``order[:length]``."""
+    value = cum_weights[cum_weights.shape[0] - 1]
+    for pos in range(length):
+        value -= math.exp(log_weights[order[pos]])
+    return value
+
+
+@numba.njit(nogil=True, cache=True)
+def _mh_log_proposal_ratio(move, length, new_length, n_rules, new_rule, old_rule, log_weights,
+                           unused_now, unused_new):
+    r"""``log q(new -> now) - log q(now -> new)`` for the list part of a move.
+
+    ``M(L)`` is the number of move types possible at length ``L`` (``propose``
+    picks one uniformly), ``W(c)`` the weight of the rules not in list ``c``:
+
+    * SWAP: ``1/M(L) * 2/(L(L-1))`` both ways -> 0;
+    * REPLACE rule ``a`` by ``r`` at ``i``: forward ``1/M(L) * 1/L * w_r/W(c)``,
+      reverse ``1/M(L) * 1/L * w_a/W(c')``;
+    * ADD ``r`` at insertion point ``i`` of ``L+1``: forward
+      ``1/M(L) * 1/(L+1) * w_r/W(c) * Gamma_1(gamma_new)``, reverse (REMOVE position
+      ``i``) ``1/M(L+1) * 1/(L+1)``; the gamma density cancels against the new
+      gamma's prior factor in the target, so it is left out of both;
+    * REMOVE position ``i`` (rule ``r``, its gamma dropped): the inverse of ADD.
+    """
+    if move == SWAP:
+        return 0.0
+    if move == REPLACE:
+        return (log_weights[old_rule] - math.log(unused_new)) - (log_weights[new_rule] - math.log(unused_now))
+    if move == ADD:
+        return (math.log(n_possible_moves(length, n_rules)) - math.log(n_possible_moves(new_length, n_rules))
+                - log_weights[new_rule] + math.log(unused_now))
+    return (math.log(n_possible_moves(length, n_rules)) - math.log(n_possible_moves(new_length, n_rules))
+            + log_weights[old_rule] - math.log(unused_new))
+
+
+@numba.njit(nogil=True, cache=True)
+def _log_gamma_priors(length, gammas, g, consts):
+    value = length * consts[LOG_GAMMA1_NORM]
+    for pos in range(length):
+        value += (consts[ALPHA] - 1.0) * g[pos] - consts[BETA] * gammas[pos]
+    return value
+
+
+@numba.njit(nogil=True, cache=True)
+def run_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_order, start_k, start_gammas,
+              n_burn, n_keep, thin, fixed_list):
+    """Run one chain of the sampler; the whole loop is compiled and releases the GIL.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    rules, y, all_rows, cum_weights, log_weights, consts
+        The fields of :class:`~frl_engine.model.PackedProblem`.
+    start_order, start_k, start_gammas
+        The initial list, ``K`` and ``gamma``'s.
+    n_burn, n_keep, thin : int
+        Sweeps discarded, samples kept, sweeps per kept sample.
+    fixed_list : bool
+        Skip Step 3 (the list is held at ``start_order``).
+
+    Returns
+    -------
+    orders_flat, gammas_flat : 1-D arrays
+        The kept lists and gammas, concatenated (sample ``t`` has ``lengths[t]`` entries).
+    lengths, ks, log_posts : arrays of shape (n_keep,)
+    n_proposed, n_accepted : int64 arrays of shape (4,)
+        Step 3 proposals and acceptances per move type.
+    error_sweep, error_step : int
+        ``-1, -1`` on success; otherwise the sweep and step (see ``STEP_NAMES``) at which
+        a value became non-finite, and the arrays hold the samples kept before it.
+    """
+    n_rules, n_words = rules.shape
+    max_len = n_rules
+    alpha = consts[ALPHA]
+    beta = consts[BETA]
+    alpha_k = consts[ALPHA_K]
+    beta_k = consts[BETA_K]
+
+    order = np.empty(max_len + 1, dtype=np.int64)
+    proposal = np.empty(max_len + 1, dtype=np.int64)
+    in_list = np.zeros(n_rules, dtype=np.bool_)
+    remaining = np.empty((max_len + 1, n_words), dtype=np.uint64)
+    remaining_new = np.empty((max_len + 1, n_words), dtype=np.uint64)
+    n_cap = np.zeros(max_len + 1)
+    n_pos = np.zeros(max_len + 1)
+    n_cap_new = np.zeros(max_len + 1)
+    n_pos_new = np.zeros(max_len + 1)
+    gammas = np.ones(max_len + 1)
+    g = np.zeros(max_len + 1)
+    gammas_new = np.ones(max_len + 1)
+    g_new = np.zeros(max_len + 1)
+    z_sum = np.zeros(max_len + 1)
+    u_sum = np.zeros(max_len + 1)
+    info = np.zeros(6, dtype=np.int64)
+    n_proposed = np.zeros(4, dtype=np.int64)
+    n_accepted = np.zeros(4, dtype=np.int64)
+
+    lengths = np.zeros(n_keep, dtype=np.int64)
+    ks = np.zeros(n_keep)
+    log_posts = np.zeros(n_keep)
+    capacity = max(16, n_keep * max(start_order.shape[0], 1))
+    orders_flat = np.empty(capacity, dtype=np.int64)
+    gammas_flat = np.empty(capacity)
+    n_flat = 0
+    n_kept = 0
+
+    length = start_order.shape[0]
+    for pos in range(length):
+        order[pos] = start_order[pos]
+        in_list[start_order[pos]] = True
+        gammas[pos] = start_gammas[pos]
+        g[pos] = math.log(start_gammas[pos])
+    big_k = start_k
+    log_k = math.log(big_k)
+    remaining[0] = all_rows
+    remaining_new[0] = all_rows
+    capture_counts_from(rules, y, order, length, 0, remaining, n_cap, n_pos)
+    list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
+    unused = _unused_weight(order, length, cum_weights, log_weights)
+    error_sweep = -1
+    error_step = -1
+    n_sweeps = n_burn + n_keep * thin
+    if not _draw_augmented(rng, length, n_cap, n_pos, log_k, g, z_sum, u_sum):
+        error_step = 0
+        n_sweeps = 0
+    for sweep in range(n_sweeps):
+        # Step 1
+        if not _gibbs_gammas(rng, length, log_k, gammas, g, z_sum, u_sum, alpha, beta):
+            error_sweep, error_step = sweep, 1
+            break
+        # Step 2
+        big_k = _gibbs_k(rng, length, g, z_sum, u_sum, alpha_k, beta_k)
+        if not (math.isfinite(big_k) and big_k > 0.0):
+            error_sweep, error_step = sweep, 2
+            break
+        log_k = math.log(big_k)
+        log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
+        # Step 3
+        if not fixed_list:
+            new_length = propose(rng, order, length, cum_weights, in_list, proposal, info)
+            move = info[MOVE]
+            start = info[FIRST_CHANGED]
+            where = info[I]
+            # The gammas stay attached to positions; ADD inserts one from the prior, REMOVE drops one.
+            if move == ADD:
+                for pos in range(where):
+                    gammas_new[pos] = gammas[pos]
+                    g_new[pos] = g[pos]
+                fresh = truncated_gamma(rng, alpha, beta)
+                gammas_new[where] = fresh
+                g_new[where] = math.log(fresh)
+                for pos in range(where, length):
+                    gammas_new[pos + 1] = gammas[pos]
+                    g_new[pos + 1] = g[pos]
+            elif move == REMOVE:
+                for pos in range(where):
+                    gammas_new[pos] = gammas[pos]
+                    g_new[pos] = g[pos]
+                for pos in range(where + 1, length):
+                    gammas_new[pos - 1] = gammas[pos]
+                    g_new[pos - 1] = g[pos]
+            else:
+                for pos in range(length):
+                    gammas_new[pos] = gammas[pos]
+                    g_new[pos] = g[pos]
+            for pos in range(start):
+                n_cap_new[pos] = n_cap[pos]
+                n_pos_new[pos] = n_pos[pos]
+            remaining_new[start] = remaining[start]
+            capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
+            new_log_lik = _log_likelihood(new_length, n_cap_new, n_pos_new, log_k, g_new)
+            new_list_prior = log_list_prior(proposal, new_length, cum_weights, log_weights, consts)
+            new_unused = _unused_weight(proposal, new_length, cum_weights, log_weights)
+            log_ratio = (new_log_lik - log_lik) + (new_list_prior - list_prior) + _mh_log_proposal_ratio(
+                move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE], log_weights, unused, new_unused)
+            n_proposed[move] += 1
+            if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+                n_accepted[move] += 1
+                for pos in range(length):
+                    in_list[order[pos]] = False
+                for pos in range(new_length):
+                    order[pos] = proposal[pos]
+                    in_list[proposal[pos]] = True
+                    gammas[pos] = gammas_new[pos]
+                    g[pos] = g_new[pos]
+                for pos in range(start, new_length + 1):
+                    n_cap[pos] = n_cap_new[pos]
+                    n_pos[pos] = n_pos_new[pos]
+                    if pos > start:
+                        remaining[pos] = remaining_new[pos]
+                length = new_length
+                log_lik = new_log_lik
+                list_prior = new_list_prior
+                unused = new_unused
+        log_post = (list_prior + _log_gamma_priors(length, gammas, g, consts) + consts[LOG_K_NORM]
+                    + (alpha_k - 1.0) * log_k - beta_k * big_k + log_lik)
+        if not math.isfinite(log_post):
+            error_sweep, error_step = sweep, 3
+            break
+        # Step 4
+        if not _draw_augmented(rng, length, n_cap, n_pos, log_k, g, z_sum, u_sum):
+            error_sweep, error_step = sweep, 4
+            break
+        if sweep >= n_burn and (sweep - n_burn + 1) % thin == 0:
+            if n_flat + length > orders_flat.shape[0]:
+                new_capacity = max(2 * orders_flat.shape[0], n_flat + length)
+                grown_orders = np.empty(new_capacity, dtype=np.int64)
+                grown_orders[:n_flat] = orders_flat[:n_flat]
+                orders_flat = grown_orders
+                grown_gammas = np.empty(new_capacity)
+                grown_gammas[:n_flat] = gammas_flat[:n_flat]
+                gammas_flat = grown_gammas
+            for pos in range(length):
+                orders_flat[n_flat + pos] = order[pos]
+                gammas_flat[n_flat + pos] = gammas[pos]
+            n_flat += length
+            lengths[n_kept] = length
+            ks[n_kept] = big_k
+            log_posts[n_kept] = log_post
+            n_kept += 1
+    return (orders_flat[:n_flat], gammas_flat[:n_flat], lengths[:n_kept], ks[:n_kept], log_posts[:n_kept],
+            n_proposed, n_accepted, error_sweep, error_step)
+
+
+# ----------------------------------------------------------------------------------------
+# Python side.
+
+
+@dataclass(frozen=True)
+class _ChainOutput:
+    orders_flat: np.ndarray
+    gammas_flat: np.ndarray
+    lengths: np.ndarray
+    ks: np.ndarray
+    log_posts: np.ndarray
+    n_proposed: np.ndarray
+    n_accepted: np.ndarray
+    error_sweep: int
+    error_step: int
+
+
+def _prior_start(rng: np.random.Generator, problem: PackedProblem):
+    """A draw of the prior: list (truncated Poisson length, rules by eq. pc), gammas, K."""
+    from .anneal import draw_prior_list
+
+    order = draw_prior_list(rng, problem)
+    hyper = problem.hyper
+    gammas = np.array([truncated_gamma(rng, hyper.alpha, hyper.beta) for _ in range(len(order))])
+    big_k = float(rng.gamma(hyper.alpha_K, 1.0 / hyper.beta_K))
+    if big_k <= 0.0:  # underflow of a gamma draw with a tiny shape; K must be positive
+        big_k = np.finfo(float).tiny
+    return order, big_k, gammas
+
+
+def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: int, n_keep: int, thin: int,
+             fixed_list: bool) -> _ChainOutput:
+    if start is None:
+        order, big_k, gammas = _prior_start(rng, problem)
+    else:
+        order, big_k, gammas = start
+    out = run_chain(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
+                    problem.consts, np.asarray(order, dtype=np.int64), float(big_k),
+                    np.asarray(gammas, dtype=float).copy(), int(n_burn), int(n_keep), int(thin), bool(fixed_list))
+    return _ChainOutput(*out[:7], error_sweep=int(out[7]), error_step=int(out[8]))
+
+
+def _check_chain(chain: int | str, out: _ChainOutput) -> None:
+    if out.error_step >= 0:
+        where = "its initialisation" if out.error_step == 0 else f"{STEP_NAMES[out.error_step]} of sweep {out.error_sweep}"
+        raise FRLError(
+            f"Sampler chain {chain} produced a non-finite value (K, a gamma or the log posterior) in {where}; "
+            "the data may be separable by the rules: try stronger priors (larger beta, beta_K)"
+        )
+
+
+def _generator(random_state) -> np.random.Generator:
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise FRLError("random_state must be None, a non-negative whole number, a SeedSequence or a "
+                       f"numpy Generator, got {random_state!r}") from None
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise FRLError(f"{name} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise FRLError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _jsonable(value):
+    """Convert numpy scalars/arrays and non-finite floats for ``json.dumps``."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    return value
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.{digits}f}"
+
+
+@dataclass(frozen=True, eq=False)
+class PosteriorSample:
+    """Posterior samples of a falling rule list model and their summaries.
+
+    Samples of all chains are concatenated chain by chain (``chain_ids`` says which).
+
+    Attributes
+    ----------
+    lists : tuple of tuple
+        Each kept sample's rule list, top first, as rule names (indices when no names were given).
+    orders : tuple of tuple of int
+        The same lists as candidate-rule indices.
+    chain_ids, lengths : ndarray of int, shape (n_chains * n_samples,)
+    gammas : tuple of ndarray
+        Each sample's ``gamma_0..gamma_{L-1}``.
+    K : ndarray, shape (n_chains * n_samples,)
+    log_posterior_trace, length_trace : ndarray, shape (n_chains, n_samples)
+        The (unnormalised, all prior constants included) log posterior density of
+        ``(L, c, gamma, K)`` and ``L`` at each kept sample, per chain.
+    acceptance : dict
+        Step 3 acceptance rate per move type (``swap, replace, add, remove``) and ``all``,
+        pooled over chains; ``nan`` for a move never proposed.
+    acceptance_per_chain : tuple of dict
+    proposals : dict
+        Number of proposals per move type, pooled.
+    rhat, ess : dict
+        Rank-normalised split R-hat (Vehtari et al. 2021; the maximum of the bulk and
+        folded versions) and bulk effective sample size of ``log_posterior`` and ``length``.
+    inclusion : dict
+        Rule name -> fraction of samples whose list contains it, most frequent first.
+    map_list, map_order : tuple
+        The list whose risks are summarised (``start``, or the most frequent sampled list).
+    map_list_source : str
+        ``"start"`` or ``"most frequent sampled list"``.
+    map_list_frequency : float
+        Fraction of samples whose list equals ``map_list``.
+    map_risk : dict
+        ``median``, ``lower``, ``upper`` (95% central credible interval) and ``mean``
+        of each position's risk ``p_l``, default last (arrays of length ``L+1``), from a
+        fixed-list Gibbs run of ``n_chains * n_samples`` draws (``method``, ``n_draws``).
+    n_chains, n_samples, burn_in, thin : int
+    rule_names : tuple of str or None
+    map_draws : ListParameterSample
+        The fixed-list draws of ``K``, the gammas and the risks behind ``map_risk``.
+    """
+
+    lists: tuple = field(repr=False)
+    orders: tuple = field(repr=False)
+    chain_ids: np.ndarray = field(repr=False)
+    lengths: np.ndarray = field(repr=False)
+    gammas: tuple = field(repr=False)
+    K: np.ndarray = field(repr=False)
+    log_posterior_trace: np.ndarray = field(repr=False)
+    length_trace: np.ndarray = field(repr=False)
+    acceptance: dict
+    acceptance_per_chain: tuple = field(repr=False)
+    proposals: dict = field(repr=False)
+    rhat: dict
+    ess: dict
+    inclusion: dict = field(repr=False)
+    map_list: tuple
+    map_order: tuple = field(repr=False)
+    map_list_source: str
+    map_list_frequency: float
+    map_risk: dict = field(repr=False)
+    n_chains: int
+    n_samples: int
+    burn_in: int
+    thin: int
+    rule_names: tuple | None = field(default=None, repr=False)
+    map_draws: "ListParameterSample | None" = field(default=None, repr=False)
+
+    @property
+    def n_total(self) -> int:
+        return len(self.lists)
+
+    def length_histogram(self) -> dict[int, float]:
+        """``L -> fraction of samples`` for every length sampled."""
+        values, counts = np.unique(self.lengths, return_counts=True)
+        return {int(v): float(c) / len(self.lengths) for v, c in zip(values, counts)}
+
+    def list_frequencies(self, top: int | None = None) -> list[tuple[tuple, float]]:
+        """The sampled lists with their frequencies, most frequent first."""
+        counts = Counter(self.lists)
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], len(item[0]), [str(x) for x in item[0]]))
+        total = len(self.lists)
+        return [(lst, count / total) for lst, count in ranked[:top]]
+
+    def map_risk_summary(self) -> dict:
+        """The MAP list's risk intervals in the model file's ``posterior`` layout (docs/model-format.md).
+
+        ``{"n_samples", "risk_median", "risk_lower", "risk_upper"}`` (95% central interval,
+        default last) plus the method, the list's frequency in the sample and the diagnostics.
+        """
+        return _jsonable({
+            "n_samples": self.map_risk["n_draws"],
+            "risk_median": self.map_risk["median"],
+            "risk_lower": self.map_risk["lower"],
+            "risk_upper": self.map_risk["upper"],
+            "risk_mean": self.map_risk["mean"],
+            "method": self.map_risk["method"],
+            "list_frequency": self.map_list_frequency,
+            "n_chains": self.n_chains,
+            "samples_per_chain": self.n_samples,
+            "burn_in": self.burn_in,
+            "thin": self.thin,
+            "rhat": self.rhat,
+            "ess": self.ess,
+            "acceptance": self.acceptance,
+        })
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dictionary of the summaries and the samples."""
+        return _jsonable({
+            "format": "frl-posterior",
+            "settings": {"n_chains": self.n_chains, "n_samples": self.n_samples, "burn_in": self.burn_in,
+                         "thin": self.thin},
+            "acceptance": self.acceptance,
+            "acceptance_per_chain": list(self.acceptance_per_chain),
+            "proposals": self.proposals,
+            "rhat": self.rhat,
+            "ess": self.ess,
+            "diagnostics_method": "rank-normalised split R-hat (max of bulk and folded) and bulk ESS, "
+                                  "Vehtari et al. (2021)",
+            "length_histogram": {str(k): v for k, v in self.length_histogram().items()},
+            "inclusion": self.inclusion,
+            "top_lists": [{"list": list(lst), "frequency": f} for lst, f in self.list_frequencies(20)],
+            "map_list": {
+                "rules": list(self.map_list), "indices": list(self.map_order), "source": self.map_list_source,
+                "frequency_in_sample": self.map_list_frequency,
+                "n_samples": self.map_risk["n_draws"], "method": self.map_risk["method"],
+                "risk_median": self.map_risk["median"], "risk_lower": self.map_risk["lower"],
+                "risk_upper": self.map_risk["upper"], "risk_mean": self.map_risk["mean"],
+            },
+            "traces": {"log_posterior": self.log_posterior_trace, "length": self.length_trace},
+            "samples": {"chain": self.chain_ids, "list": [list(lst) for lst in self.lists],
+                        "K": self.K, "gammas": [list(gs) for gs in self.gammas]},
+        })
+
+    def summary(self, top: int = 10) -> str:
+        """A printable text summary."""
+        lines = [f"Posterior sample: {self.n_chains} chain(s) x {self.n_samples} kept samples "
+                 f"(burn-in {self.burn_in} sweeps, thin {self.thin})", ""]
+        lines.append("List length L (fraction of samples):")
+        for value, share in self.length_histogram().items():
+            lines.append(f"  L={value:<3d} {share:6.3f}  {'#' * int(round(40 * share))}")
+        lines.append("")
+        lines.append(f"Rule inclusion frequencies (top {top}):")
+        for name, share in list(self.inclusion.items())[:top]:
+            if share <= 0:
+                break
+            lines.append(f"  {share:6.3f}  {name}")
+        lines.append("")
+        lines.append("Metropolis-Hastings acceptance rates (list moves):")
+        for name in (*MOVE_NAMES, "all"):
+            lines.append(f"  {name:<8s} {_fmt(self.acceptance[name])}  ({self.proposals[name]} proposals)")
+        lines.append("")
+        lines.append("Convergence (rank-normalised split R-hat, bulk ESS; Vehtari et al. 2021):")
+        for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
+            rhat = self.rhat[key]
+            note = "  (constant in every chain)" if math.isnan(rhat) else ("  <- not converged" if rhat > 1.1 else "")
+            lines.append(f"  {label:<14s} R-hat {_fmt(rhat)}   ESS {_fmt(self.ess[key], 0)}{note}")
+        lines.append("")
+        risk = self.map_risk
+        lines.append(f"Risks of the {'MAP' if self.map_list_source == 'start' else 'most frequent'} list "
+                     f"(posterior median and 95% interval; {risk['method']}, {risk['n_draws']} draws; "
+                     f"this list is {100 * self.map_list_frequency:.1f}% of the samples):")
+        labels = [str(name) for name in self.map_list] + ["(default)"]
+        width = min(max(len(label) for label in labels), 60)
+        for pos, label in enumerate(labels):
+            lines.append(f"  {pos:>2d}  {label[:60]:<{width}s}  {risk['median'][pos]:.3f}  "
+                         f"[{risk['lower'][pos]:.3f}, {risk['upper'][pos]:.3f}]")
+        return "\n".join(lines)
+
+
+def _risks(ks: np.ndarray, gammas: np.ndarray) -> np.ndarray:
+    """Risks ``p_l`` (default last) for draws of ``K`` (n,) and gammas (n, L)."""
+    from scipy import special
+
+    log_g = np.log(gammas)
+    suffix = np.cumsum(log_g[:, ::-1], axis=1)[:, ::-1] if log_g.shape[1] else log_g
+    log_v = np.log(ks)[:, None] + np.concatenate([suffix, np.zeros((len(ks), 1))], axis=1)
+    return special.expit(log_v)
+
+
+def _acceptance(proposed: np.ndarray, accepted: np.ndarray) -> dict:
+    rates = {name: (float(accepted[m] / proposed[m]) if proposed[m] else math.nan)
+             for m, name in enumerate(MOVE_NAMES)}
+    total = int(proposed.sum())
+    rates["all"] = float(accepted.sum()) / total if total else math.nan
+    return rates
+
+
+@dataclass(frozen=True, eq=False)
+class ListParameterSample:
+    """Posterior draws of ``K`` and the gammas for one fixed list (fixed-list Gibbs).
+
+    Attributes
+    ----------
+    order : tuple of int
+    K : ndarray, shape (n,)
+    gammas : ndarray, shape (n, L)
+    risks : ndarray, shape (n, L+1)
+        ``p_l`` per draw, default last.
+    """
+
+    order: tuple
+    K: np.ndarray = field(repr=False)
+    gammas: np.ndarray = field(repr=False)
+    risks: np.ndarray = field(repr=False)
+
+
+def _fixed_list_draws(rng: np.random.Generator, problem: PackedProblem, start, n_draws: int, burn_in: int,
+                      thin: int) -> ListParameterSample:
+    out = _run_one(rng, problem, start, burn_in, n_draws, thin, True)
+    _check_chain("'fixed-list'", out)
+    length = len(start[0])
+    gammas = out.gammas_flat.reshape(n_draws, length)
+    return ListParameterSample(order=tuple(int(i) for i in start[0]), K=out.ks, gammas=gammas,
+                               risks=_risks(out.ks, gammas))
+
+
+def sample_list_parameters(problem: PackedProblem, order: Sequence[int], *, n_samples: int = 1000,
+                           burn_in: int | None = None, thin: int = 1, random_state=None) -> ListParameterSample:
+    """Posterior draws of ``(K, gamma) | list, data`` for one fixed list.
+
+    Steps 1, 2 and 4 of the sampler with Step 3 switched off, started at the exact
+    MAP ``K`` and gammas of the list; ``burn_in`` defaults to ``n_samples`` sweeps.
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    thin = _check_int("thin", thin, 1)
+    burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+    start = _start_from_list(problem, order)
+    return _fixed_list_draws(_generator(random_state), problem, start, n_samples, burn_in, thin)
+
+
+def _start_from_list(problem: PackedProblem, order):
+    n_rules = problem.n_rules
+    try:
+        start_order = np.asarray([int(i) for i in order], dtype=np.int64)
+    except (TypeError, ValueError):
+        raise FRLError("start must be a sequence of candidate-rule indices") from None
+    if len(set(start_order.tolist())) != len(start_order) or np.any(start_order < 0) \
+            or np.any(start_order >= n_rules):
+        raise FRLError(f"a rule list must hold distinct rule indices between 0 and {n_rules - 1}")
+    fit = fit_list(problem, start_order)
+    if not (np.isfinite(fit.K) and fit.K > 0 and np.all(np.isfinite(fit.gammas))):
+        raise FRLError("The MAP parameters of the starting list are not finite; cannot start the sampler")
+    return start_order, fit.K, np.asarray(fit.gammas, dtype=float)
+
+
+def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains: int = 4, burn_in: int | None = None,
+                     thin: int = 1, start: Sequence[int] | None = None, random_state=None, n_jobs: int | None = None,
+                     rule_names: Sequence[str] | None = None) -> PosteriorSample:
+    """Draw from the posterior over falling rule lists (paper section 3.2).
+
+    Parameters
+    ----------
+    problem : PackedProblem
+    n_samples : int
+        Samples kept per chain, after burn-in and thinning.
+    n_chains : int
+        Independent chains (run in parallel processes).
+    burn_in : int or None
+        Sweeps discarded at the start of each chain (default: ``n_samples``).
+    thin : int
+        Keep every ``thin``-th sweep after burn-in; each chain runs ``burn_in + n_samples * thin`` sweeps.
+    start : sequence of int or None
+        Candidate-rule indices of the starting list (the MAP list); ``K`` and the gammas start at
+        their MAP values for it.  ``None``: each chain starts from a draw of the prior.
+    random_state : None, int, SeedSequence or Generator
+        Chain ``i`` uses the ``i``-th generator of ``np.random.default_rng(random_state).spawn(n_chains)``;
+        the fixed-list run for the risks uses one more spawned after those.
+    n_jobs : int or None
+        Worker processes (default: one per chain, at most the CPU count).  The result does not depend on it.
+    rule_names : sequence of str or None
+        Names of the candidate rules, used in the returned lists and summaries.
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    n_chains = _check_int("n_chains", n_chains, 1)
+    thin = _check_int("thin", thin, 1)
+    burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0
+                               or n_jobs < -1):
+        raise FRLError(f"n_jobs must be a positive whole number, -1 or None, got {n_jobs!r}")
+    if not isinstance(problem, PackedProblem):
+        raise FRLError("problem must be a PackedProblem (fit the model first)")
+    n_rules = problem.n_rules
+    if n_rules == 0:
+        raise FRLError("There are no candidate rules to sample lists from")
+    if rule_names is not None:
+        rule_names = tuple(str(name) for name in rule_names)
+        if len(rule_names) != n_rules:
+            raise FRLError(f"rule_names must name all {n_rules} candidate rules, got {len(rule_names)} names")
+    start_state = None if start is None else _start_from_list(problem, start)
+
+    root = _generator(random_state)
+    chain_rngs = root.spawn(n_chains)
+    risk_rng = root.spawn(1)[0]
+    if n_chains == 1 or n_jobs == 1:
+        outputs = [_run_one(r, problem, start_state, burn_in, n_samples, thin, False) for r in chain_rngs]
+    else:
+        workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
+        # Compile (or load) the kernel here first, so that the workers find it in the on-disk cache
+        # instead of each compiling it; a throwaway generator keeps the chains' streams untouched.
+        _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
+        outputs = Parallel(n_jobs=workers, backend="loky")(
+            delayed(_run_one)(r, problem, start_state, burn_in, n_samples, thin, False) for r in chain_rngs)
+    for chain, out in enumerate(outputs):
+        _check_chain(chain, out)
+
+    names = rule_names if rule_names is not None else tuple(range(n_rules))
+    orders, gammas = [], []
+    for out in outputs:
+        ends = np.cumsum(out.lengths).tolist()
+        starts = [0] + ends[:-1]
+        flat = out.orders_flat.tolist()
+        orders.extend(tuple(flat[a:b]) for a, b in zip(starts, ends))
+        gammas.extend(out.gammas_flat[a:b] for a, b in zip(starts, ends))
+    if rule_names is None:
+        lists = orders
+    else:
+        lists = [tuple(names[i] for i in order) for order in orders]
+    lengths = np.concatenate([out.lengths for out in outputs])
+    chain_ids = np.repeat(np.arange(n_chains), n_samples)
+    ks = np.concatenate([out.ks for out in outputs])
+    log_post_trace = np.stack([out.log_posts for out in outputs])
+    length_trace = np.stack([out.lengths for out in outputs]).astype(float)
+
+    proposed = np.sum([out.n_proposed for out in outputs], axis=0)
+    accepted = np.sum([out.n_accepted for out in outputs], axis=0)
+    acceptance = _acceptance(proposed, accepted)
+    per_chain = tuple(_acceptance(out.n_proposed, out.n_accepted) for out in outputs)
+    proposals = {name: int(proposed[m]) for m, name in enumerate(MOVE_NAMES)}
+    proposals["all"] = int(proposed.sum())
+
+    rhat = {"log_posterior": split_rhat(log_post_trace), "length": split_rhat(length_trace)}
+    ess = {"log_posterior": effective_sample_size(log_post_trace), "length": effective_sample_size(length_trace)}
+
+    n_total = len(orders)
+    counts = np.bincount(np.concatenate([out.orders_flat for out in outputs]), minlength=n_rules)
+    ranking = sorted(range(n_rules), key=lambda j: (-counts[j], j))
+    inclusion = {str(names[j]): float(counts[j]) / n_total for j in ranking}
+
+    if start_state is not None:
+        map_order = tuple(int(i) for i in start_state[0])
+        source = "start"
+        fixed_start = start_state
+    else:
+        counter = Counter(orders)
+        map_order = min(counter, key=lambda o: (-counter[o], len(o), o))
+        source = "most frequent sampled list"
+        fixed_start = _start_from_list(problem, map_order)
+    frequency = sum(1 for o in orders if o == map_order) / n_total
+    n_draws = n_chains * n_samples
+    fixed = _fixed_list_draws(risk_rng, problem, fixed_start, n_draws, burn_in, thin)
+    map_risk = {
+        "method": "fixed-list Gibbs (Steps 1, 2, 4 with the list held fixed)",
+        "n_draws": n_draws,
+        "median": np.median(fixed.risks, axis=0),
+        "lower": np.quantile(fixed.risks, 0.025, axis=0),
+        "upper": np.quantile(fixed.risks, 0.975, axis=0),
+        "mean": fixed.risks.mean(axis=0),
+    }
+
+    return PosteriorSample(
+        lists=tuple(lists), orders=tuple(orders), chain_ids=chain_ids, lengths=lengths, gammas=tuple(gammas), K=ks,
+        log_posterior_trace=log_post_trace, length_trace=length_trace, acceptance=acceptance,
+        acceptance_per_chain=per_chain, proposals=proposals, rhat=rhat, ess=ess, inclusion=inclusion,
+        map_list=tuple(names[i] for i in map_order), map_order=map_order, map_list_source=source,
+        map_list_frequency=frequency, map_risk=map_risk, n_chains=n_chains, n_samples=n_samples, burn_in=burn_in,
+        thin=thin, rule_names=rule_names, map_draws=fixed,
+    )

@@ -1,0 +1,104 @@
+"""Split R-hat and effective sample size against cases with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from frl_engine.diagnostics import (autocovariance, effective_sample_size, rank_normal_scores, split_chains,
+                                    split_rhat)
+from frl_engine.errors import FRLError
+
+
+def ar1(rng, rho, n_chains, n, sigma=1.0):
+    """Stationary AR(1) chains: x_t = rho x_{t-1} + e_t."""
+    x = np.empty((n_chains, n))
+    x[:, 0] = rng.normal(0, sigma / np.sqrt(1 - rho**2), n_chains)
+    noise = rng.normal(0, sigma, (n_chains, n))
+    for t in range(1, n):
+        x[:, t] = rho * x[:, t - 1] + noise[:, t]
+    return x
+
+
+@pytest.mark.parametrize("rank_normalize", [True, False])
+def test_iid_normal_chains(rank_normalize):
+    rng = np.random.default_rng(0)
+    draws = rng.normal(size=(4, 4000))
+    rhat = split_rhat(draws, rank_normalize=rank_normalize)
+    ess = effective_sample_size(draws, rank_normalize=rank_normalize)
+    assert abs(rhat - 1) < 0.01
+    assert 0.85 * draws.size < ess < 1.15 * draws.size
+
+
+@pytest.mark.parametrize("rank_normalize", [True, False])
+def test_chains_with_different_means(rank_normalize):
+    rng = np.random.default_rng(1)
+    draws = rng.normal(size=(4, 1000)) + np.array([0.0, 0.0, 0.0, 3.0])[:, None]
+    assert split_rhat(draws, rank_normalize=rank_normalize) > 1.3
+
+
+def test_trend_within_chains_is_caught_by_splitting():
+    rng = np.random.default_rng(2)
+    n = 2000
+    drift = np.linspace(0, 4, n)
+    draws = rng.normal(size=(2, n)) + np.stack([drift, drift])  # both chains agree, but neither is stationary
+    assert split_rhat(draws) > 1.3
+
+
+def test_different_scales_caught_by_folded_rhat():
+    rng = np.random.default_rng(3)
+    draws = rng.normal(size=(4, 2000)) * np.array([1.0, 1.0, 1.0, 4.0])[:, None]  # same mean, one wider chain
+    assert split_rhat(draws, rank_normalize=False) < 1.05  # the classic R-hat looks only at means
+    assert split_rhat(draws) > 1.1
+
+
+@pytest.mark.parametrize("rho", [0.5, 0.9])
+@pytest.mark.parametrize("rank_normalize", [True, False])
+def test_ar1_ess(rho, rank_normalize):
+    rng = np.random.default_rng(4)
+    draws = ar1(rng, rho, 4, 20_000)
+    expected = draws.size * (1 - rho) / (1 + rho)
+    ess = effective_sample_size(draws, rank_normalize=rank_normalize)
+    assert 0.85 * expected < ess < 1.15 * expected, (ess, expected)
+    assert abs(split_rhat(draws, rank_normalize=rank_normalize) - 1) < 0.02
+
+
+def test_antithetic_chain_has_ess_above_n():
+    rng = np.random.default_rng(5)
+    draws = ar1(rng, -0.5, 4, 5000)
+    assert effective_sample_size(draws, rank_normalize=False) > draws.size
+
+
+def test_discrete_trace():
+    """A list-length-like trace with ties: rank normalisation must cope."""
+    rng = np.random.default_rng(6)
+    draws = rng.poisson(2.0, size=(4, 3000)).astype(float)
+    assert abs(split_rhat(draws) - 1) < 0.01
+    assert effective_sample_size(draws) > 0.8 * draws.size
+
+
+def test_edge_cases():
+    assert np.isnan(split_rhat(np.ones((4, 100))))
+    assert np.isnan(effective_sample_size(np.ones((4, 100))))
+    constant_but_different = np.repeat(np.array([[1.0], [2.0]]), 50, axis=1)
+    assert split_rhat(constant_but_different) == np.inf
+    assert np.isnan(split_rhat(np.zeros((2, 3))))
+    with pytest.raises(FRLError):
+        split_rhat(np.array([[1.0, np.nan, 2.0, 3.0]]))
+    one_chain = np.random.default_rng(7).normal(size=1000)
+    assert abs(split_rhat(one_chain) - 1) < 0.05  # a 1-D array is one chain
+
+
+def test_helpers():
+    x = np.arange(10.0).reshape(2, 5)
+    halves = split_chains(x)
+    assert halves.shape == (4, 2)
+    np.testing.assert_array_equal(halves[0], [0, 1])
+    np.testing.assert_array_equal(halves[2], [3, 4])  # the middle draw of an odd chain is dropped
+    scores = rank_normal_scores(np.array([[3.0, 1.0, 2.0, 2.0]]))
+    assert scores[0, 1] < scores[0, 2] == scores[0, 3] < scores[0, 0]
+    series = np.random.default_rng(8).normal(size=257)
+    acov = autocovariance(series)
+    centred = series - series.mean()
+    for lag in (0, 1, 5, 100):
+        assert acov[lag] == pytest.approx(np.dot(centred[: len(series) - lag], centred[lag:]) / len(series))

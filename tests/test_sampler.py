@@ -1,0 +1,401 @@
+"""The posterior sampler samples the right distribution.
+
+The reference is exact: with 3 candidate rules there are 16 ordered lists, and
+the posterior probability of each (and posterior means given a list) is a
+(L+1)-dimensional integral over log K and log gamma computed by tensor-product
+Gauss-Legendre quadrature, written here independently of the engine (scipy for
+the densities and normalising constants, numpy for the capture counts).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from frl_engine.diagnostics import effective_sample_size
+from frl_engine.errors import FRLError
+from frl_engine.model import Hyperparameters, PackedProblem
+from frl_engine.sampler import PosteriorSample, sample_list_parameters, sample_posterior, truncated_gamma
+
+# ----------------------------------------------------------------------------------------
+# The exact posterior by quadrature.
+
+
+def _counts(coverage, y, order):
+    """Support n_l and positives s_l per position (default last), from the boolean matrix."""
+    z = np.full(len(y), len(order))
+    for pos in range(len(order) - 1, -1, -1):
+        z[coverage[:, order[pos]]] = pos
+    n = np.bincount(z, minlength=len(order) + 1).astype(float)
+    s = np.bincount(z, weights=y.astype(float), minlength=len(order) + 1)
+    return n, s
+
+
+def _log_list_prior(order, lam, weights):
+    """log Poisson(L; lam) truncated to L <= |B|, times the ordered draw without replacement (eq. pc)."""
+    value = stats.poisson.logpmf(len(order), lam) - stats.poisson.logcdf(len(weights), lam)
+    remaining = float(np.sum(weights))
+    for j in order:
+        value += math.log(weights[j] / remaining)
+        remaining -= weights[j]
+    return value
+
+
+def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0, 8.0), g_max=8.0):
+    """Posterior probability of every list, and E[p_l | list] for each of its positions.
+
+    Integrates over ``a = log K`` in ``a_range`` and ``g_l = log gamma_l`` in ``[0, g_max]``
+    (the Jacobians ``K`` and ``gamma_l`` of the log transform included).
+    """
+    alpha, beta, alpha_k, beta_k, lam = hyper.alpha, hyper.beta, hyper.alpha_K, hyper.beta_K, hyper.lam
+    log_norm_gamma1 = alpha * math.log(beta) - special.gammaln(alpha) - stats.gamma.logsf(1.0, alpha, scale=1 / beta)
+    log_norm_k = alpha_k * math.log(beta_k) - special.gammaln(alpha_k)
+    xa, wa = np.polynomial.legendre.leggauss(n_a)
+    half = 0.5 * (a_range[1] - a_range[0])
+    a = half * xa + 0.5 * (a_range[1] + a_range[0])
+    log_wa = np.log(wa * half) + log_norm_k + (alpha_k - 1) * a - beta_k * np.exp(a) + a
+    xg, wg = np.polynomial.legendre.leggauss(n_g)
+    g = 0.5 * g_max * (xg + 1)
+    log_wg = np.log(wg * 0.5 * g_max) + log_norm_gamma1 + (alpha - 1) * g - beta * np.exp(g) + g
+    n_rules = coverage.shape[1]
+    result = {}
+    for length in range(n_rules + 1):
+        for order in itertools.permutations(range(n_rules), length):
+            n, s = _counts(coverage, y, order)
+            shape = (n_a,) + (1,) * length
+            r = a.reshape(shape)
+            log_f = log_wa.reshape(shape) + s[length] * r - n[length] * np.logaddexp(0.0, r)
+            rs = {length: r}
+            for depth, pos in enumerate(range(length - 1, -1, -1)):  # axis depth+1 holds g_pos
+                axis_shape = [1] * (length + 1)
+                axis_shape[depth + 1] = n_g
+                r = r + g.reshape(axis_shape)
+                rs[pos] = r
+                log_f = log_f + log_wg.reshape(axis_shape) + s[pos] * r - n[pos] * np.logaddexp(0.0, r)
+            log_f = log_f + _log_list_prior(order, lam, weights)
+            peak = log_f.max()
+            w = np.exp(log_f - peak)
+            mass = w.sum()
+            means = [float((w * special.expit(np.broadcast_to(rs[pos], w.shape))).sum() / mass)
+                     for pos in range(length + 1)]
+            mean_k = float((w * np.exp(np.broadcast_to(rs[length], w.shape))).sum() / mass)
+            result[order] = {"log_mass": math.log(mass) + peak, "mean_risk": means, "mean_K": mean_k}
+    log_masses = np.array([v["log_mass"] for v in result.values()])
+    probabilities = np.exp(log_masses - special.logsumexp(log_masses))
+    for value, p in zip(result.values(), probabilities):
+        value["prob"] = float(p)
+    return result
+
+
+def exact_prior(n_rules, lam, weights):
+    """Prior probability of every ordered list."""
+    return {order: math.exp(_log_list_prior(order, lam, weights))
+            for length in range(n_rules + 1) for order in itertools.permutations(range(n_rules), length)}
+
+
+def total_variation(reference: dict, sampled_orders) -> float:
+    counts = Counter(sampled_orders)
+    total = len(sampled_orders)
+    keys = set(reference) | set(counts)
+    return 0.5 * sum(abs(reference.get(k, 0.0) - counts.get(k, 0) / total) for k in keys)
+
+
+def assert_frequencies_match(reference: dict, sampled_orders, n_chains: int, label: str, tolerance: float = 1e-3):
+    """Each list's sampled frequency is within 4.5 Monte Carlo standard errors of its probability.
+
+    The standard error of a frequency is ``sqrt(p (1-p) / ESS)`` with the ESS of the list's
+    indicator chain; ``tolerance`` covers the quadrature error.  Much sharper than a TV bound.
+    """
+    orders = list(sampled_orders)
+    worst = 0.0
+    for order, p in reference.items():
+        if p < 0.002:
+            continue
+        indicator = np.fromiter((o == order for o in orders), dtype=float, count=len(orders))
+        ess = effective_sample_size(indicator.reshape(n_chains, -1), rank_normalize=False)
+        se = math.sqrt(p * (1 - p) / ess)
+        error = abs(indicator.mean() - p)
+        worst = max(worst, error / se)
+        assert (error - tolerance) / se < 4.5, \
+            f"{label}: list {order} sampled {indicator.mean():.4f}, exact {p:.4f} (se {se:.4f})"
+    print(f"{label}: largest |frequency - probability| = {worst:.2f} standard errors")
+
+
+def length_marginal(probabilities: dict) -> dict:
+    out = Counter()
+    for order, p in probabilities.items():
+        out[len(order)] += p
+    return dict(out)
+
+
+# ----------------------------------------------------------------------------------------
+# Test data: 25 rows, 3 overlapping rules with some signal, so that every length has mass.
+
+
+def small_data():
+    n_rows = 25
+    coverage = np.zeros((n_rows, 3), dtype=bool)
+    coverage[0:8, 0] = True
+    coverage[5:15, 1] = True
+    coverage[[2, 16], 1] = True
+    coverage[12:21, 2] = True
+    y = np.zeros(n_rows, dtype=bool)
+    y[[0, 1, 2, 3, 4, 6, 8, 10, 11, 13, 15, 19, 23]] = True
+    return coverage, y
+
+
+SETTINGS = {
+    # the paper's gamma and K priors, equal rule weights
+    "paper-priors-equal-weights": (Hyperparameters(lam=2.0), np.ones(3)),
+    # priors under which the truncation of gamma to [1, inf) matters (44% of Gamma(2, 1.5) is below 1),
+    # and unequal rule weights (the REPLACE/ADD/REMOVE draw probabilities differ between directions)
+    "tight-priors-unequal-weights": (Hyperparameters(lam=1.5, alpha=2.0, beta=1.5, alpha_K=2.0, beta_K=1.0),
+                                     np.array([1.0, 4.0, 0.4])),
+}
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_list_posterior_matches_quadrature(setting):
+    hyper, weights = SETTINGS[setting]
+    coverage, y = small_data()
+    exact = exact_posterior(coverage, y, hyper, weights)
+    probabilities = {order: v["prob"] for order, v in exact.items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    result = sample_posterior(problem, n_samples=60_000, n_chains=2, burn_in=1000, thin=3, start=[0],
+                              random_state=20261122, n_jobs=1)
+    tv = total_variation(probabilities, result.orders)
+    tv_length = total_variation(length_marginal(probabilities), [len(o) for o in result.orders])
+    print(f"{setting}: TV(lists) = {tv:.4f}, TV(L) = {tv_length:.4f}, acceptance {result.acceptance['all']:.3f}")
+    assert tv <= 0.03
+    assert tv_length <= 0.02
+    assert_frequencies_match(probabilities, result.orders, 2, setting)
+    # every list is visited, with frequency close to its probability
+    assert set(result.orders) == set(probabilities)
+    # E[K | list] and E[p_default | list] for the most probable list, from the samples on that list
+    top = max(probabilities, key=probabilities.get)
+    on_top = np.array([o == top for o in result.orders])
+    p_default = special.expit(np.log(result.K[on_top]))
+    assert abs(p_default.mean() - exact[top]["mean_risk"][-1]) < 0.01
+    assert abs(result.K[on_top].mean() / exact[top]["mean_K"] - 1) < 0.03
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_fixed_list_gibbs_matches_quadrature(setting):
+    """Steps 1, 2, 4 alone sample (K, gamma) | list exactly: posterior mean risks of a 2-rule list."""
+    hyper, weights = SETTINGS[setting]
+    coverage, y = small_data()
+    order = (0, 1)
+    exact = exact_posterior(coverage, y, hyper, weights)[order]
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    draws = sample_list_parameters(problem, order, n_samples=200_000, burn_in=1000, random_state=7)
+    for pos in range(len(order) + 1):
+        risk = draws.risks[:, pos]
+        se = risk.std() / math.sqrt(effective_sample_size(risk.reshape(4, -1)))
+        print(f"{setting}: E[p_{pos}] sampler {risk.mean():.5f} exact {exact['mean_risk'][pos]:.5f} (se {se:.5f})")
+        assert abs(risk.mean() - exact["mean_risk"][pos]) < 5 * se + 2e-4
+    assert np.all(draws.gammas >= 1.0)
+
+
+def test_prior_is_recovered_without_data():
+    """No rows: L ~ Poisson(lam) truncated at |B|, lists by eq. pc, gammas Gamma_1, K Gamma."""
+    hyper = Hyperparameters(lam=2.5, alpha=2.0, beta=1.5, alpha_K=2.0, beta_K=1.0)
+    weights = np.array([1.0, 6.0, 0.3, 2.0])
+    problem = PackedProblem.from_arrays(np.zeros((0, 4), dtype=bool), np.zeros(0, dtype=bool), hyper,
+                                        rule_weights=weights)
+    result = sample_posterior(problem, n_samples=50_000, n_chains=2, burn_in=500, thin=2, start=[1, 0],
+                              random_state=5, n_jobs=1)
+    prior = exact_prior(4, hyper.lam, weights)
+    tv = total_variation(prior, result.orders)
+    lengths = np.array([len(o) for o in result.orders])
+    truncated_poisson = stats.poisson.pmf(np.arange(5), hyper.lam) / stats.poisson.cdf(4, hyper.lam)
+    tv_length = 0.5 * np.abs(np.bincount(lengths, minlength=5) / len(lengths) - truncated_poisson).sum()
+    print(f"prior: TV(lists) = {tv:.4f} over {len(prior)} lists, TV(L) = {tv_length:.4f}")
+    assert tv <= 0.03
+    assert tv_length <= 0.01
+    assert_frequencies_match(prior, result.orders, 2, "prior", tolerance=0.0)
+    # gammas: Gamma(2, rate 1.5) truncated to [1, inf); K: Gamma(2, rate 1)
+    gamma_dist = stats.gamma(hyper.alpha, scale=1 / hyper.beta)
+    low = gamma_dist.cdf(1.0)
+    all_gammas = np.concatenate(result.gammas)
+    truncated_cdf = lambda x: np.clip((gamma_dist.cdf(x) - low) / (1 - low), 0, 1)  # noqa: E731
+    assert all_gammas.min() >= 1.0
+    assert stats.kstest(all_gammas[::3], truncated_cdf).pvalue > 1e-3
+    assert stats.kstest(result.K[::3], stats.gamma(hyper.alpha_K, scale=1 / hyper.beta_K).cdf).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("shape,rate", [(1.0, 0.1), (2.0, 1.5), (1.0, 30.0), (50.0, 80.0), (400.0, 401.0),
+                                        (3000.0, 2000.0), (0.5, 2.0)])
+def test_truncated_gamma_draws(shape, rate):
+    """The truncated-gamma sampler of Step 1 in every regime (mode above 1, near 1, far below 1)."""
+    rng = np.random.default_rng(11)
+    draws = np.array([truncated_gamma(rng, shape, rate) for _ in range(4000)])
+    dist = stats.gamma(shape, scale=1 / rate)
+    log_sf1 = dist.logsf(1.0)
+    cdf = lambda x: -np.expm1(dist.logsf(np.maximum(x, 1.0)) - log_sf1)  # noqa: E731
+    assert draws.min() >= 1.0
+    assert stats.kstest(draws, cdf).pvalue > 1e-3
+
+
+# ----------------------------------------------------------------------------------------
+# Determinism, convergence on a clear signal, summaries.
+
+
+def planted_problem():
+    from frl_engine.simulate import simulate_rule_list_data
+
+    data = simulate_rule_list_data(np.random.default_rng(5), 2000, n_rules=30, probabilities=(0.8, 0.5, 0.3, 0.08))
+    return PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters(lam=3.0)), data.true_order
+
+
+def test_same_seed_same_result_whatever_n_jobs():
+    hyper, weights = SETTINGS["tight-priors-unequal-weights"]
+    coverage, y = small_data()
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    runs = [sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=42, n_jobs=n_jobs)
+            for n_jobs in (1, 2, 1)]
+    for other in runs[1:]:
+        assert other.lists == runs[0].lists
+        np.testing.assert_array_equal(other.log_posterior_trace, runs[0].log_posterior_trace)
+        np.testing.assert_array_equal(other.length_trace, runs[0].length_trace)
+        np.testing.assert_array_equal(other.K, runs[0].K)
+        np.testing.assert_array_equal(other.map_risk["median"], runs[0].map_risk["median"])
+    different = sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=43, n_jobs=1)
+    assert not np.array_equal(different.log_posterior_trace, runs[0].log_posterior_trace)
+
+
+def test_rhat_near_one_on_clear_signal():
+    from frl_engine.anneal import anneal
+
+    problem, true_order = planted_problem()
+    map_order = anneal(problem, n_steps=5000, n_chains=2, random_state=0).best.order
+    assert map_order == true_order
+    result = sample_posterior(problem, n_samples=6000, n_chains=4, burn_in=2000, thin=2, start=map_order,
+                              random_state=1, n_jobs=2)
+    print(f"planted list: R-hat {result.rhat}, ESS {result.ess}, MAP list frequency {result.map_list_frequency:.3f}")
+    assert result.rhat["log_posterior"] < 1.1
+    assert result.rhat["length"] < 1.1
+    assert result.map_list_frequency > 0.5
+    assert all(result.inclusion[str(rule)] > 0.9 for rule in true_order)
+    lower, upper = result.map_risk["lower"], result.map_risk["upper"]
+    for truth, lo, hi in zip((0.8, 0.5, 0.3, 0.08), lower, upper):
+        assert lo - 0.03 < truth < hi + 0.03
+    assert np.all(np.diff(result.map_risk["median"]) <= 0)  # falling
+
+
+def test_prior_start_and_summaries():
+    coverage, y = small_data()
+    hyper, weights = SETTINGS["paper-priors-equal-weights"]
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    names = ["A", "B", "C"]
+    result = sample_posterior(problem, n_samples=2000, n_chains=3, start=None, random_state=3, n_jobs=1,
+                              rule_names=names)
+    assert isinstance(result, PosteriorSample)
+    assert len(result.lists) == 3 * 2000 == len(result.chain_ids) == len(result.lengths) == len(result.K)
+    assert result.log_posterior_trace.shape == result.length_trace.shape == (3, 2000)
+    assert all(set(lst) <= set(names) for lst in result.lists)
+    assert result.map_list_source == "most frequent sampled list"
+    most_frequent = result.list_frequencies(1)[0]
+    assert result.map_list == most_frequent[0] and result.map_list_frequency == pytest.approx(most_frequent[1])
+    assert len(result.map_risk["median"]) == len(result.map_list) + 1
+    assert all(lo <= med <= hi for lo, med, hi in zip(result.map_risk["lower"], result.map_risk["median"],
+                                                       result.map_risk["upper"]))
+    assert set(result.inclusion) == set(names)
+    lengths = np.array([len(lst) for lst in result.lists])
+    for name in names:
+        assert result.inclusion[name] == pytest.approx(np.mean([name in lst for lst in result.lists]))
+    assert np.array_equal(result.lengths, lengths)
+    assert all(len(g) == n for g, n in zip(result.gammas, lengths))
+    assert set(result.acceptance) == {"swap", "replace", "add", "remove", "all"}
+    assert len(result.acceptance_per_chain) == 3
+    text = result.summary()
+    for piece in ("List length L", "inclusion", "acceptance", "R-hat", "(default)"):
+        assert piece in text
+    data = result.to_dict()
+    json.dumps(data, allow_nan=False)
+    assert data["map_list"]["rules"] == list(result.map_list)
+    summary = result.map_risk_summary()
+    json.dumps(summary, allow_nan=False)
+    assert {"n_samples", "risk_median", "risk_lower", "risk_upper"} <= set(summary)
+
+
+# ----------------------------------------------------------------------------------------
+# Bad input.
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"n_samples": 0}, {"n_samples": 2.5}, {"n_samples": "10"}, {"n_samples": True}, {"burn_in": -1},
+    {"thin": 0}, {"n_chains": 0}, {"n_chains": 1.0}, {"start": [0, 0]}, {"start": [7]}, {"start": ["x"]},
+    {"rule_names": ["a"]}, {"n_jobs": 0}, {"random_state": -3}, {"random_state": "seed"},
+])
+def test_bad_input_raises_frlerror(kwargs):
+    coverage, y = small_data()
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters())
+    with pytest.raises(FRLError) as info:
+        sample_posterior(problem, **{"n_samples": 10, **kwargs})
+    assert "\n" not in str(info.value)
+
+
+def test_non_finite_chain_raises_naming_chain_and_step():
+    # every row positive and nearly flat priors on K and the gammas: the risks run off to 1 and overflow
+    coverage = np.random.default_rng(0).random((50, 3)) < 0.5
+    problem = PackedProblem.from_arrays(coverage, np.ones(50, dtype=bool),
+                                        Hyperparameters(lam=1.0, beta=1e-300, beta_K=1e-300))
+    with pytest.raises(FRLError, match=r"chain 0 .*non-finite.*Step \d") as info:
+        sample_posterior(problem, n_samples=20_000, n_chains=1, random_state=0)
+    assert "sweep" in str(info.value) and "\n" not in str(info.value)
+
+
+# ----------------------------------------------------------------------------------------
+# The `frl sample` command.
+
+
+def _patients_csv(path, n=400, seed=0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"Age": rng.integers(20, 95, size=n),
+                          "BedSores": np.where(rng.random(n) < 0.25, "yes", "no"),
+                          "Ward": rng.choice(["medical", "surgical"], size=n)})
+    risk = np.where((frame.Age >= 70) & (frame.BedSores == "yes"), 0.75, 0.1)
+    frame["Readmitted"] = np.where(rng.random(n) < risk, "yes", "no")
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_cli_sample_prints_summary_and_writes_json(tmp_path, capsys):
+    from frl_engine.cli import main
+
+    data = _patients_csv(tmp_path / "patients.csv")
+    out = tmp_path / "posterior.json"
+    status = main(["sample", str(data), "--target", "Readmitted", "--steps", "1000", "--chains", "2",
+                   "--samples", "300", "--burn-in", "200", "--thin", "2", "--seed", "4", "--jobs", "1",
+                   "--out", str(out)])
+    printed, err = capsys.readouterr()
+    assert status == 0, err
+    assert printed.splitlines()[1].startswith("IF ")  # the fitted list first
+    for piece in ("List length L", "acceptance", "R-hat", "(default)", "95% interval"):
+        assert piece in printed
+    data = json.loads(out.read_text())
+    assert data["format"] == "frl-posterior" and data["target"] == "Readmitted"
+    assert data["settings"] == {"n_chains": 2, "n_samples": 300, "burn_in": 200, "thin": 2}
+    assert len(data["samples"]["list"]) == 600
+    risk = data["map_list"]
+    assert len(risk["risk_median"]) == len(risk["rules"]) + 1
+    assert all(lo <= med <= hi for lo, med, hi in zip(risk["risk_lower"], risk["risk_median"], risk["risk_upper"]))
+
+
+@pytest.mark.parametrize("option", [["--samples", "0"], ["--thin", "0"], ["--burn-in", "-5"]])
+def test_cli_sample_bad_numbers_one_line_error(tmp_path, capsys, option):
+    from frl_engine.cli import main
+
+    data = _patients_csv(tmp_path / "patients.csv")
+    status = main(["sample", str(data), "--target", "Readmitted", *option])
+    _, err = capsys.readouterr()
+    assert status == 2
+    assert err.startswith("frl: error:") and err.count("\n") == 1
