@@ -165,3 +165,22 @@ def test_one_class_or_three_classes_are_refused():
         FallingRuleListClassifier().fit(frame, np.ones(100))
     with pytest.raises(ValueError, match="exactly two"):
         FallingRuleListClassifier().fit(frame, np.arange(100) % 3)
+
+
+def test_the_engine_recovers_the_list_that_generated_the_sample_data():
+    """sample_data/readmission.csv was drawn from a known falling rule list; the MAP list finds its top three rules."""
+    import importlib.util
+    from pathlib import Path
+
+    from frl_engine.rules import Rule
+
+    folder = Path(__file__).resolve().parents[1] / "sample_data"
+    spec = importlib.util.spec_from_file_location("make_sample_data", folder / "make_sample_data.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    frame = pd.read_csv(folder / "readmission.csv")
+    y = frame.pop("Readmitted30d")
+    model = FallingRuleListClassifier(random_state=0, exclude=["PatientID"]).fit(frame, y)
+    true_names = [Rule(conditions).name for conditions, _ in generator.TRUE_LIST]
+    assert model.rules_[:3] == true_names[:3]
+    assert model.probabilities_[-1] == pytest.approx(generator.DEFAULT_RISK, abs=0.02)
