@@ -580,6 +580,18 @@ def _scores(model, X) -> np.ndarray:
     return np.asarray(model.predict_proba(X)[:, classes.index(True)], dtype=float)
 
 
+def _run_fold_or_error(*args):
+    """:func:`_run_fold`, with a user error returned rather than raised.
+
+    Raising inside a worker makes joblib abort the other tasks mid-flight
+    (and loky may print a traceback); the caller re-raises the first error.
+    """
+    try:
+        return _run_fold(*args)
+    except FRLError as exc:
+        return exc
+
+
 def _run_fold(method: str, fold: int, seed: int, X: pd.DataFrame, X_numeric, numeric, categorical, y: np.ndarray,
               train: np.ndarray, test: np.ndarray, frl_params: dict) -> FoldResult:
     import warnings
@@ -701,10 +713,13 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
     ordered = sorted(tasks, key=lambda t: (_COST[t[0]], t[1]))
     runner = Parallel(n_jobs=n_jobs, pre_dispatch="all", batch_size=1)
     outputs = runner(
-        delayed(_run_fold)(m, k, method_seed(random_state, m, k), X, X_numeric, numeric, categorical, y,
-                           splits[k][0], splits[k][1], params)
+        delayed(_run_fold_or_error)(m, k, method_seed(random_state, m, k), X, X_numeric, numeric, categorical, y,
+                                    splits[k][0], splits[k][1], params)
         for m, k in ordered
     )
+    errors = [out for out in outputs if isinstance(out, FRLError)]
+    if errors:
+        raise errors[0]
     by_task = {(f.method, f.fold): f for f in outputs}
     folds = tuple(by_task[t] for t in tasks)
     settings = {

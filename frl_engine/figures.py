@@ -158,7 +158,7 @@ th:first-child, td:first-child { text-align: left; }
 thead th { background: #f3f3f3; }
 .figures { display: flex; flex-wrap: wrap; gap: 1em; }
 .note { color: #555; font-size: 0.92em; }
-pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; }
+pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; white-space: pre-wrap; }
 """
 
 

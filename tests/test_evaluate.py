@@ -229,3 +229,12 @@ def test_cli_evaluate_errors(tmp_path, capsys, extra, message):
     code = main(["evaluate", str(data), "--target", "Outcome", "--steps", "50", "--jobs", "1", *extra])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(message) and err.count("\n") == 1
+
+
+def test_a_user_error_inside_a_parallel_fold_reaches_the_caller_as_is():
+    from frl_engine.errors import RuleMiningError
+
+    X, y = clinical_table(120)
+    with pytest.raises(RuleMiningError, match="max_rules=2") as info:
+        cross_validate_models(X, y, n_folds=3, methods=("cart", "frl"), frl_params={"max_rules": 2}, n_jobs=2)
+    assert "\n" not in str(info.value)
