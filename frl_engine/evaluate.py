@@ -345,7 +345,7 @@ class EvaluationResult:
                 methods=tuple(d["methods"]), n_folds=int(d["n_folds"]), random_state=int(d["random_state"]),
                 n_rows=int(d["n_rows"]), n_positive=int(d["n_positive"]),
                 folds=tuple(FoldResult.from_dict(f) for f in d["folds"]),
-                frl_params=_tuples_to_lists(d.get("frl_params") or {}), settings=d.get("settings") or {},
+                frl_params=_jsonable(d.get("frl_params") or {}), settings=d.get("settings") or {},
                 dataset=d.get("dataset"), feature_names=tuple(d.get("feature_names") or ()),
                 elapsed_seconds=float(d.get("elapsed_seconds", 0.0)),
             )
@@ -391,10 +391,6 @@ def _jsonable(value):
     if isinstance(value, np.floating):
         return float(value)
     return value
-
-
-def _tuples_to_lists(value):
-    return _jsonable(value)
 
 
 def mean_roc_curve(fold_results, n_points: int = 101) -> tuple[np.ndarray, np.ndarray]:
