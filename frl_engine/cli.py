@@ -124,6 +124,11 @@ def print_model(model: dict, stream=None) -> None:
 def cmd_fit(args) -> int:
     started = time.perf_counter()
     estimator, _ = fit_from_args(args)
+    if args.validate:
+        features, event, _ = load_training_data(args)
+        result = estimator.cross_validate(features, event, n_folds=args.validate, random_state=args.seed, n_jobs=-1)
+        summary = result.summary("frl")
+        print(f"Cross-validated AUROC ({args.validate} folds): {summary.auroc_mean:.3f} (sd {summary.auroc_std:.3f})")
     model = _model_dict(estimator, args)
     print_model(model)
     print(f"Fitted in {time.perf_counter() - started:.2f} s.")
@@ -180,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Fit the MAP falling rule list and print it as IF / ELSE IF / ELSE.")
     add_fit_arguments(fit)
     fit.add_argument("--out", help="write the model to this JSON file")
+    fit.add_argument("--validate", type=int, metavar="FOLDS", default=0,
+                     help="also cross-validate the AUROC with this many folds; stored in the model and printed on the card")
     fit.set_defaults(handler=cmd_fit)
 
     show = sub.add_parser("show", help="print a saved model", description="Print a saved model's rule list.")

@@ -43,6 +43,8 @@ def register(subparsers) -> None:
     parser.add_argument("--thin", type=int, default=1, help="keep every T-th sweep (default 1)")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per chain)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
+    parser.add_argument("--model-out", metavar="MODEL.json",
+                        help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")
     parser.set_defaults(handler=cmd_sample)
 
 
@@ -70,4 +72,9 @@ def cmd_sample(args) -> int:
         data["target"] = args.target
         Path(args.out).write_text(json.dumps(data, allow_nan=False) + "\n", encoding="utf-8")
         print(f"Posterior sample written to {args.out}")
+    if args.model_out:
+        from .io import save_model
+
+        save_model(_model_dict(estimator, args), args.model_out)
+        print(f"Model with credible intervals written to {args.model_out}")
     return 0

@@ -331,6 +331,23 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.posterior_summary_ = result.map_risk_summary()
         return result
 
+    # ------------------------------------------------------------------ validation
+    def cross_validate(self, X, y, *, n_folds: int = 5, random_state=0, n_jobs=None):
+        """Cross-validated AUROC of this configuration on (X, y); kept for the model file and the card.
+
+        Runs stratified ``n_folds``-fold cross-validation of the FRL MAP list with
+        these hyperparameters (:func:`frl_engine.evaluate.cross_validate_models`) and
+        stores its summary in ``validation_summary_``.  Returns the full result.
+        """
+        from .evaluate import cross_validate_models
+
+        params = {k: v for k, v in self.get_params().items() if k not in ("random_state", "n_jobs", "positive_class")}
+        event = np.asarray(y) == (self.positive_class_ if hasattr(self, "positive_class_") else default_positive(np.unique(y)))
+        result = cross_validate_models(X, event, n_folds=n_folds, methods=("frl",), frl_params=params,
+                                       random_state=random_state, n_jobs=n_jobs)
+        self.validation_summary_ = result.validation_summary()
+        return result
+
     # ------------------------------------------------------------------ presentation
     def rule_table(self) -> pd.DataFrame:
         """The list as the paper's Table 1: IF / ELSE IF / ELSE, conditions, risk, support."""

@@ -135,3 +135,26 @@ def test_fit_on_the_bundled_sample_data(tmp_path, capsys):
     status, out, err = run(["fit", SAMPLE, "--target", "Readmitted30d", "--exclude", "PatientID", "--seed", "0"], capsys)
     assert status == 0, err
     assert "PatientID" not in out
+
+
+def test_fit_validate_stores_the_cross_validated_auroc(table, tmp_path, capsys):
+    out_path = tmp_path / "model.json"
+    status, out, err = run(["fit", table, "--target", "Readmitted", "--steps", "1000", "--validate", "3",
+                            "--out", out_path], capsys)
+    assert status == 0, err
+    validation = json.loads(out_path.read_text())["validation"]
+    assert validation["n_folds"] == 3 and 0.6 < validation["auroc_mean"] <= 1.0
+    assert f"{validation['auroc_mean']:.3f}" in out
+
+
+def test_sample_writes_a_model_with_credible_intervals_for_the_card(table, tmp_path, capsys):
+    model_path = tmp_path / "model.json"
+    status, out, err = run(["sample", table, "--target", "Readmitted", "--steps", "1000", "--samples", "200",
+                            "--jobs", "1", "--model-out", model_path], capsys)
+    assert status == 0, err
+    model = json.loads(model_path.read_text())
+    posterior = model["posterior"]
+    risks = [r["probability"] for r in model["rules"]] + [model["default"]["probability"]]
+    assert len(posterior["risk_lower"]) == len(risks)
+    for low, risk, high in zip(posterior["risk_lower"], risks, posterior["risk_upper"]):
+        assert 0 <= low <= high <= 1 and low - 0.05 <= risk <= high + 0.05
