@@ -45,6 +45,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from .errors import FRLError
+from .io import to_jsonable
 
 __all__ = [
     "METHODS", "METHOD_NAMES", "SVM_GRID", "LOGREG_GRID", "INNER_FOLDS", "RF_TREES", "RESULT_FORMAT",
@@ -328,7 +329,7 @@ class EvaluationResult:
             "n_rows": self.n_rows, "n_positive": self.n_positive, "feature_names": list(self.feature_names),
             "elapsed_seconds": self.elapsed_seconds,
             "summary": {m: self.summary(m).to_dict() for m in self.methods},
-            "frl_params": _jsonable(self.frl_params), "settings": _jsonable(self.settings),
+            "frl_params": to_jsonable(self.frl_params), "settings": to_jsonable(self.settings),
             "folds": [f.to_dict() for f in self.folds],
         }
 
@@ -345,7 +346,7 @@ class EvaluationResult:
                 methods=tuple(d["methods"]), n_folds=int(d["n_folds"]), random_state=int(d["random_state"]),
                 n_rows=int(d["n_rows"]), n_positive=int(d["n_positive"]),
                 folds=tuple(FoldResult.from_dict(f) for f in d["folds"]),
-                frl_params=_jsonable(d.get("frl_params") or {}), settings=d.get("settings") or {},
+                frl_params=to_jsonable(d.get("frl_params") or {}), settings=d.get("settings") or {},
                 dataset=d.get("dataset"), feature_names=tuple(d.get("feature_names") or ()),
                 elapsed_seconds=float(d.get("elapsed_seconds", 0.0)),
             )
@@ -375,22 +376,6 @@ class EvaluationResult:
 
 def _fmt_auroc(mean: float, std: float) -> str:
     return f"{mean:.3f} ({std:.3f})"
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
 
 
 def mean_roc_curve(fold_results, n_points: int = 101) -> tuple[np.ndarray, np.ndarray]:
@@ -629,7 +614,7 @@ def _run_fold(method: str, fold: int, seed: int, X: pd.DataFrame, X_numeric, num
             scores = _scores(model, X_numeric.iloc[test])
         predict_seconds = time.perf_counter() - started
         if hasattr(model, "best_params_"):
-            extra["best_params"] = {k.removeprefix("model__"): _jsonable(v) for k, v in model.best_params_.items()}
+            extra["best_params"] = {k.removeprefix("model__"): to_jsonable(v) for k, v in model.best_params_.items()}
     y_test = y[test]
     fpr, tpr, _ = roc_curve(y_test, scores)
     return FoldResult(
@@ -693,7 +678,7 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
     X.columns = [str(c) for c in X.columns]
     y = _check_y(y_event, len(X))
     n_folds = _check_folds(n_folds, y)
-    params = _frl_params(frl_params) if "frl" in methods else _jsonable(dict(frl_params or {}))
+    params = _frl_params(frl_params) if "frl" in methods else to_jsonable(dict(frl_params or {}))
     random_state = _check_random_state(random_state)
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
         raise FRLError(f"n_jobs must be a whole number other than 0 (-1: all cores), got {n_jobs!r}")
@@ -728,7 +713,7 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
     }
     return EvaluationResult(
         methods=methods, n_folds=n_folds, random_state=random_state, n_rows=int(len(y)), n_positive=int(y.sum()),
-        folds=folds, frl_params=_jsonable(params), settings=settings, dataset=dataset,
+        folds=folds, frl_params=to_jsonable(params), settings=settings, dataset=dataset,
         feature_names=tuple(X.columns), elapsed_seconds=float(time.perf_counter() - started),
     )
 

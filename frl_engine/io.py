@@ -166,25 +166,32 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
     return frame.drop(columns=[target]), event, positive
 
 
-def _jsonable(value):
+def to_jsonable(value, *, strict: bool = False):
+    """Numpy scalars and arrays (inside dicts, lists, tuples) as plain Python for ``json.dumps``.
+
+    With ``strict=True`` non-finite floats become JSON-safe too: NaN -> None, +-inf -> "inf"/"-inf".
+    """
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): to_jsonable(v, strict=strict) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [to_jsonable(v, strict=strict) for v in value]
     if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating,)):
-        return float(value)
-    if isinstance(value, (np.bool_,)):
+        return to_jsonable(value.tolist(), strict=strict)
+    if isinstance(value, np.bool_):
         return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if strict and not np.isfinite(value):
+            return None if np.isnan(value) else ("inf" if value > 0 else "-inf")
+        return value
     return value
 
 
 def dumps_model(model: dict) -> str:
     """The model dictionary as pretty JSON text."""
-    return json.dumps(_jsonable(model), indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(to_jsonable(model, strict=True), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def save_model(model: dict, path) -> None:

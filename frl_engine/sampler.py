@@ -84,6 +84,7 @@ from joblib import Parallel, delayed
 from .bits import capture_counts_from
 from .diagnostics import effective_sample_size, split_rhat
 from .errors import FRLError
+from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
 from .moves import ADD, FIRST_CHANGED, I, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
@@ -533,26 +534,6 @@ def _check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def _jsonable(value):
-    """Convert numpy scalars/arrays and non-finite floats for ``json.dumps``."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
-    return value
-
-
 def _fmt(value: float, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
@@ -655,7 +636,7 @@ class PosteriorSample:
         ``{"n_samples", "risk_median", "risk_lower", "risk_upper"}`` (95% central interval,
         default last) plus the method, the list's frequency in the sample and the diagnostics.
         """
-        return _jsonable({
+        return to_jsonable({
             "n_samples": self.map_risk["n_draws"],
             "risk_median": self.map_risk["median"],
             "risk_lower": self.map_risk["lower"],
@@ -670,11 +651,11 @@ class PosteriorSample:
             "rhat": self.rhat,
             "ess": self.ess,
             "acceptance": self.acceptance,
-        })
+        }, strict=True)
 
     def to_dict(self) -> dict:
         """A JSON-safe dictionary of the summaries and the samples."""
-        return _jsonable({
+        return to_jsonable({
             "format": "frl-posterior",
             "settings": {"n_chains": self.n_chains, "n_samples": self.n_samples, "burn_in": self.burn_in,
                          "thin": self.thin},
