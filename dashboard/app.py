@@ -1,0 +1,50 @@
+"""Entry point of the clinician dashboard: ``streamlit run dashboard/app.py`` (``make run``).
+
+It only sets the page up and routes between the pages (``st.navigation``); the
+pages are thin, the engine is reached through :mod:`dashboard.services`, the
+session-state keys live in :mod:`dashboard.state`.
+"""
+
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parents[1]
+if str(_ROOT) not in sys.path:  # a plain checkout, not installed with `pip install -e .`
+    sys.path.insert(0, str(_ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import state, ui  # noqa: E402
+
+st.set_page_config(page_title="Falling Rule Lists", page_icon=":material/format_list_numbered:", layout="wide")
+
+state.init()
+state.collect_jobs()
+ui.style()
+
+PAGES = {
+    "data": st.Page(ui.PAGES["data"], title="Data", icon=":material/table:", default=True),
+    "fit": st.Page(ui.PAGES["fit"], title="Fit", icon=":material/tune:"),
+    "rules": st.Page(ui.PAGES["rules"], title="Rule list", icon=":material/format_list_numbered:"),
+    "posterior": st.Page(ui.PAGES["posterior"], title="Posterior", icon=":material/query_stats:"),
+    "validation": st.Page(ui.PAGES["validation"], title="Validation", icon=":material/monitoring:"),
+    "card": st.Page(ui.PAGES["card"], title="Card & downloads", icon=":material/badge:"),
+    "compare": st.Page(ui.PAGES["compare"], title="Compare", icon=":material/compare_arrows:"),
+}
+page = st.navigation({
+    "Build": [PAGES["data"], PAGES["fit"]],
+    "Read": [PAGES["rules"], PAGES["posterior"], PAGES["validation"]],
+    "Use": [PAGES["card"], PAGES["compare"]],
+})
+
+target = st.session_state[state.NAV_TO]
+if target is not None:
+    st.session_state[state.NAV_TO] = None
+    if page is PAGES["fit"] or page.url_path == PAGES["fit"].url_path:  # only if the user is still waiting there
+        st.switch_page(PAGES[target])
+
+ui.sidebar_status()
+try:
+    page.run()
+finally:  # after the first page is drawn (also when a page stops early)
+    ui.warm_up_once()

@@ -1,0 +1,800 @@
+"""The dashboard's one door into :mod:`frl_engine`, with caching.
+
+Every call into the engine the pages make goes through this module:
+
+* reading tables (``st.cache_data`` keyed by the file's bytes; the bytes stay in
+  memory and are never written to disk);
+* what the engine will do with each column (kind, thresholds, identifiers);
+* the binarised items and the number of candidate rules (cached per data and settings);
+* fitting (``st.cache_data`` keyed by the data's hash and every setting; the cached
+  value is the fitted estimator, which ``cache_data`` pickles, so every caller gets
+  its own copy and can never change another session's model);
+* posterior sampling, cross-validation, the card, scoring, the patient look-up.
+
+Functions without ``st.`` decorators are pure and unit-tested without Streamlit.
+Errors a user can fix are :class:`~frl_engine.errors.FRLError` with a one-line
+message; the pages show them with ``st.error(str(exc))``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
+from frl_engine.errors import DataError, FRLError, ModelFileError
+from frl_engine.estimator import FallingRuleListClassifier
+from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
+from frl_engine.rules import Condition, category_label, format_number, mine_rules, missing_mask
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_PATH = REPO_ROOT / "sample_data" / "readmission.csv"
+SAMPLE_TARGET = "Readmitted30d"
+TABLE_EXTENSIONS = (".csv", ".xlsx", ".xls", ".parquet")
+MAX_CATEGORIES = 30  # the Binarizer's default: more distinct values than this cannot be categories
+MAX_EVENT_CHOICES = 50  # an outcome with more distinct values than this is not offered as an event picker
+DEFAULT_UPLOAD_MB = 200
+CARD_SIZES = {"pocket": "Pocket (85.6 × 54 mm)", "index": "Index card (5 × 3 in)", "a6": "A6 (148 × 105 mm)"}
+OUTCOME_HINTS = ("readmit", "outcome", "target", "label", "event", "death", "died", "mortality", "malignan",
+                 "class", "y")
+
+
+# ============================================================================ data
+@dataclass(frozen=True, eq=False)
+class LoadedData:
+    """A table the user brought (or the sample), kept in memory for the session."""
+
+    name: str
+    key: str  # hash of the file's bytes: the cache key of everything computed from it
+    frame: pd.DataFrame = field(repr=False)
+    n_bytes: int
+    is_sample: bool = False
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.frame.shape[0])
+
+    @property
+    def n_columns(self) -> int:
+        return int(self.frame.shape[1])
+
+
+def bytes_key(raw: bytes) -> str:
+    """A short hash of the file's bytes."""
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def max_upload_mb() -> int:
+    """The upload limit set in ``.streamlit/config.toml`` (``server.maxUploadSize``, MB)."""
+    try:
+        return int(st.get_option("server.maxUploadSize"))
+    except Exception:  # noqa: BLE001 - outside a Streamlit runtime
+        return DEFAULT_UPLOAD_MB
+
+
+@st.cache_data(max_entries=6, show_spinner=False)
+def _read_table_cached(raw: bytes, name: str) -> pd.DataFrame:
+    # Keyed by the file's bytes (and name, which picks the format).  Errors are not cached.
+    return read_table(raw, name)
+
+
+def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int | None = None) -> LoadedData:
+    """Read an uploaded table (CSV, Excel, Parquet) from memory.
+
+    Raises
+    ------
+    DataError
+        Too large, wrong extension, empty, header only, duplicate column names, unreadable.
+    """
+    limit_mb = max_upload_mb() if limit_mb is None else limit_mb
+    if len(raw) > limit_mb * 1024 * 1024:
+        raise DataError(f"{name} is {len(raw) / 1024 / 1024:.0f} MB; the dashboard accepts files up to {limit_mb} MB: "
+                        "drop columns or rows you do not need, or save it as Parquet")
+    suffix = Path(name).suffix.lower()
+    if suffix not in TABLE_EXTENSIONS:
+        raise DataError(f"{name}: unsupported file type '{suffix or 'none'}': use a .csv, .xlsx or .parquet file")
+    frame = _read_table_cached(raw, name)
+    return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample)
+
+
+def load_sample() -> LoadedData:
+    """The bundled sample (``sample_data/readmission.csv``)."""
+    if not SAMPLE_PATH.is_file():
+        raise DataError(f"The sample data ({SAMPLE_PATH.relative_to(REPO_ROOT)}) is not there: upload a file instead")
+    return load_table(SAMPLE_PATH.read_bytes(), SAMPLE_PATH.name, is_sample=True, limit_mb=10_000)
+
+
+# ============================================================================ columns
+_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
+                       r"|^(record|patient|subject|encounter|visit|case|admission)[_\s.\-]?(no|num|number|nr|key|code)$",
+                       re.IGNORECASE)
+_ID_CAMEL = re.compile(r"[a-z0-9](ID|Id)$")
+
+
+def looks_like_identifier(name: str, series: pd.Series) -> str | None:
+    """Why a column looks like an identifier (and is excluded by default), or None.
+
+    A name such as ``PatientID``, ``patient_id``, ``MRN``; or text / whole numbers
+    that are different in every row (at least 20 rows).
+    """
+    if _ID_WORDS.search(name.strip()) or _ID_CAMEL.search(name.strip()):
+        return "identifier (by its name)"
+    present = series.dropna()
+    n = len(series)
+    if n >= 20 and len(present) == n and present.nunique() == n:
+        kind = series.dtype
+        if pd.api.types.is_integer_dtype(kind) or pd.api.types.is_object_dtype(kind) or pd.api.types.is_string_dtype(kind):
+            return "identifier (different in every row)"
+    return None
+
+
+def _non_numeric_examples(series: pd.Series) -> list[str]:
+    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+        return []
+    present = series[~missing_mask(series)]
+    parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
+    return [str(v) for v in pd.unique(present[parsed.isna()])[:3]]
+
+
+def _examples(series: pd.Series, limit: int = 4) -> str:
+    present = series[~missing_mask(series)]
+    values = [category_label(v) for v in pd.unique(present)[:limit]]
+    text = ", ".join(values)
+    return text if len(text) <= 48 else text[:47] + "…"
+
+
+PROFILE_COLUMNS = ["column", "use", "kind", "thresholds", "detected", "missing", "distinct", "examples", "note"]
+
+
+def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per column: what the engine will do with it, and the defaults the editor starts from.
+
+    ``kind`` is the engine's inferred kind (None when it cannot be used as is);
+    ``use`` is False for identifiers, empty columns, dates and columns with too
+    many categories; ``note`` says why.
+    """
+    rows = []
+    for name in frame.columns:
+        series = frame[name]
+        detected = infer_column_kind(series)
+        distinct = int(series[~missing_mask(series)].nunique())
+        missing = float(missing_mask(series).mean()) * 100.0
+        use, note = True, ""
+        identifier = looks_like_identifier(str(name), series)
+        if detected == "empty":
+            use, note = False, "no values"
+        elif detected == "unsupported":
+            use, note = False, f"{series.dtype} values: convert to numbers to use"
+        elif identifier:
+            use, note = False, identifier
+        elif detected == "constant":
+            note = "a single value: makes no item"
+        elif detected == "categorical" and distinct > MAX_CATEGORIES:
+            use, note = False, f"{distinct:,} categories: too many (max {MAX_CATEGORIES})"
+        elif detected == "numeric":
+            junk = _non_numeric_examples(series)
+            if junk:
+                note = "non-numeric values such as " + ", ".join(f"'{v}'" for v in junk) + ": clean them or mark missing"
+        rows.append({
+            "column": str(name), "use": use, "kind": detected if detected in KINDS else None, "thresholds": "",
+            "detected": detected, "missing": round(missing, 1), "distinct": distinct,
+            "examples": _examples(series), "note": note,
+        })
+    return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def profile_columns_cached(data_key: str, _frame: pd.DataFrame) -> pd.DataFrame:
+    return profile_columns(_frame)
+
+
+def parse_thresholds(text: str, column: str) -> tuple[float, ...]:
+    """``"45, 60"`` -> ``(45.0, 60.0)``; blank -> ``()`` (automatic thresholds)."""
+    text = (text or "").strip()
+    if not text:
+        return ()
+    values = []
+    for part in re.split(r"[,;\s]+", text):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise DataError(f"Thresholds for '{column}' must be numbers separated by commas (e.g. 45, 60); "
+                            f"'{part}' is not a number") from None
+        if not math.isfinite(value):
+            raise DataError(f"Thresholds for '{column}' must be finite numbers, got '{part}'")
+        values.append(value)
+    return tuple(sorted(set(values)))
+
+
+@dataclass(frozen=True)
+class ColumnChoices:
+    """What the user decided about the columns: the engine's ``exclude``, ``column_kinds``, ``thresholds``."""
+
+    exclude: tuple[str, ...] = ()
+    kinds: tuple[tuple[str, str], ...] = ()
+    thresholds: tuple[tuple[str, tuple[float, ...]], ...] = ()
+
+    def params(self) -> dict:
+        """Keyword arguments of :class:`~frl_engine.estimator.FallingRuleListClassifier` / ``Binarizer``."""
+        return {"exclude": tuple(self.exclude), "column_kinds": dict(self.kinds) or None,
+                "thresholds": {c: list(t) for c, t in self.thresholds} or None}
+
+    def describe(self) -> dict:
+        return {"exclude": list(self.exclude), "kinds": dict(self.kinds),
+                "thresholds": {c: list(t) for c, t in self.thresholds}}
+
+
+def column_choices(table: pd.DataFrame, target: str | None = None) -> ColumnChoices:
+    """The engine settings an edited column table stands for.
+
+    Only kinds that differ from the engine's own inference are passed on, so a
+    table left as it is fits exactly what the engine fits by default.
+    """
+    exclude, kinds, thresholds = [], [], []
+    for row in table.itertuples(index=False):
+        column = row.column
+        if column == target:
+            continue
+        if not bool(row.use):
+            exclude.append(column)
+            continue
+        kind = row.kind if isinstance(row.kind, str) and row.kind in KINDS else None
+        if kind is not None and kind != row.detected:
+            kinds.append((column, kind))
+        cuts = parse_thresholds(row.thresholds if isinstance(row.thresholds, str) else "", column)
+        if cuts:
+            if (kind or row.detected) != "numeric":
+                raise DataError(f"Column '{column}' has thresholds but is treated as {kind or row.detected}: "
+                                "set its type to numeric or clear the thresholds")
+            thresholds.append((column, cuts))
+    return ColumnChoices(tuple(exclude), tuple(kinds), tuple(thresholds))
+
+
+# ============================================================================ outcome
+def suggest_target(frame: pd.DataFrame) -> str | None:
+    """A two-valued column whose name sounds like an outcome; else the last two-valued column."""
+    two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2]
+    for hint in OUTCOME_HINTS:
+        for column in two_valued:
+            name = str(column).lower()
+            if (hint == "y" and name == "y") or (hint != "y" and hint in name):
+                return column
+    return two_valued[-1] if two_valued else (frame.columns[-1] if len(frame.columns) else None)
+
+
+def outcome_values(series: pd.Series) -> list:
+    """The distinct values of an outcome column, sorted as text (None if far too many to pick from)."""
+    values = sorted(pd.unique(series.dropna()), key=lambda v: str(v))
+    return values if len(values) <= MAX_EVENT_CHOICES else []
+
+
+def default_event(series: pd.Series):
+    """The event value the engine would choose, when the outcome has exactly two values."""
+    values = pd.unique(series.dropna())
+    return default_positive(values) if len(values) == 2 else None
+
+
+def split_outcome(frame: pd.DataFrame, target: str | None, event) -> tuple[pd.DataFrame, np.ndarray, Any]:
+    """Features, the event indicator and the event value, or a DataError saying what to pick."""
+    if not target:
+        raise DataError("Pick the outcome column: the one the rule list should predict")
+    if target not in frame.columns:
+        raise DataError(f"The outcome column '{target}' is not in this table: pick another one")
+    n_values = int(frame[target].dropna().nunique())
+    if n_values > MAX_EVENT_CHOICES:
+        raise DataError(f"The outcome column '{target}' has {n_values:,} different values: it looks like a "
+                        "measurement, not an outcome. Pick a yes/no column (or make one from it)")
+    if n_values < 2:
+        return split_target(frame, target, None)  # the engine's one-class message
+    if event is None:
+        if n_values > 2:
+            raise DataError(f"The outcome column '{target}' has {n_values} values, not two: pick which value "
+                            "counts as the event (the others become 'no event')")
+        event = default_event(frame[target])
+    return split_target(frame, target, event)
+
+
+def plain(value):
+    """A numpy scalar as a plain Python value (for JSON and messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# ============================================================================ items and candidate rules
+@dataclass(frozen=True)
+class ItemPreview:
+    table: pd.DataFrame  # item, column, patients, percent
+    specs: tuple[dict, ...]  # the binarizer's column specs (to_dict)
+    constant: tuple[str, ...]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: pd.DataFrame) -> ItemPreview:
+    """The binarised items, exactly as the fit will make them, with the patients each covers."""
+    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    binarizer.fit(_features)
+    return ItemPreview(binarizer.item_table(_features), tuple(s.to_dict() for s in binarizer.specs_),
+                       tuple(binarizer.constant_columns_))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def candidate_count(data_key: str, target: str, choices: ColumnChoices, min_support: float, max_conditions: int,
+                    _features: pd.DataFrame) -> int:
+    """How many candidate rules the fit will search (raises RuleMiningError when none or too many)."""
+    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    items = binarizer.fit_transform(_features)
+    return len(mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
+                          max_rules=5000).rules)
+
+
+# ============================================================================ fitting
+@dataclass(frozen=True)
+class FitSettings:
+    """The hyperparameters a user sets on the Fit page (the paper's defaults)."""
+
+    lam: float = 8.0
+    min_support: float = 0.05
+    max_conditions: int = 2
+    n_steps: int = 5000
+    n_chains: int = 4
+    seed: int = 0
+
+    def params(self) -> dict:
+        return {"lam": float(self.lam), "min_support": float(self.min_support),
+                "max_conditions": int(self.max_conditions), "n_steps": int(self.n_steps),
+                "n_chains": int(self.n_chains), "random_state": int(self.seed)}
+
+    def label(self) -> str:
+        return (f"λ {format_number(self.lam)} · support {format_number(round(100 * self.min_support, 2))}% · "
+                f"≤{self.max_conditions} conditions · {self.n_steps:,} steps × {self.n_chains} · seed {self.seed}")
+
+
+@dataclass(frozen=True)
+class PosteriorSettings:
+    n_samples: int = 1000
+    n_chains: int = 4
+
+
+@dataclass(frozen=True)
+class FitSpec:
+    """Everything a fit depends on; its ``key`` is the cache key (data hash + every parameter)."""
+
+    data_key: str
+    data_name: str
+    target: str
+    event: Any
+    choices: ColumnChoices
+    settings: FitSettings
+    posterior: PosteriorSettings | None = None
+
+    @property
+    def key(self) -> str:
+        return _digest({"data": self.data_key, "target": self.target, "event": repr(plain(self.event)),
+                        "choices": self.choices.describe(), "settings": dataclasses.asdict(self.settings)})
+
+    def estimator(self) -> FallingRuleListClassifier:
+        return FallingRuleListClassifier(**self.settings.params(), **self.choices.params())
+
+    def with_settings(self, settings: FitSettings, posterior: PosteriorSettings | None) -> FitSpec:
+        return dataclasses.replace(self, settings=settings, posterior=posterior)
+
+
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def fit_estimator(spec_key: str, _spec: FitSpec, _features: pd.DataFrame, _event: np.ndarray) -> FallingRuleListClassifier:
+    """The MAP falling rule list; cached by data hash + parameters (pickled: each caller gets a copy)."""
+    estimator = _spec.estimator()
+    estimator.fit(_features, _event)
+    estimator.target_name_ = _spec.target
+    estimator.data_name_ = _spec.data_name
+    estimator.event_label_ = plain(_spec.event)
+    return estimator
+
+
+@dataclass(frozen=True)
+class PosteriorView:
+    """What the Posterior page shows, as plain data (from a PosteriorSample)."""
+
+    n_chains: int
+    n_samples: int
+    burn_in: int
+    lengths: dict  # L -> fraction of samples
+    length_trace: np.ndarray  # (n_chains, n_samples)
+    log_posterior_trace: np.ndarray  # (n_chains, n_samples)
+    inclusion: dict  # rule -> fraction, most frequent first
+    acceptance: dict  # move -> rate (pooled)
+    acceptance_per_chain: tuple
+    proposals: dict
+    rhat: dict
+    ess: dict
+    map_list: tuple
+    map_list_frequency: float
+    risk_summary: dict  # the model file's "posterior" block
+    summary_text: str
+    seconds: float
+
+
+def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
+    """Plain data from a :class:`frl_engine.sampler.PosteriorSample`."""
+    inclusion = {str(k): float(v) for k, v in list(sample.inclusion.items())[:40] if v > 0}
+    return PosteriorView(
+        n_chains=int(sample.n_chains), n_samples=int(sample.n_samples), burn_in=int(sample.burn_in),
+        lengths={int(k): float(v) for k, v in sample.length_histogram().items()},
+        length_trace=np.asarray(sample.length_trace, dtype=float),
+        log_posterior_trace=np.asarray(sample.log_posterior_trace, dtype=float),
+        inclusion=inclusion, acceptance=dict(sample.acceptance),
+        acceptance_per_chain=tuple(dict(a) for a in sample.acceptance_per_chain),
+        proposals=dict(sample.proposals), rhat=dict(sample.rhat), ess=dict(sample.ess),
+        map_list=tuple(str(r) for r in sample.map_list), map_list_frequency=float(sample.map_list_frequency),
+        risk_summary=sample.map_risk_summary(), summary_text=sample.summary(), seconds=float(seconds),
+    )
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def sample_posterior(spec_key: str, n_samples: int, n_chains: int, seed: int,
+                     _estimator: FallingRuleListClassifier) -> PosteriorView:
+    """Posterior samples of the fitted list (paper section 3.2), summarised; cached per fit + settings."""
+    started = time.perf_counter()
+    estimator = copy.copy(_estimator)  # sample_posterior sets posterior_summary_: keep the caller's copy unchanged
+    # n_jobs=1: the chains run one after the other in this process (compiled, GIL released). Spawning worker
+    # processes costs seconds, far more than the chains themselves on clinical-size data; the samples are the
+    # same whatever n_jobs.
+    sample = estimator.sample_posterior(n_samples, n_chains=n_chains, random_state=seed, n_jobs=1)
+    return posterior_view(sample, time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted (or loaded) list and everything the pages show about it.
+
+    ``model`` (the model-file dictionary) is the single source of the list's
+    rules, risks, supports and intervals; the rest is what a model file does not hold.
+    """
+
+    id: str
+    model: dict = field(repr=False)
+    source: str  # "fit" or "file"
+    label: str
+    spec: FitSpec | None = None
+    data: LoadedData | None = field(default=None, repr=False)
+    rule_index: np.ndarray | None = field(default=None, repr=False)  # per training row: 0..L (L = ELSE)
+    n_candidates: int | None = None
+    posterior: PosteriorView | None = field(default=None, repr=False)
+    fit_seconds: float | None = None
+    created: float = field(default_factory=time.time)
+
+    @property
+    def rules(self) -> list[str]:
+        return [r["name"] for r in self.model["rules"]]
+
+    @property
+    def has_posterior(self) -> bool:
+        return self.model.get("posterior") is not None
+
+    def with_posterior(self, view: PosteriorView) -> FitResult:
+        model = copy.deepcopy(self.model)
+        model["posterior"] = view.risk_summary
+        return dataclasses.replace(self, model=model, posterior=view)
+
+    def with_validation(self, validation: dict | None) -> FitResult:
+        model = copy.deepcopy(self.model)
+        model["validation"] = validation
+        return dataclasses.replace(self, model=model)
+
+
+def model_dict(estimator: FallingRuleListClassifier, spec: FitSpec) -> dict:
+    """The model file of a fit, with the outcome in the user's own terms (as ``frl fit`` writes it)."""
+    model = estimator.to_dict(target=spec.target, data_name=spec.data_name)
+    event = plain(spec.event)
+    model["outcome"]["positive_class"] = event
+    model["outcome"]["classes"] = [f"not {event}", event]
+    return json.loads(dumps_model(model))  # plain JSON values only
+
+
+def fit_result(estimator: FallingRuleListClassifier, spec: FitSpec, data: LoadedData, features: pd.DataFrame,
+               seconds: float | None, result_id: str) -> FitResult:
+    return FitResult(
+        id=result_id, model=model_dict(estimator, spec), source="fit", label=spec.settings.label(), spec=spec,
+        data=data, rule_index=estimator.apply(features), n_candidates=len(estimator.candidate_names_),
+        fit_seconds=seconds,
+    )
+
+
+FIT_STAGES = ("finding the best list by simulated annealing", "sampling the posterior", "summarising")
+
+
+def fit_work(spec: FitSpec, data: LoadedData, features: pd.DataFrame, event: np.ndarray, result_id: str):
+    """The body of a fit job: MAP list (published at once), then the posterior (published again)."""
+
+    def work(job) -> None:
+        chains, steps = spec.settings.n_chains, spec.settings.n_steps
+        job.stage(0, f"{chains} chain{'s' if chains > 1 else ''} × {steps:,} steps")
+        started = time.perf_counter()
+        estimator = fit_estimator(spec.key, spec, features, event)
+        result = fit_result(estimator, spec, data, features, time.perf_counter() - started, result_id)
+        job.publish(result)
+        if spec.posterior is not None:
+            post = spec.posterior
+            job.stage(1, f"{post.n_chains} chains × {post.n_samples:,} samples")
+            view = sample_posterior(spec.key, post.n_samples, post.n_chains, spec.settings.seed, estimator)
+            job.stage(2)
+            job.publish(result.with_posterior(view))
+
+    return work
+
+
+# ============================================================================ model files
+def load_model_file(raw: bytes, name: str, result_id: str) -> FitResult:
+    """A model JSON written by the dashboard or ``frl fit --out``; ModelFileError if it is not one of ours."""
+    if not name.lower().endswith(".json"):
+        raise ModelFileError(f"{name} is not a model file: a model is a .json file saved from this dashboard "
+                             "or `frl fit --out`")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{name} is not a model file: it is not UTF-8 text") from None
+    model = parse_model(text, source=name)
+    FallingRuleListClassifier.from_dict(model)  # checks the rules and risks are well formed
+    check_renderable(model)
+    hyper = model.get("hyperparameters") or {}
+    label = f"{name} (λ {hyper.get('lam', '?')}, support {hyper.get('min_support', '?')})"
+    return FitResult(id=result_id, model=json.loads(dumps_model(model)), source="file", label=label)
+
+
+def check_renderable(model: dict) -> None:
+    """Raise ModelFileError if the card could not be drawn from this model (incomplete file)."""
+    from frl_engine.card import layout_card
+
+    layout_card(model, size="pocket")
+
+
+def model_json(model: dict) -> bytes:
+    return (dumps_model(model) + "\n").encode("utf-8")
+
+
+def estimator_from_model(model: dict) -> FallingRuleListClassifier:
+    return FallingRuleListClassifier.from_dict(model)
+
+
+# ============================================================================ scoring
+def scored_frame(frame: pd.DataFrame, rule_index: np.ndarray, model: dict) -> pd.DataFrame:
+    """The training table with the rule that applies to each patient (1 = top) and its risk."""
+    risks = np.array([r["probability"] for r in model["rules"]] + [model["default"]["probability"]])
+    n_rules = len(model["rules"])
+    out = frame.copy()
+    out["frl_rule"] = np.asarray(rule_index) + 1
+    out["frl_rule_text"] = [model["rules"][i]["name"] if i < n_rules else "ELSE" for i in rule_index]
+    out["frl_risk"] = risks[np.asarray(rule_index)]
+    return out
+
+
+def scored_csv(frame: pd.DataFrame, rule_index: np.ndarray, model: dict) -> bytes:
+    return scored_frame(frame, rule_index, model).to_csv(index=False).encode("utf-8")
+
+
+# ============================================================================ the patient look-up
+@dataclass(frozen=True)
+class PatientField:
+    """One input of the "which rule applies" form: a column the list uses."""
+
+    column: str
+    kind: str  # numeric | categorical | boolean
+    options: tuple[str, ...] = ()  # categories (categorical)
+    thresholds: tuple[float, ...] = ()  # the cut points the list uses (numeric)
+
+
+def patient_fields(model: dict) -> list[PatientField]:
+    """The columns the list's rules test, in order of first use, with how to ask for each."""
+    specs = {c["name"]: c for c in ((model.get("binarizer") or {}).get("columns") or [])}
+    order, ops, values = [], {}, {}
+    for rule in model["rules"]:
+        for cond in rule["conditions"]:
+            column = cond["column"]
+            if column not in order:
+                order.append(column)
+            ops.setdefault(column, set()).add(cond["op"])
+            if cond.get("value") is not None:
+                values.setdefault(column, set()).add(cond["value"])
+    fields = []
+    for column in order:
+        spec = specs.get(column)
+        column_ops = ops[column] - {"is missing"}
+        if spec is not None:
+            kind = spec["kind"]
+        elif column_ops & {">=", "<"}:
+            kind = "numeric"
+        elif "==" in column_ops:
+            kind = "categorical"
+        else:
+            kind = "boolean"
+        if kind == "categorical":
+            options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
+            fields.append(PatientField(column, kind, options=options))
+        elif kind == "numeric":
+            cuts = sorted(float(v) for v in values.get(column, ()) if isinstance(v, (int, float)))
+            fields.append(PatientField(column, kind, thresholds=tuple(cuts)))
+        else:
+            fields.append(PatientField(column, "boolean"))
+    return fields
+
+
+@dataclass(frozen=True)
+class PatientCheck:
+    position: int  # 0-based rule that fires; L = ELSE
+    risk: float
+    lower: float | None
+    upper: float | None
+    steps: tuple  # per rule tried: (rule name, fired, ((condition, holds), ...))
+
+
+def explain_patient(model: dict, values: dict) -> PatientCheck:
+    """Which rule fires for one patient (values: column -> number / category / "yes"/"no" / None) and why."""
+    estimator = estimator_from_model(model)
+    row = pd.DataFrame([{c: (np.nan if v is None else v) for c, v in values.items()}])
+    for column in estimator.used_columns_:
+        if column not in row.columns:
+            row[column] = np.nan
+    position = int(estimator.apply(row)[0])
+    steps = []
+    for index, rule in enumerate(estimator.rule_objects_[: position + 1]):
+        conditions = tuple((c.name, bool(c.evaluate(row)[0])) for c in rule.conditions)
+        steps.append((rule.name, index == position, conditions))
+    posterior = model.get("posterior") or {}
+    lower = posterior.get("risk_lower")
+    upper = posterior.get("risk_upper")
+    return PatientCheck(position, float(estimator.probabilities_[position]),
+                        None if lower is None else float(lower[position]),
+                        None if upper is None else float(upper[position]), tuple(steps))
+
+
+# ============================================================================ validation
+VALIDATION_METHODS = ("frl", "logreg", "cart", "rf", "svm")
+
+
+@dataclass(frozen=True)
+class ValidationSpec:
+    fit_key: str
+    methods: tuple[str, ...]
+    n_folds: int
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return _digest(dataclasses.asdict(self))
+
+
+def validation_inputs(spec: FitSpec, features: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The table the models are compared on (excluded columns dropped) and the FRL settings."""
+    used = features.drop(columns=[c for c in spec.choices.exclude if c in features.columns])
+    params = {**spec.settings.params(), **spec.choices.params()}
+    params.pop("random_state")
+    params["exclude"] = ()
+    return used, params
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cross_validate_method(fit_key: str, method: str, n_folds: int, seed: int, _X: pd.DataFrame, _event: np.ndarray,
+                          _frl_params: dict, dataset: str):
+    """One method's cross-validation (the numbers do not depend on the other methods run alongside)."""
+    from frl_engine.evaluate import cross_validate_models
+
+    return cross_validate_models(_X, _event, n_folds=n_folds, methods=(method,), frl_params=_frl_params,
+                                 random_state=seed, n_jobs=-1, dataset=dataset)
+
+
+def merge_evaluations(results: list) -> Any:
+    """One EvaluationResult from per-method runs on the same folds."""
+    first = results[0]
+    return dataclasses.replace(
+        first, methods=tuple(m for r in results for m in r.methods), folds=tuple(f for r in results for f in r.folds),
+        elapsed_seconds=float(sum(r.elapsed_seconds for r in results)),
+        settings={**first.settings, **{k: v for r in results for k, v in r.settings.items()}},
+    )
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    spec: ValidationSpec
+    fit_id: str
+    evaluation: Any = field(repr=False)  # frl_engine.evaluate.EvaluationResult
+
+    def model_block(self) -> dict:
+        return self.evaluation.validation_summary("frl")
+
+
+def validation_work(vspec: ValidationSpec, fit: FitResult, features: pd.DataFrame, event: np.ndarray):
+    def work(job) -> ValidationResult:
+        X, params = validation_inputs(fit.spec, features)
+        results = []
+        from frl_engine.evaluate import METHOD_NAMES
+
+        for index, method in enumerate(vspec.methods):
+            job.stage(index, f"{vspec.n_folds} folds")
+            results.append(cross_validate_method(vspec.fit_key, method, vspec.n_folds, vspec.seed, X, event, params,
+                                                 fit.spec.data_name))
+        job.stage(len(vspec.methods))
+        return ValidationResult(vspec, fit.id, merge_evaluations(results))
+
+    return work
+
+
+def validation_stages(methods) -> tuple[str, ...]:
+    from frl_engine.evaluate import METHOD_DESCRIPTIONS
+
+    return tuple(METHOD_DESCRIPTIONS.get(m, m) for m in methods)
+
+
+# ============================================================================ the card
+def pdftoppm_available() -> bool:
+    return shutil.which("pdftoppm") is not None
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def card_pdf(model_text: str, size: str, title: str | None) -> bytes:
+    """The laminated card as PDF bytes (cached by the model's JSON text, size and title)."""
+    from frl_engine.card import render_card
+
+    return render_card(json.loads(model_text), size=size, title=title)
+
+
+def card_png_pages(pdf: bytes, dpi: int = 170, first: int = 1, last: int = 2) -> list[bytes]:
+    """PNG images of PDF pages (pdftoppm in a private temporary folder); [] if pdftoppm is missing or fails."""
+    if not pdftoppm_available():
+        return []
+    with tempfile.TemporaryDirectory(prefix="frl-card-") as tmp:
+        source = Path(tmp) / "card.pdf"
+        source.write_bytes(pdf)
+        try:
+            subprocess.run(["pdftoppm", "-png", "-r", str(dpi), "-f", str(first), "-l", str(last), str(source),
+                            str(Path(tmp) / "page")], check=True, capture_output=True, timeout=30)
+        except (subprocess.SubprocessError, OSError):
+            return []
+        return [p.read_bytes() for p in sorted(Path(tmp).glob("page*.png"))]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def card_preview(model_text: str, size: str, title: str | None) -> list[bytes]:
+    return card_png_pages(card_pdf(model_text, size, title))
+
+
+def model_identifier(model: dict) -> str:
+    from frl_engine.card import model_identifier as identifier
+
+    return identifier(model)
+
+
+# ============================================================================ start-up
+def warm_up() -> None:
+    """Load the engine's compiled (numba) kernels by fitting and sampling a tiny problem.
+
+    Run once per server process on a background thread, after the first page is drawn, so the
+    first real fit does not pay for it.
+    """
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 2, 200), "b": rng.normal(size=200), "c": rng.choice(["x", "y", "z"], 200)})
+    y = (frame["a"].to_numpy() == 1) ^ (rng.random(200) < 0.2)
+    estimator = FallingRuleListClassifier(n_steps=50, n_chains=2, random_state=0).fit(frame, y)
+    try:
+        estimator.sample_posterior(20, n_chains=2, random_state=0, n_jobs=1)
+    except FRLError:
+        pass

@@ -1,0 +1,209 @@
+"""Streamlit pieces shared by the pages: headers, messages, prerequisites, job progress, the sidebar.
+
+This module and :mod:`dashboard.state` load the engine (:mod:`dashboard.services`) only
+inside the functions that need it: importing ``frl_engine`` pulls in scikit-learn and
+numba (about 1.5 s on a cold server), and the navigation and the page header should
+not wait for that.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+
+import streamlit as st
+
+from dashboard import jobs, state
+
+log = logging.getLogger("frl_dashboard")
+
+PAGES = {
+    "data": "views/data.py",
+    "fit": "views/fit.py",
+    "rules": "views/rules.py",
+    "posterior": "views/posterior.py",
+    "validation": "views/validation.py",
+    "card": "views/card.py",
+    "compare": "views/compare.py",
+}
+POLL_SECONDS = 0.3
+WARM_UP_DELAY = 2.0
+
+
+_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding: 2.2rem 3rem 3rem 3rem; }
+h1 { font-size: 2.1rem !important; padding-bottom: 0.1rem !important; }
+[data-testid="stMetricValue"] { font-size: 1.7rem; }
+</style>
+"""
+
+
+def style() -> None:
+    """A little CSS: less empty space above the title, smaller headings and metrics."""
+    st.html(_CSS)
+
+
+def header(title: str, subtitle: str) -> None:
+    st.title(title, anchor=False)
+    st.caption(subtitle)
+
+
+def show_error(exc: BaseException, *, what: str = "") -> None:
+    """A readable message for any failure: the engine's own for FRLError, a friendly one otherwise."""
+    from frl_engine.errors import FRLError
+
+    if isinstance(exc, FRLError):
+        st.error(str(exc), icon=":material/error:")
+    else:
+        log.exception("Unexpected error%s", f" while {what}" if what else "")
+        st.error(jobs.GENERIC_ERROR, icon=":material/error:")
+
+
+def show_message(message: str | None, detail: str | None = None) -> None:
+    if message:
+        st.error(message, icon=":material/error:")
+        if detail:
+            st.caption(f"Technical detail: {detail}")
+
+
+def link(page: str, label: str, icon: str | None = None) -> None:
+    st.page_link(PAGES[page], label=label, icon=icon)
+
+
+def require_data():
+    data = st.session_state[state.DATA]
+    if data is None:
+        st.info("No data yet: start on the **Data** page (the sample data is there by default).",
+                icon=":material/info:")
+        link("data", "Go to Data", ":material/table:")
+        st.stop()
+    return data
+
+
+def require_fit(message: str = "No rule list yet: fit one on the **Fit** page."):
+    fit = st.session_state[state.FIT]
+    if fit is None:
+        st.info(message, icon=":material/info:")
+        if state.running("fit"):
+            job_progress("fit")
+        link("fit", "Go to Fit", ":material/tune:")
+        st.stop()
+    return fit
+
+
+# ---------------------------------------------------------------- background jobs
+def job_progress(kind: str, *, compact: bool = False) -> None:
+    """A progress bar for a running job; reruns the app when it publishes a result or ends."""
+    job = state.job(kind)
+    if job is None or job.done:
+        return
+    seen = job.version
+
+    @st.fragment(run_every=POLL_SECONDS)
+    def poll() -> None:
+        current = state.job(kind)
+        if current is None or current.id != job.id:
+            return
+        if current.done or current.version != seen:
+            st.rerun(scope="app")
+        fraction, text = current.progress()
+        if compact:
+            st.progress(fraction, text=text.split(" · step")[0] + f" · {current.elapsed():.0f} s")
+        else:
+            st.progress(fraction, text=text)
+
+    poll()
+
+
+# ---------------------------------------------------------------- start-up and sidebar
+@st.cache_resource(show_spinner=False)
+def _warm_up_thread() -> threading.Thread:
+    thread = threading.Thread(target=_warm, name="frl-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _warm() -> None:
+    from dashboard import services
+
+    time.sleep(WARM_UP_DELAY)  # let the first page finish drawing first
+    try:
+        services.warm_up()
+    except Exception:  # noqa: BLE001 - warming up is an optimisation only
+        log.exception("Warm-up failed (the first fit will just be slower)")
+
+
+def warm_up_once() -> None:
+    """Load the engine's compiled kernels in the background once per server process."""
+    if os.environ.get("FRL_DASHBOARD_WARMUP", "1") != "0":
+        _warm_up_thread()
+
+
+def sidebar_status() -> None:
+    ss = st.session_state
+    with st.sidebar:
+        data = ss[state.DATA]
+        fit = ss[state.FIT]
+        lines = []
+        if data is not None:
+            lines.append(f":material/table: **{data.name}** · {data.n_rows:,} rows")
+        if fit is not None:
+            n = len(fit.model["rules"])
+            extra = " · posterior" if fit.has_posterior else ""
+            lines.append(f":material/format_list_numbered: **{n} rule{'s' if n != 1 else ''}** + ELSE{extra}")
+        if lines:
+            st.markdown("  \n".join(lines))
+        for kind in ("fit", "validation"):
+            job_progress(kind, compact=True)
+        st.caption("Falling rule lists · Wang & Rudin, AISTATS 2015")
+
+
+# ---------------------------------------------------------------- what a fit is made of
+class TrainingInputs:
+    """The current data, outcome and column choices, ready for the engine."""
+
+    def __init__(self, data, target, event, features, y, choices):
+        self.data, self.target, self.event, self.features, self.y, self.choices = data, target, event, features, y, choices
+
+    @property
+    def n_events(self) -> int:
+        return int(self.y.sum())
+
+
+def training_inputs(data) -> TrainingInputs:
+    """Split the outcome off the current data and read the column table (raises FRLError with what to fix)."""
+    from dashboard import services
+
+    ss = st.session_state
+    target = ss.get(state.W_TARGET)
+    features, y, positive = services.split_outcome(data.frame, target, ss.get(state.W_EVENT))
+    choices = services.column_choices(state.column_table(data), target)
+    return TrainingInputs(data, target, services.plain(positive), features, y, choices)
+
+
+def fit_settings_from_widgets():
+    from dashboard import services
+
+    ss = st.session_state
+    settings = services.FitSettings(
+        lam=float(ss[state.W_LAM]), min_support=round(float(ss[state.W_SUPPORT]) / 100.0, 6),
+        max_conditions=int(ss[state.W_MAX_CONDITIONS]), n_steps=int(ss[state.W_STEPS]),
+        n_chains=int(ss[state.W_CHAINS]), seed=int(ss[state.W_SEED]))
+    posterior = (services.PosteriorSettings(int(ss[state.W_POST_SAMPLES]), int(ss[state.W_POST_CHAINS]))
+                 if ss[state.W_POSTERIOR] else None)
+    return settings, posterior
+
+
+def start_fit(spec, data, features, y, *, navigate: str | None = "rules", make_current: bool = True,
+              compare_slot: str | None = None) -> None:
+    """Start a fit job (MAP list, then the posterior when asked)."""
+    from dashboard import services
+
+    stages = services.FIT_STAGES if spec.posterior is not None else services.FIT_STAGES[:1]
+    label = "Fitting the list" if make_current else "Fitting the variant"
+    job = jobs.Job("fit", label, stages, meta={"navigate": navigate, "make_current": make_current,
+                                                 "compare_slot": compare_slot})
+    state.start_job(job, services.fit_work(spec, data, features, y, state.new_id()))

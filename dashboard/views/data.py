@@ -1,0 +1,154 @@
+"""Data: bring a table, pick the outcome, decide how each column becomes items."""
+
+import logging
+
+import streamlit as st
+
+from dashboard import state, ui
+
+# The header first: this is the landing page, and the engine import below takes a second on a cold server.
+ui.header("Data", "A table of patients: one row per patient, one column per finding, and the outcome to predict. "
+                  "Uploaded files stay in this session's memory and are never written to disk.")
+
+from dashboard import charts, services  # noqa: E402
+from frl_engine.errors import FRLError  # noqa: E402
+
+log = logging.getLogger("frl_dashboard")
+ss = st.session_state
+
+# ---------------------------------------------------------------- source
+source = st.radio("Data source", [state.SOURCE_SAMPLE, state.SOURCE_UPLOAD], key=state.W_SOURCE, persist_state=state.PERSIST, horizontal=True,
+                  label_visibility="collapsed")
+if source == state.SOURCE_UPLOAD:
+    upload = st.file_uploader(
+        "Table of patients: CSV, Excel (.xlsx) or Parquet", key=state.W_UPLOAD,
+        help=f"Up to {services.max_upload_mb()} MB. The first row must hold the column names.")
+    if upload is None:
+        ss[state.UPLOAD_SEEN] = None
+        ss[state.DATA_ERROR] = None
+    elif upload.file_id != ss[state.UPLOAD_SEEN]:
+        ss[state.UPLOAD_SEEN] = upload.file_id
+        try:
+            state.set_data(services.load_table(upload.getvalue(), upload.name))
+        except FRLError as exc:
+            ss[state.DATA_ERROR] = str(exc)
+        except Exception:  # noqa: BLE001 - never a traceback on the page
+            log.exception("Reading %s failed", upload.name)
+            ss[state.DATA_ERROR] = (f"{upload.name} could not be read as a table. Check that it is a CSV, Excel or "
+                                    "Parquet file with a header row.")
+elif ss[state.DATA] is None or not ss[state.DATA].is_sample:
+    try:
+        state.set_data(services.load_sample())
+    except FRLError as exc:
+        ss[state.DATA_ERROR] = str(exc)
+
+if ss[state.DATA_ERROR]:
+    st.error(ss[state.DATA_ERROR], icon=":material/error:")
+    if ss[state.DATA] is not None:
+        st.caption(f"Still using **{ss[state.DATA].name}**, the last table that loaded.")
+
+data = ui.require_data()
+frame = data.frame
+
+size = f"{data.n_bytes / 1024:,.0f} KB" if data.n_bytes < 1024 ** 2 else f"{data.n_bytes / 1024 ** 2:,.1f} MB"
+st.markdown(f":material/description: **{data.name}**{' (sample data)' if data.is_sample else ''} · {size}")
+missing = float(frame.isna().to_numpy().mean()) if frame.size else 0.0
+c1, c2, c3 = st.columns(3)
+c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
+c2.metric("Columns", f"{data.n_columns:,}", border=True)
+c3.metric("Missing cells", f"{missing:.1%}", border=True)
+with st.expander("Preview the first rows"):
+    st.dataframe(frame.head(100), hide_index=True, key="data_preview")
+
+# ---------------------------------------------------------------- outcome
+st.subheader("Outcome", anchor=False)
+columns = list(frame.columns)
+if ss.get(state.W_TARGET) not in columns:
+    ss[state.W_TARGET] = services.suggest_target(frame)
+    state.reset_event()
+o1, o2, o3 = st.columns([1, 1, 2])
+target = o1.selectbox("Outcome column", columns, key=state.W_TARGET, persist_state=state.PERSIST, on_change=state.reset_event,
+                      help="The yes/no outcome the rule list predicts, e.g. readmission within 30 days.")
+values = services.outcome_values(frame[target]) if target in frame.columns else []
+if ss.get(state.W_EVENT) not in values:
+    ss[state.W_EVENT] = services.plain(services.default_event(frame[target])) if len(values) == 2 else None
+o2.selectbox("Value that counts as the event", values, key=state.W_EVENT, persist_state=state.PERSIST, format_func=str,
+             placeholder="Pick the event value", disabled=not values,
+             help="Patients with this value are the events; all other values are 'no event'.")
+inputs = None
+try:
+    inputs = ui.training_inputs(data)
+    o3.markdown(f"<div style='padding-top:1.9rem'>Event <b>{target} = {inputs.event}</b>: "
+                f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)</div>",
+                unsafe_allow_html=True)
+except FRLError as exc:
+    st.error(str(exc), icon=":material/error:")
+
+# ---------------------------------------------------------------- columns
+st.subheader("Columns", anchor=False)
+st.caption("How the engine will read each column. Change a type, give your own thresholds for a numeric column "
+           "(e.g. `45, 60`; blank = automatic quartiles), or untick **Use** to leave a column out. Identifiers are "
+           "left out by default.")
+table = state.column_table(data)
+shown = table[table["column"] != target]
+version = ss.get(f"editor_version_{data.key}", 0)
+edited = st.data_editor(
+    shown, key=f"columns_editor_{data.key}_{version}", hide_index=True, num_rows="fixed", width="stretch",
+    height=min(640, 38 + 35 * len(shown) + 2),
+    column_config={
+        "column": st.column_config.TextColumn("Column", disabled=True),
+        "use": st.column_config.CheckboxColumn("Use", help="Untick to leave the column out of the rules."),
+        "kind": st.column_config.SelectboxColumn(
+            "Type", options=["numeric", "categorical", "boolean"], required=False,
+            help="numeric: thresholds (Age ≥ 60); categorical: one item per value (DischargeTo = home); "
+                 "boolean: one yes item (BedSores)."),
+        "thresholds": st.column_config.TextColumn("Thresholds", help="Numeric columns only: cut points separated "
+                                                  "by commas. Blank = the engine's rounded quartiles."),
+        "detected": st.column_config.TextColumn("Detected", disabled=True),
+        "missing": st.column_config.NumberColumn("Missing", format="%.1f%%", disabled=True),
+        "distinct": st.column_config.NumberColumn("Distinct", format="%d", disabled=True),
+        "examples": st.column_config.TextColumn("Examples", disabled=True, width="medium"),
+        "note": st.column_config.TextColumn("Note", disabled=True, width="large"),
+    },
+)
+if not edited.equals(shown):
+    updated = table.copy()
+    updated.loc[edited.index, ["use", "kind", "thresholds"]] = edited[["use", "kind", "thresholds"]]
+    state.store_column_table(data, updated)
+    table = updated
+if st.button("Reset columns to the engine's defaults", icon=":material/restart_alt:", type="tertiary"):
+    del ss[state.COLUMN_TABLES][data.key]
+    ss[f"editor_version_{data.key}"] = version + 1
+    st.rerun()
+
+# ---------------------------------------------------------------- items
+st.subheader("Items", anchor=False)
+ready = False
+if inputs is None:
+    st.info("Pick the outcome above to see the items.", icon=":material/info:")
+else:
+    try:
+        choices = services.column_choices(table, target)
+        preview = services.item_preview(data.key, target, choices, inputs.features)
+    except FRLError as exc:
+        st.error(str(exc), icon=":material/error:")
+    except Exception as exc:  # noqa: BLE001
+        ui.show_error(exc, what="binarising the columns")
+    else:
+        ready = True
+        n_columns = preview.table["column"].nunique()
+        st.caption(f"{len(preview.table)} yes/no items from {n_columns} columns: the building blocks of the rules. "
+                   "A rule joins up to a few items with AND. Missing values never match an item, except "
+                   "'is missing'." + (f" Skipped (a single value): {', '.join(preview.constant)}." if preview.constant else ""))
+        st.dataframe(
+            charts.item_table_display(preview.table), hide_index=True, width="stretch", key="items_table",
+            height=min(560, 38 + 35 * len(preview.table) + 2),
+            column_config={
+                "item": st.column_config.TextColumn("Item"),
+                "column": st.column_config.TextColumn("Column"),
+                "patients": st.column_config.NumberColumn("Patients covered", format="%d"),
+                "percent": st.column_config.ProgressColumn("Share of patients", format="%.0f%%", min_value=0,
+                                                           max_value=100),
+            })
+if ready:
+    ui.link("fit", "Next: fit the rule list", ":material/arrow_forward:")

@@ -1,0 +1,100 @@
+"""Fit: the prior and the search, then a button (changing a setting never refits by itself)."""
+
+import streamlit as st
+
+from dashboard import services, state, ui
+from frl_engine.errors import FRLError
+
+ss = st.session_state
+
+ui.header("Fit", "Search the falling rule list with the highest posterior probability (simulated annealing, "
+                 "paper section 3.1), then sample the posterior for credible intervals (section 3.2).")
+data = ui.require_data()
+try:
+    inputs = ui.training_inputs(data)
+    services.item_preview(data.key, inputs.target, inputs.choices, inputs.features)
+except FRLError as exc:
+    st.error(str(exc), icon=":material/error:")
+    ui.link("data", "Fix it on the Data page", ":material/table:")
+    st.stop()
+
+st.caption(f"**{data.name}** · outcome **{inputs.target} = {inputs.event}** · {inputs.n_events:,} events among "
+           f"{data.n_rows:,} patients · {len(inputs.choices.exclude)} column(s) left out")
+
+left, middle, right = st.columns(3, gap="large")
+with left:
+    with st.container(border=True):
+        st.markdown("**Prior and candidate rules**")
+        st.slider("λ, prior list length", min_value=1.0, max_value=20.0, step=0.5, key=state.W_LAM, persist_state=state.PERSIST,
+                  help="L ~ Poisson(λ): the number of rules you expect before seeing the data.")
+        st.caption("The list length you expect a priori; smaller λ gives shorter lists.")
+        st.slider("Minimum support (% of patients)", min_value=1.0, max_value=50.0, step=0.5, key=state.W_SUPPORT, persist_state=state.PERSIST,
+                  format="%.1f%%", help="Rules are mined from items; each must cover at least this share of patients.")
+        st.caption("A candidate rule must cover at least this share of all patients.")
+        st.segmented_control("Maximum conditions per rule", [1, 2, 3], key=state.W_MAX_CONDITIONS, persist_state=state.PERSIST,
+                             selection_mode="single", help="Items joined by AND in one rule (the paper uses 2).")
+        st.caption("How many items one rule may join with AND.")
+with middle:
+    with st.container(border=True):
+        st.markdown("**Simulated annealing**")
+        st.number_input("Steps per chain", min_value=100, max_value=100_000, step=500, key=state.W_STEPS, persist_state=state.PERSIST,
+                        help="Proposals per chain (the paper uses 5000).")
+        st.caption("More steps search longer (paper: 5,000).")
+        st.number_input("Chains", min_value=1, max_value=16, step=1, key=state.W_CHAINS, persist_state=state.PERSIST,
+                        help="Independent restarts; the list with the highest posterior wins.")
+        st.caption("Independent restarts; the best list wins.")
+        st.number_input("Random seed", min_value=0, max_value=2**31 - 1, step=1, key=state.W_SEED, persist_state=state.PERSIST,
+                        help="The same seed and settings give the same list.")
+        st.caption("Same seed and settings, same list.")
+with right:
+    with st.container(border=True):
+        st.markdown("**Posterior sampling**")
+        st.toggle("Sample the posterior", key=state.W_POSTERIOR, persist_state=state.PERSIST,
+                  help="Gives each risk a 95% credible interval and the Posterior page's diagnostics.")
+        st.caption("Credible intervals for each risk, the posterior of L, R-hat.")
+        st.number_input("Samples per chain", min_value=100, max_value=20_000, step=100, key=state.W_POST_SAMPLES, persist_state=state.PERSIST,
+                        disabled=not ss[state.W_POSTERIOR], help="Kept after an equal burn-in.")
+        st.caption("Kept after a burn-in of the same length.")
+        st.number_input("Sampler chains", min_value=1, max_value=8, step=1, key=state.W_POST_CHAINS, persist_state=state.PERSIST,
+                        disabled=not ss[state.W_POSTERIOR], help="R-hat compares the chains.")
+        st.caption("Several chains let R-hat check convergence.")
+
+if ss[state.W_MAX_CONDITIONS] is None:  # the segmented control was clicked off
+    ss[state.W_MAX_CONDITIONS] = 2
+settings, posterior = ui.fit_settings_from_widgets()
+
+problem = None
+try:
+    n_candidates = services.candidate_count(data.key, inputs.target, inputs.choices, settings.min_support,
+                                            settings.max_conditions, inputs.features)
+    st.markdown(f":material/rule: **{n_candidates:,} candidate rules**: up to {settings.max_conditions} item(s) "
+                f"joined by AND, each covering at least {settings.min_support:.1%} of patients "
+                f"({-(-settings.min_support * data.n_rows // 1):,.0f}+).")
+except FRLError as exc:
+    problem = str(exc)
+    st.error(problem, icon=":material/error:")
+
+running = state.running("fit")
+spec = services.FitSpec(data.key, data.name, inputs.target, inputs.event, inputs.choices, settings, posterior)
+clicked = st.button("Fit the rule list", type="primary", icon=":material/play_arrow:", key="fit_button",
+                    disabled=running or problem is not None)
+if clicked and not running:
+    ui.start_fit(spec, data, inputs.features, inputs.y)
+
+ui.job_progress("fit")
+error = ss[state.FIT_ERROR]
+if error and not state.running("fit"):
+    ui.show_message(*error)
+    if ss[state.FIT] is not None:
+        st.caption("The list fitted before is kept.")
+
+fit = ss[state.FIT]
+if fit is not None and not state.running("fit"):
+    n = len(fit.model["rules"])
+    timing = f" in {fit.fit_seconds:.2f} s" if fit.fit_seconds else ""
+    st.success(f"Current list: **{n} rule{'s' if n != 1 else ''} + ELSE**, fitted{timing} "
+               f"({fit.label}).", icon=":material/check_circle:")
+    if fit.spec is not None and fit.spec.key != spec.key and fit.spec.data_key == data.key:
+        st.caption(":material/info: The settings above differ from the current list's. Nothing refits until you "
+                   "press **Fit the rule list**.")
+    ui.link("rules", "Read the rule list", ":material/arrow_forward:")

@@ -1,0 +1,85 @@
+"""Posterior: the length L, which rules the sampled lists contain, and whether the chains agree."""
+
+import math
+
+import streamlit as st
+
+from dashboard import charts, services, state, ui
+from frl_engine.errors import FRLError
+
+ss = st.session_state
+
+ui.header("Posterior", "What the sampler says about the list (paper section 3.2): its length, the rules it "
+                       "contains, and whether independent chains agree.")
+fit = ui.require_fit()
+view = fit.posterior
+
+if view is None:
+    if state.running("fit"):
+        st.info("The posterior is being sampled.", icon=":material/hourglass_top:")
+        ui.job_progress("fit")
+    elif fit.source == "file":
+        st.info("This list was loaded from a model file, which keeps the risks' credible intervals but not the "
+                "samples. Fit it on data to see its posterior.", icon=":material/info:")
+    else:
+        st.info("The posterior was not sampled for this list.", icon=":material/info:")
+        ss_settings = ui.fit_settings_from_widgets()[1] or services.PosteriorSettings()
+        if st.button(f"Sample the posterior now ({ss_settings.n_chains} chains × {ss_settings.n_samples:,} samples)",
+                     type="primary", key="posterior_button", icon=":material/play_arrow:"):
+            try:
+                features, y, _ = services.split_outcome(fit.data.frame, fit.spec.target, fit.spec.event)
+            except FRLError as exc:
+                st.error(str(exc))
+                st.stop()
+            spec = fit.spec.with_settings(fit.spec.settings, ss_settings)
+            ui.start_fit(spec, fit.data, features, y, navigate=None)
+            ui.job_progress("fit")
+    st.stop()
+
+lam = (fit.model.get("hyperparameters") or {}).get("lam")
+rhat_log, rhat_len = view.rhat.get("log_posterior"), view.rhat.get("length")
+c1, c2, c3, c4, c5 = st.columns(5)
+c1.metric("Samples", f"{view.n_chains} × {view.n_samples:,}", help=f"chains × kept samples (burn-in {view.burn_in:,})",
+          border=True)
+c2.metric("R-hat, log posterior", "n/a" if rhat_log is None or math.isnan(rhat_log) else f"{rhat_log:.3f}",
+          help="Split R-hat (Vehtari et al. 2021): below 1.01–1.1 means the chains agree.", border=True)
+c3.metric("R-hat, length L", "n/a" if rhat_len is None or math.isnan(rhat_len) else f"{rhat_len:.3f}", border=True)
+acc = view.acceptance.get("all")
+c4.metric("Acceptance (list moves)", charts.pct(acc), border=True)
+c5.metric("Same as list shown", charts.pct(view.map_list_frequency),
+          help="Share of the sampled lists identical to the MAP list on the Rule list page.", border=True)
+
+bad = [name for name, value in (("log posterior", rhat_log), ("length L", rhat_len))
+       if value is not None and not math.isnan(value) and value > 1.1]
+if bad:
+    st.warning(f"R-hat above 1.1 for the {' and '.join(bad)}: the chains disagree. Sample longer (more samples per "
+               "chain on the Fit page) before relying on the intervals.", icon=":material/warning:")
+
+map_length = len(fit.model["rules"])
+left, right = st.columns(2, gap="large")
+left.plotly_chart(charts.length_histogram_chart(view.lengths, lam, map_length), width="stretch", key="length_hist",
+                  config={"displaylogo": False})
+left.caption(f"Red: the length of the list shown ({map_length}). Grey dots: the prior Poisson(λ).")
+right.plotly_chart(charts.acceptance_chart(view.acceptance, view.acceptance_per_chain), width="stretch",
+                   key="acceptance_chart", config={"displaylogo": False})
+right.caption("Metropolis–Hastings moves on the list: swap two rules, replace one, add one, remove one "
+              f"(bars pooled, dots per chain). Sampling took {max(view.seconds, 0.01):.2f} s.")
+
+st.plotly_chart(charts.inclusion_chart(view.inclusion, view.map_list), width="stretch", key="inclusion",
+                config={"displaylogo": False})
+
+st.subheader("Trace plots per chain", anchor=False)
+t1, t2 = st.columns(2, gap="large")
+t1.plotly_chart(charts.trace_chart(view.log_posterior_trace, title="Log posterior", y_title="log posterior",
+                                   rhat=rhat_log, ess=view.ess.get("log_posterior")),
+                width="stretch", key="trace_logpost", config={"displaylogo": False})
+t2.plotly_chart(charts.trace_chart(view.length_trace, title="List length L", y_title="L", rhat=rhat_len,
+                                   ess=view.ess.get("length"), step=True),
+                width="stretch", key="trace_length", config={"displaylogo": False})
+
+with st.expander("Acceptance rates per chain, and the sampler's text summary"):
+    acc_table = charts.acceptance_table(view.acceptance, view.acceptance_per_chain, view.proposals)
+    st.dataframe(acc_table, hide_index=True, width="stretch", key="acceptance_table",
+                 column_config={c: st.column_config.NumberColumn(c, format="percent")
+                                for c in acc_table.columns if c not in ("move", "proposals")})
+    st.code(view.summary_text, language=None)

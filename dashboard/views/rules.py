@@ -1,0 +1,113 @@
+"""The falling rule list: the paper's table, the falling risk, what each rule captures, and a patient look-up."""
+
+import math
+
+import streamlit as st
+
+from dashboard import charts, services, state, ui
+from frl_engine.errors import FRLError
+
+ss = st.session_state
+FIELD_PREFIX = "pt_"
+
+
+def _check_patient(fit_id: str, model: dict, fields) -> None:
+    """Form callback: which rule fires for the values entered (runs before the page, so the table can mark it)."""
+    values = {}
+    for field in fields:
+        value = ss.get(FIELD_PREFIX + field.column)
+        values[field.column] = None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+    try:
+        ss[state.PATIENT] = (fit_id, services.explain_patient(model, values), None)
+    except FRLError as exc:
+        ss[state.PATIENT] = (fit_id, None, str(exc))
+
+
+fit = ui.require_fit()
+model = fit.model
+label = charts.outcome_label(model)
+table = charts.rule_table(model)
+training = model.get("training") or {}
+
+ui.header("Falling rule list", f"Risk of {label} · " + (
+    f"{training.get('data_name') or 'training data'} · {training.get('n_rows', 0):,} patients · "
+    f"{fit.label}" if fit.source == "fit" else f"loaded from {fit.label}"))
+
+patient = ss[state.PATIENT]
+highlight = None
+if patient is not None and patient[0] == fit.id and patient[1] is not None:
+    highlight = patient[1].position
+
+m1, m2, m3, m4, m5 = st.columns(5)
+m1.metric("Rules", f"{len(model['rules'])} + ELSE", border=True)
+m2.metric("Highest risk", charts.pct(table["risk"].iloc[0]), border=True)
+m3.metric("ELSE risk", charts.pct(table["risk"].iloc[-1]), border=True)
+n_rows, n_events = int(table["support"].sum()), int(table["events"].sum())
+m4.metric("Patients", f"{n_rows:,}", border=True)
+m5.metric("Event rate", f"{n_events / max(n_rows, 1):.1%}", help=f"{n_events:,} events among {n_rows:,} patients",
+          border=True)
+
+if state.running("fit") and fit.posterior is None and fit.source == "fit":
+    ui.job_progress("fit")
+    st.caption("The 95% credible intervals appear when the posterior has been sampled.")
+
+st.html(charts.rule_list_html(model, highlight=highlight))
+if not fit.has_posterior:
+    st.caption("Risks are point estimates (no posterior sample): turn on *Sample the posterior* on the Fit page "
+               "for 95% credible intervals.")
+else:
+    post = model["posterior"]
+    st.caption(f"95% CrI: central credible interval of each risk from {post.get('n_samples', 0):,} posterior draws "
+               "of the list's parameters.")
+
+left, right = st.columns([3, 2], gap="large")
+left.plotly_chart(charts.falling_risk_chart(model, highlight=highlight), width="stretch", key="falling_chart",
+                  config={"displaylogo": False})
+right.plotly_chart(charts.events_captured_chart(model), width="stretch", key="events_chart",
+                   config={"displaylogo": False})
+
+# ---------------------------------------------------------------- which rule applies to this patient
+st.subheader("Which rule applies to this patient?", anchor=False)
+fields = services.patient_fields(model)
+if not fields:
+    st.caption("This list has no rules: every patient gets the ELSE risk.")
+else:
+    st.caption("Enter what you know; leave a field empty when it is unknown (an unknown value never matches a "
+               "condition, except 'is missing'). Only the columns the list uses are asked for.")
+    with st.form("patient_form", border=True):
+        grid = st.columns(min(4, len(fields)))
+        for index, field in enumerate(fields):
+            box = grid[index % len(grid)]
+            key = FIELD_PREFIX + field.column
+            if field.kind == "numeric":
+                cuts = ", ".join(charts.format_cut(c) for c in field.thresholds)
+                box.number_input(field.column, value=None, key=key, placeholder="unknown", format="%g",
+                                 help=f"The list compares it with {cuts}." if cuts else None)
+            elif field.kind == "categorical":
+                box.selectbox(field.column, field.options, index=None, key=key, placeholder="unknown")
+            else:
+                box.selectbox(field.column, ["yes", "no"], index=None, key=key, placeholder="unknown")
+        st.form_submit_button("Find the rule", type="primary", icon=":material/search:", key="patient_submit",
+                              on_click=_check_patient, args=(fit.id, model, fields))
+
+    if patient is not None and patient[0] == fit.id:
+        _, check, message = patient
+        if message:
+            st.error(message, icon=":material/error:")
+        elif check is not None:
+            row = table.iloc[check.position]
+            ci = charts.interval(check.lower, check.upper)
+            rule_text = row["conditions"] or "none of the rules above matched"
+            st.success(f"**Rule {check.position + 1} applies ({row['keyword']} {rule_text})**: "
+                       f"risk of {label} is **{charts.pct(check.risk)}**" + (f" (95% CrI {ci})" if ci else "")
+                       + f". Among the {row['support']:,} training patients this rule captured, "
+                       f"{row['events']:,} had the event ({charts.pct(row['observed'])}).",
+                       icon=":material/person_check:")
+            lines = []
+            for index, (name, fired, conditions) in enumerate(check.steps):
+                marks = ", ".join(f"{c} {'✓' if ok else '✗'}" for c, ok in conditions)
+                verdict = "**applies**" if fired else "does not apply"
+                lines.append(f"{index + 1}. {'IF' if index == 0 else 'ELSE IF'} {name}: {verdict} ({marks})")
+            if check.position == len(model["rules"]):
+                lines.append(f"{check.position + 1}. ELSE: **applies** (no rule above matched)")
+            st.markdown("\n".join(lines))

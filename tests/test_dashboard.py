@@ -1,0 +1,378 @@
+"""Page logic of the dashboard, driven by Streamlit's AppTest (no browser).
+
+Widgets are found by key; every run must end without an exception; the list the
+dashboard shows must be the list the engine fits directly with the same settings.
+"""
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard import jobs, services, state
+from frl_engine.estimator import FallingRuleListClassifier
+from frl_engine.io import read_table, split_target
+
+# Quiet: the cached services are called outside a Streamlit runtime here.
+logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)  # "No runtime found"
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+SAMPLE = services.SAMPLE_PATH
+
+pytestmark = pytest.mark.skipif(not SAMPLE.is_file(), reason="sample_data/readmission.csv is not generated yet")
+
+
+@pytest.fixture
+def at(monkeypatch):
+    monkeypatch.setenv("FRL_DASHBOARD_WARMUP", "0")
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.run()
+    assert not app.exception
+    return app
+
+
+def finish_jobs(app, timeout=180):
+    """Wait for the background jobs, then rerun so their results reach the page."""
+    for job in list(app.session_state[state.JOBS].values()):
+        assert jobs.wait(job, timeout), f"job {job.label} did not finish"
+    app.run()
+    assert not app.exception
+
+
+def errors(app):
+    return [e.value for e in app.error]
+
+
+def shown_rules(app):
+    """The conditions column of the list table on the page, top first (ELSE left out)."""
+    html = app.get("html")
+    tables = [h.proto.body for h in html if "frl-list" in h.proto.body]
+    assert tables, "no rule list on the page"
+    cells = re.findall(r'<td class="frl-cond">(.*?)</td>', tables[0])
+    rules = []
+    for cell in cells:
+        if "frl-else" in cell:
+            continue
+        parts = re.findall(r'<span class="frl-c">(.*?)</span>', cell)
+        rules.append(" AND ".join(p.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&") for p in parts))
+    return rules
+
+
+def fit(app, **widgets):
+    app.switch_page("views/fit.py").run()
+    for key, value in {"w_post_samples": 200, **widgets}.items():
+        app.session_state[key] = value
+    app.run()
+    assert not app.exception and not errors(app)
+    app.button(key="fit_button").click().run()
+    assert not app.exception
+    finish_jobs(app)
+    return app.session_state[state.FIT]
+
+
+def engine_fit(**params):
+    frame = read_table(SAMPLE)
+    features, y, _ = split_target(frame, services.SAMPLE_TARGET)
+    settings = dict(lam=8.0, min_support=0.05, max_conditions=2, n_steps=5000, n_chains=4, random_state=0,
+                    exclude=("PatientID",))
+    settings.update(params)
+    return FallingRuleListClassifier(**settings).fit(features, y)
+
+
+def upload(app, name, raw, mime="text/csv"):
+    app.switch_page("views/data.py").run()
+    app.radio(key=state.W_SOURCE).set_value(state.SOURCE_UPLOAD).run()
+    app.file_uploader(key=state.W_UPLOAD).set_value((name, raw, mime)).run()
+    assert not app.exception
+    return app
+
+
+# ------------------------------------------------------------------ data page
+def test_data_page_starts_on_the_sample(at):
+    assert [t.value for t in at.title] == ["Data"]
+    data = at.session_state[state.DATA]
+    assert data.is_sample and data.n_rows > 1000
+    assert at.selectbox(key=state.W_TARGET).value == services.SAMPLE_TARGET
+    assert at.selectbox(key=state.W_EVENT).value == "yes"
+    columns = at.session_state[state.COLUMN_TABLES][data.key].set_index("column")
+    assert not columns.loc["PatientID", "use"]  # identifiers are left out by default
+    assert columns.loc["Age", "kind"] == "numeric"
+    items = [d for d in at.dataframe if "item" in d.value.columns]
+    assert items and "PatientID" not in set(items[0].value["column"])
+    assert not errors(at)
+
+
+def test_changing_the_outcome_resets_the_event(at):
+    at.selectbox(key=state.W_TARGET).set_value("BedSores").run()
+    assert not at.exception
+    assert at.selectbox(key=state.W_EVENT).value == "yes"
+    at.selectbox(key=state.W_TARGET).set_value("DischargeTo").run()
+    assert at.selectbox(key=state.W_EVENT).value is None
+    assert any("pick which value counts as the event" in e for e in errors(at))
+    at.selectbox(key=state.W_EVENT).set_value("home").run()
+    assert not errors(at) and not at.exception
+
+
+# ------------------------------------------------------------------ fitting and the list
+def test_fit_shows_the_engines_list(at):
+    result = fit(at)
+    assert [t.value for t in at.title] == ["Falling rule list"]  # the page switches to the list
+    engine = engine_fit()
+    assert result.rules == engine.rules_
+    assert shown_rules(at) == engine.rules_
+    risks = [r["probability"] for r in result.model["rules"]] + [result.model["default"]["probability"]]
+    assert risks == pytest.approx(list(engine.probabilities_))
+    assert result.has_posterior  # sampled after the list was published
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_changing_a_setting_does_not_refit(at):
+    first = fit(at)
+    at.switch_page("views/fit.py").run()
+    at.slider(key=state.W_LAM).set_value(3.0).run()
+    assert not at.exception
+    assert at.session_state[state.FIT] is first and not state_running(at)
+    assert any("Nothing refits until you press" in c.value for c in at.caption)
+
+
+def state_running(app):
+    job = app.session_state[state.JOBS].get("fit")
+    return job is not None and not job.done
+
+
+def test_other_settings_give_the_engines_list_too(at):
+    result = fit(at, **{state.W_LAM: 3.0, state.W_SUPPORT: 10.0, state.W_SEED: 7, state.W_POSTERIOR: False})
+    assert result.rules == engine_fit(lam=3.0, min_support=0.1, random_state=7).rules_
+    assert not result.has_posterior
+
+
+def test_patient_lookup_finds_the_rule(at):
+    result = fit(at)
+    at.switch_page("views/rules.py").run()  # AppTest keeps requesting the page it last switched to
+    model = result.model
+    first = model["rules"][0]
+    # Fill in a patient who satisfies the top rule's conditions.
+    for cond in first["conditions"]:
+        key = "pt_" + cond["column"]
+        if cond["op"] == "is true":
+            at.selectbox(key=key).set_value("yes")
+        elif cond["op"] == "==":
+            at.selectbox(key=key).set_value(cond["value"])
+        elif cond["op"] == ">=":
+            at.number_input(key=key).set_value(float(cond["value"]) + 1)
+        elif cond["op"] == "<":
+            at.number_input(key=key).set_value(float(cond["value"]) - 1)
+    at.button(key="patient_submit").click().run()
+    assert not at.exception
+    assert any(s.value.startswith("**Rule 1 applies") for s in at.success)
+    html = [h.proto.body for h in at.get("html") if "frl-list" in h.proto.body][0]
+    assert html.count('<tr class="frl-hit">') == 1
+
+
+def test_a_failed_fit_keeps_the_earlier_list(at, monkeypatch):
+    first = fit(at)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(services, "fit_estimator", broken)
+    at.switch_page("views/fit.py").run()
+    at.session_state[state.W_SEED] = 99
+    at.run()
+    at.button(key="fit_button").click().run()
+    finish_jobs(at)
+    assert at.session_state[state.FIT] is first
+    assert jobs.GENERIC_ERROR in errors(at)
+    assert "simulated crash" not in " ".join(errors(at))  # no internals in the message itself
+
+
+# ------------------------------------------------------------------ bad input
+BAD_FILES = [
+    ("empty.csv", b"", "is empty"),
+    ("header.csv", b"Age,Outcome\n", "header but no rows"),
+    ("dups.csv", b"Age,Age,Outcome\n1,2,yes\n", "duplicate column names"),
+    ("notes.txt", b"Age,Outcome\n1,yes\n", "unsupported file type"),
+    ("garbage.xlsx", b"this is not a spreadsheet", "could not be read"),
+]
+
+
+@pytest.mark.parametrize("name, raw, words", BAD_FILES)
+def test_bad_files_show_a_message_and_keep_the_data(at, name, raw, words):
+    before = at.session_state[state.DATA]
+    upload(at, name, raw)
+    assert any(words in e for e in errors(at)), errors(at)
+    assert at.session_state[state.DATA] is before
+    assert any("Still using" in c.value for c in at.caption)
+
+
+def _table(n=300, seed=0, **extra):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, n), "Smoker": rng.choice(["yes", "no"], n),
+                          "Outcome": rng.choice(["yes", "no"], n, p=[0.3, 0.7])})
+    for name, values in extra.items():
+        frame[name] = values
+    return frame
+
+
+def test_a_good_upload_replaces_the_data_and_a_bad_one_then_keeps_it(at):
+    upload(at, "mine.csv", _table().to_csv(index=False).encode())
+    assert at.session_state[state.DATA].name == "mine.csv"
+    assert at.selectbox(key=state.W_TARGET).value == "Outcome" and not errors(at)
+    at.file_uploader(key=state.W_UPLOAD).set_value(("bad.csv", b"", "text/csv")).run()
+    assert at.session_state[state.DATA].name == "mine.csv"
+    assert any("is empty" in e for e in errors(at))
+
+
+def test_excel_and_parquet_uploads(at):
+    frame = _table()
+    buffer = __import__("io").BytesIO()
+    frame.to_excel(buffer, index=False)
+    upload(at, "mine.xlsx", buffer.getvalue(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    assert at.session_state[state.DATA].name == "mine.xlsx" and not errors(at)
+    upload(at, "mine.parquet", frame.to_parquet(index=False), "application/octet-stream")
+    assert at.session_state[state.DATA].name == "mine.parquet" and not errors(at)
+
+
+def test_one_class_outcome(at):
+    frame = _table()
+    frame["Outcome"] = "no"
+    upload(at, "one.csv", frame.to_csv(index=False).encode())
+    at.selectbox(key=state.W_TARGET).set_value("Outcome").run()
+    assert any("only one value" in e for e in errors(at))
+    at.switch_page("views/fit.py").run()
+    assert any("only one value" in e for e in errors(at)) and not at.exception
+    assert not at.button  # no Fit button until the outcome is usable
+
+
+def test_junk_in_a_numeric_column(at):
+    frame = _table()
+    frame["Age"] = frame["Age"].astype(str)
+    frame.loc[5, "Age"] = "abc"
+    upload(at, "junk.csv", frame.to_csv(index=False).encode())
+    assert any("non-numeric values such as 'abc'" in e for e in errors(at))
+    at.switch_page("views/fit.py").run()
+    assert any("'abc'" in e for e in errors(at)) and not at.exception
+
+
+def test_empty_and_many_category_columns_are_left_out_with_a_note(at):
+    n = 3000
+    frame = _table(n, Empty=[None] * n, Zip=[f"Z{i % 1500}" for i in range(n)])
+    upload(at, "wide.csv", frame.to_csv(index=False).encode())
+    table = at.session_state[state.COLUMN_TABLES][at.session_state[state.DATA].key].set_index("column")
+    assert not table.loc["Empty", "use"] and table.loc["Empty", "note"] == "no values"
+    assert not table.loc["Zip", "use"] and "1,500 categories" in table.loc["Zip", "note"]
+    assert not errors(at)
+
+
+def test_no_rule_reaching_the_support(at):
+    frame = pd.DataFrame({"Ward": list("ABCDEFGH") * 50, "Outcome": ["yes", "no"] * 200})
+    upload(at, "wards.csv", frame.to_csv(index=False).encode())
+    at.switch_page("views/fit.py").run()
+    at.slider(key=state.W_SUPPORT).set_value(40.0).run()
+    assert errors(at) and not at.exception
+    assert at.button(key="fit_button").disabled
+
+
+# ------------------------------------------------------------------ posterior, validation, card, compare
+def test_posterior_page(at):
+    fit(at)
+    at.switch_page("views/posterior.py").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 5  # L histogram, acceptance, inclusion, two traces
+    labels = [m.label for m in at.metric]
+    assert "R-hat, log posterior" in labels and "R-hat, length L" in labels
+
+
+def test_posterior_can_be_sampled_later(at):
+    fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/posterior.py").run()
+    at.button(key="posterior_button").click().run()
+    finish_jobs(at)
+    assert at.session_state[state.FIT].has_posterior
+    at.switch_page("views/posterior.py").run()
+    assert len(at.get("plotly_chart")) == 5
+
+
+def test_validation_runs_on_a_button(at):
+    result = fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/validation.py").run()
+    assert at.session_state[state.VALIDATION] is None  # nothing runs by itself
+    at.session_state[state.W_CV_METHODS] = ["frl", "cart"]
+    at.session_state[state.W_CV_FOLDS] = 3
+    at.run()
+    at.button(key="cv_button").click().run()
+    finish_jobs(at)
+    validation = at.session_state[state.VALIDATION]
+    assert validation.fit_id == result.id and validation.evaluation.methods == ("frl", "cart")
+    table = [d.value for d in at.dataframe if "AUROC (mean)" in d.value.columns][0]
+    assert set(table["Method"]) == {"FRL", "CART"}
+    assert len(at.get("plotly_chart")) == 2  # ROC and calibration
+    model = at.session_state[state.FIT].model
+    assert model["validation"]["n_folds"] == 3  # written to the model file and the card
+
+
+def test_card_page_downloads(at):
+    result = fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/card.py").run()
+    assert not at.exception
+    labels = [d.label for d in at.get("download_button")]
+    assert labels == ["Card (PDF)", "Model (JSON)", "Scored data (CSV)"]
+    pdf = services.card_pdf(json.dumps(result.model, sort_keys=True), "index", None)
+    assert pdf.startswith(b"%PDF")
+    if services.pdftoppm_available():
+        assert len(at.image) >= 1
+    else:
+        assert any("pdftoppm" in i.value for i in at.info)
+
+
+def test_model_files_open_and_foreign_files_are_refused(at, tmp_path):
+    result = fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/card.py").run()
+    at.file_uploader(key=state.W_MODEL_FILE).set_value(("other.json", b'{"hello": "world"}', "application/json")).run()
+    assert any("not a falling rule list model" in e for e in errors(at))
+    assert at.session_state[state.FIT] is result
+    raw = services.model_json(result.model)
+    at.file_uploader(key=state.W_MODEL_FILE).set_value(("saved.json", raw, "application/json")).run()
+    assert not errors(at) and not at.exception
+    loaded = at.session_state[state.FIT]
+    assert loaded.source == "file" and loaded.rules == result.rules
+    at.switch_page("views/rules.py").run()
+    assert shown_rules(at) == result.rules and not at.exception
+    for page in ("views/posterior.py", "views/validation.py", "views/compare.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+
+
+def test_compare_two_fits_side_by_side(at):
+    first = fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/compare.py").run()
+    at.session_state[state.W_VAR_LAM] = 2.0
+    at.session_state[state.W_VAR_SUPPORT] = 15.0
+    at.run()
+    at.button(key="variant_button").click().run()
+    finish_jobs(at)
+    assert at.session_state[state.FIT] is first  # a variant does not replace the current list
+    history = at.session_state[state.HISTORY]
+    assert len(history) == 2
+    variant = history[-1]
+    assert variant.rules == engine_fit(lam=2.0, min_support=0.15).rules_
+    lists = [h.proto.body for h in at.get("html") if "frl-list" in h.proto.body]
+    assert len(lists) == 2
+    assert at.selectbox(key=state.W_COMPARE_A).value == first.id
+    assert at.selectbox(key=state.W_COMPARE_B).value == variant.id
+    at.button(key="make_b_current").click().run()
+    assert at.session_state[state.FIT] is variant
+
+
+def test_every_page_without_a_fit(at):
+    for page in ("views/fit.py", "views/rules.py", "views/posterior.py", "views/validation.py", "views/card.py",
+                 "views/compare.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+        assert not errors(at), page

@@ -1,0 +1,320 @@
+"""Unit tests of dashboard/services.py and dashboard/jobs.py (no Streamlit script run needed)."""
+
+import io
+import json
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import jobs, services
+from frl_engine.errors import DataError, FRLError, ModelFileError
+from frl_engine.estimator import FallingRuleListClassifier
+
+# Quiet: the cached services are called outside a Streamlit runtime here.
+logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)  # "No runtime found"
+
+
+def _frame(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "PatientID": [f"P{i:04d}" for i in range(n)],
+        "Age": rng.integers(20, 90, n),
+        "BedSores": rng.choice(["yes", "no"], n, p=[0.3, 0.7]),
+        "Ward": rng.choice(["A", "B", "C"], n),
+        "Creatinine": np.where(rng.random(n) < 0.1, np.nan, rng.normal(1.0, 0.3, n).round(2)),
+    })
+    risk = 0.05 + 0.5 * (frame["BedSores"] == "yes") + 0.2 * (frame["Age"] > 70)
+    frame["Outcome"] = np.where(rng.random(n) < risk, "readmitted", "home")
+    return frame
+
+
+def _csv(frame) -> bytes:
+    return frame.to_csv(index=False).encode()
+
+
+# ------------------------------------------------------------------ loading
+def test_load_table_reads_csv_in_memory():
+    data = services.load_table(_csv(_frame()), "patients.csv", limit_mb=10)
+    assert data.n_rows == 400 and data.n_columns == 6 and data.name == "patients.csv" and not data.is_sample
+    assert data.key == services.bytes_key(_csv(_frame()))
+
+
+@pytest.mark.parametrize("raw, name, words", [
+    (b"", "empty.csv", "is empty"),
+    (b"a,b,c\n", "header.csv", "header but no rows"),
+    (b"a,a,b\n1,2,3\n", "dups.csv", "duplicate column names"),
+    (b"a,b\n1,2\n", "notes.txt", "unsupported file type"),
+])
+def test_load_table_refuses_bad_files_with_one_line(raw, name, words):
+    with pytest.raises(DataError, match=words) as info:
+        services.load_table(raw, name, limit_mb=10)
+    assert "\n" not in str(info.value)
+
+
+def test_load_table_refuses_files_over_the_limit():
+    with pytest.raises(DataError, match="accepts files up to 1 MB"):
+        services.load_table(b"a,b\n" + b"1,2\n" * 400_000, "big.csv", limit_mb=1)
+
+
+def test_load_sample():
+    if not services.SAMPLE_PATH.is_file():
+        pytest.skip("sample data not generated yet")
+    data = services.load_sample()
+    assert data.is_sample and services.SAMPLE_TARGET in data.frame.columns
+
+
+# ------------------------------------------------------------------ columns
+@pytest.mark.parametrize("name", ["PatientID", "patient_id", "MRN", "id", "EncounterId", "record number", "subject_no"])
+def test_identifier_names(name):
+    assert services.looks_like_identifier(name, pd.Series([1, 1, 2])) is not None
+
+
+@pytest.mark.parametrize("name", ["Age", "Paid", "Valid", "Lipid", "Creatinine"])
+def test_ordinary_names_are_not_identifiers(name):
+    assert services.looks_like_identifier(name, pd.Series([1, 1, 2] * 10)) is None
+
+
+def test_unique_text_or_integers_are_identifiers_but_unique_measurements_are_not():
+    assert services.looks_like_identifier("Code", pd.Series([f"x{i}" for i in range(50)])) == "identifier (different in every row)"
+    assert services.looks_like_identifier("Number", pd.Series(range(50))) is not None
+    assert services.looks_like_identifier("Weight", pd.Series(np.linspace(50, 90, 50))) is None
+    assert services.looks_like_identifier("Code", pd.Series([f"x{i}" for i in range(10)])) is None  # too few rows
+
+
+def test_profile_columns_defaults():
+    frame = _frame()
+    frame["Empty"] = np.nan
+    frame["Zip"] = [f"Z{i % 200}" for i in range(len(frame))]
+    frame["Junk"] = [str(v) for v in frame["Age"]]
+    frame.loc[3, "Junk"] = "n/a?"
+    profile = services.profile_columns(frame).set_index("column")
+    assert list(profile.columns) == services.PROFILE_COLUMNS[1:]
+    assert profile.loc["Age", "kind"] == "numeric" and profile.loc["Age", "use"]
+    assert profile.loc["BedSores", "kind"] == "boolean" and profile.loc["Ward", "kind"] == "categorical"
+    assert not profile.loc["PatientID", "use"] and "identifier" in profile.loc["PatientID", "note"]
+    assert not profile.loc["Empty", "use"] and profile.loc["Empty", "note"] == "no values"
+    assert not profile.loc["Zip", "use"] and "too many" in profile.loc["Zip", "note"]
+    assert profile.loc["Junk", "kind"] == "numeric" and "'n/a?'" in profile.loc["Junk", "note"]
+    assert profile.loc["Creatinine", "missing"] > 0
+
+
+def test_parse_thresholds():
+    assert services.parse_thresholds("60, 45", "Age") == (45.0, 60.0)
+    assert services.parse_thresholds("45;60 75", "Age") == (45.0, 60.0, 75.0)
+    assert services.parse_thresholds("  ", "Age") == ()
+    with pytest.raises(DataError, match="'abc' is not a number"):
+        services.parse_thresholds("45, abc", "Age")
+    with pytest.raises(DataError, match="finite"):
+        services.parse_thresholds("inf", "Age")
+
+
+def test_column_choices_from_the_edited_table():
+    table = services.profile_columns(_frame())
+    untouched = services.column_choices(table, "Outcome")
+    assert untouched == services.ColumnChoices(exclude=("PatientID",))
+    table.loc[table["column"] == "Ward", "kind"] = "categorical"  # same as detected: not passed on
+    table.loc[table["column"] == "BedSores", "kind"] = "categorical"
+    table.loc[table["column"] == "Age", "thresholds"] = "50, 70"
+    table.loc[table["column"] == "Creatinine", "use"] = False
+    choices = services.column_choices(table, "Outcome")
+    assert choices.exclude == ("PatientID", "Creatinine")
+    assert choices.kinds == (("BedSores", "categorical"),)
+    assert choices.thresholds == (("Age", (50.0, 70.0)),)
+    params = choices.params()
+    assert params == {"exclude": ("PatientID", "Creatinine"), "column_kinds": {"BedSores": "categorical"},
+                      "thresholds": {"Age": [50.0, 70.0]}}
+    table.loc[table["column"] == "Ward", "thresholds"] = "3"
+    with pytest.raises(DataError, match="treated as categorical"):
+        services.column_choices(table, "Outcome")
+
+
+# ------------------------------------------------------------------ outcome
+def test_suggest_target_and_default_event():
+    frame = _frame()
+    assert services.suggest_target(frame) == "Outcome"
+    assert services.default_event(frame["BedSores"]) == "yes"
+    assert services.default_event(frame["Ward"]) is None
+    assert services.outcome_values(frame["Ward"]) == ["A", "B", "C"]
+    assert services.outcome_values(frame["Creatinine"]) == []  # far too many values to pick from
+
+
+def test_split_outcome_messages():
+    frame = _frame()
+    with pytest.raises(DataError, match="Pick the outcome column"):
+        services.split_outcome(frame, None, None)
+    with pytest.raises(DataError, match="not in this table"):
+        services.split_outcome(frame, "Nope", None)
+    with pytest.raises(DataError, match="has 3 values, not two: pick which value"):
+        services.split_outcome(frame, "Ward", None)
+    features, y, positive = services.split_outcome(frame, "Ward", "B")
+    assert positive == "B" and y.sum() == (frame["Ward"] == "B").sum() and "Ward" not in features
+    with pytest.raises(DataError, match="looks like a measurement"):
+        services.split_outcome(frame, "Creatinine", None)
+    with pytest.raises(DataError, match="only one value"):
+        services.split_outcome(frame.assign(Outcome="home"), "Outcome", None)
+    features, y, positive = services.split_outcome(frame, "Outcome", None)
+    assert positive == "readmitted" and y.dtype == bool
+
+
+# ------------------------------------------------------------------ items, fitting, jobs
+def _spec(frame, **settings):
+    features, y, positive = services.split_outcome(frame, "Outcome", None)
+    choices = services.column_choices(services.profile_columns(frame), "Outcome")
+    data = services.LoadedData("patients.csv", "k" + str(len(frame)), frame, 1000)
+    spec = services.FitSpec(data.key, data.name, "Outcome", positive, choices,
+                            services.FitSettings(n_steps=800, n_chains=2, **settings),
+                            services.PosteriorSettings(n_samples=150, n_chains=2))
+    return spec, data, features, y
+
+
+def test_item_preview_and_candidate_count_match_the_engine():
+    frame = _frame()
+    spec, data, features, y = _spec(frame)
+    preview = services.item_preview(data.key, "Outcome", spec.choices, features)
+    assert "BedSores" in set(preview.table["item"]) and "PatientID" not in set(preview.table["column"])
+    count = services.candidate_count(data.key, "Outcome", spec.choices, 0.05, 2, features)
+    engine = FallingRuleListClassifier(min_support=0.05, max_conditions=2, n_steps=10, exclude=("PatientID",),
+                                       random_state=0).fit(features, y)
+    assert count == len(engine.candidate_names_)
+
+
+def test_candidate_count_explains_when_no_rule_reaches_the_support():
+    frame = pd.DataFrame({"Ward": list("ABCD") * 25, "Outcome": [0, 1] * 50})
+    features, y, _ = services.split_outcome(frame, "Outcome", None)
+    with pytest.raises(FRLError) as info:
+        services.candidate_count("x", "Outcome", services.ColumnChoices(), 0.5, 2, features)
+    assert "\n" not in str(info.value)
+
+
+def test_fit_job_publishes_the_list_then_the_posterior():
+    frame = _frame()
+    spec, data, features, y = _spec(frame, seed=3)
+    job = jobs.start(jobs.Job("fit", "Fitting", services.FIT_STAGES), services.fit_work(spec, data, features, y, "fit-x"))
+    assert jobs.wait(job, 120) and not job.failed
+    assert job.version == 2
+    first, final = job._results
+    assert first.posterior is None and first.model["posterior"] is None
+    assert final.posterior is not None and len(final.model["posterior"]["risk_lower"]) == len(final.rules) + 1
+    engine = FallingRuleListClassifier(n_steps=800, n_chains=2, random_state=3, exclude=("PatientID",)).fit(features, y)
+    assert final.rules == engine.rules_
+    assert final.model["outcome"]["positive_class"] == "readmitted"
+    assert list(final.rule_index) == list(engine.apply(features))
+    assert final.posterior.length_trace.shape == (2, 150)
+    assert job.progress()[0] == 1.0
+
+
+def test_jobs_report_user_errors_verbatim_and_hide_bugs():
+    def user_error(job):
+        raise DataError("Column 'Age' is numeric but has non-numeric values such as 'abc': clean them")
+
+    def bug(job):
+        raise KeyError("internal")
+
+    failed = jobs.start(jobs.Job("fit", "Fitting", ["a"]), user_error)
+    jobs.wait(failed)
+    assert failed.error.startswith("Column 'Age'") and failed.error_detail is None
+    crashed = jobs.start(jobs.Job("fit", "Fitting", ["a"]), bug)
+    jobs.wait(crashed)
+    assert crashed.error == jobs.GENERIC_ERROR and "KeyError" in crashed.error_detail
+
+
+def test_job_progress_moves_through_stages():
+    job = jobs.Job("validation", "Cross-validating", ["one", "two"])
+    assert job.progress()[0] == 0.0 and "step 1 of 2: one" in job.progress()[1]
+    job.stage(1, "5 folds")
+    fraction, text = job.progress()
+    assert fraction == 0.5 and "two (5 folds)" in text
+    started = jobs.start(job, lambda j: time.sleep(0.05) or "done")
+    jobs.wait(started)
+    assert started.latest() == "done" and started.progress()[0] == 1.0
+
+
+# ------------------------------------------------------------------ model files, scoring, patient
+@pytest.fixture(scope="module")
+def fitted():
+    frame = _frame(600, seed=1)
+    spec, data, features, y = _spec(frame)
+    estimator = FallingRuleListClassifier(**spec.settings.params(), **spec.choices.params()).fit(features, y)
+    result = services.fit_result(estimator, spec, data, features, 0.1, "fit-1")
+    return result, estimator, features
+
+
+def test_model_file_round_trip(fitted):
+    result, estimator, _ = fitted
+    raw = services.model_json(result.model)
+    loaded = services.load_model_file(raw, "model.json", "file-1")
+    assert loaded.source == "file" and loaded.rules == result.rules and loaded.data is None
+    assert json.loads(raw)["format"] == "frl-model"
+
+
+@pytest.mark.parametrize("raw, name, words", [
+    (b'{"hello": 1}', "other.json", "not a falling rule list model"),
+    (b"not json", "model.json", "not valid JSON"),
+    (b"\xff\xfe", "model.json", "not UTF-8"),
+    (b"{}", "model.csv", "not a model file"),
+])
+def test_model_files_that_are_not_ours(raw, name, words):
+    with pytest.raises(ModelFileError, match=words):
+        services.load_model_file(raw, name, "file-x")
+
+
+def test_scored_frame(fitted):
+    result, estimator, features = fitted
+    scored = services.scored_frame(result.data.frame, result.rule_index, result.model)
+    assert list(scored.columns[-3:]) == ["frl_rule", "frl_rule_text", "frl_risk"]
+    assert np.allclose(scored["frl_risk"], estimator.predict_proba(features)[:, 1])
+    assert scored["frl_rule"].min() >= 1 and scored["frl_rule"].max() <= len(result.rules) + 1
+    back = pd.read_csv(io.BytesIO(services.scored_csv(result.data.frame, result.rule_index, result.model)))
+    assert len(back) == len(features)
+
+
+def test_patient_fields_and_explanation_agree_with_apply(fitted):
+    result, estimator, features = fitted
+    fields = services.patient_fields(result.model)
+    assert [f.column for f in fields] == estimator.used_columns_
+    for row in range(0, 60, 7):
+        values = {}
+        for field in fields:
+            value = features.iloc[row][field.column]
+            values[field.column] = None if pd.isna(value) else (value.item() if hasattr(value, "item") else value)
+        check = services.explain_patient(result.model, values)
+        assert check.position == estimator.apply(features.iloc[[row]])[0]
+        assert check.risk == pytest.approx(estimator.probabilities_[check.position])
+        assert [fired for _, fired, _ in check.steps][-1] is (check.position < len(result.rules))
+
+
+def test_explain_patient_with_nothing_known_falls_to_else(fitted):
+    result, _, _ = fitted
+    check = services.explain_patient(result.model, {})
+    assert check.position == len(result.rules) or all(not fired for _, fired, _ in check.steps[:-1])
+
+
+def test_card_pdf_and_preview(fitted):
+    result, _, _ = fitted
+    text = json.dumps(result.model, sort_keys=True)
+    pdf = services.card_pdf(text, "index", None)
+    assert pdf.startswith(b"%PDF")
+    if services.pdftoppm_available():
+        pages = services.card_png_pages(pdf)
+        assert len(pages) == 2 and pages[0].startswith(b"\x89PNG")
+
+
+def test_card_preview_without_pdftoppm(fitted, monkeypatch):
+    monkeypatch.setattr(services.shutil, "which", lambda name: None)
+    assert services.card_png_pages(b"%PDF-1.4") == []
+
+
+def test_validation_merge_per_method_runs(fitted):
+    result, _, features = fitted
+    y = np.asarray(result.data.frame["Outcome"] == "readmitted")
+    X, params = services.validation_inputs(result.spec, features)
+    assert "PatientID" not in X.columns and params["exclude"] == () and "random_state" not in params
+    runs = [services.cross_validate_method("k", m, 3, 0, X, y, {**params, "n_steps": 200}, "patients.csv")
+            for m in ("frl", "cart")]
+    merged = services.merge_evaluations(runs)
+    assert merged.methods == ("frl", "cart") and len(merged.folds) == 6
+    assert list(merged.auroc_table()["method"]) == ["FRL", "CART"]
+    assert set(merged.validation_summary("frl")) >= {"auroc_mean", "auroc_std", "n_folds"}
