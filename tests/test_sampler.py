@@ -399,3 +399,23 @@ def test_cli_sample_bad_numbers_one_line_error(tmp_path, capsys, option):
     _, err = capsys.readouterr()
     assert status == 2
     assert err.startswith("frl: error:") and err.count("\n") == 1
+
+
+def test_rhat_near_one_on_the_sample_data():
+    """Issue: R-hat near 1 on the bundled sample data (4 chains from the MAP list, 10,000 kept sweeps each)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from frl_engine import FallingRuleListClassifier
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[1] / "sample_data" / "readmission.csv")
+    y = frame.pop("Readmitted30d")
+    model = FallingRuleListClassifier(random_state=0, exclude=["PatientID"]).fit(frame, y)
+    result = model.sample_posterior(10_000, n_chains=4, random_state=1, n_jobs=2)
+    assert result.rhat["log_posterior"] < 1.05 and result.rhat["length"] < 1.05, result.rhat
+    assert result.ess["log_posterior"] > 100
+    # The MAP list's risks fall, and its credible intervals hold the fitted risks.
+    summary = model.posterior_summary_
+    for low, risk, high in zip(summary["risk_lower"], model.probabilities_, summary["risk_upper"]):
+        assert low <= risk <= high
