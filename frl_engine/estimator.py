@@ -22,7 +22,7 @@ from .anneal import COOLING_SCHEDULES, anneal
 from .binarize import Binarizer, ColumnSpec
 from .errors import DataError, FRLError, ModelFileError
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
-                 save_model)
+                 save_model, to_jsonable)
 from .model import Hyperparameters, PackedProblem
 from .rules import Rule, mine_rules, rules_from_boolean_columns
 
@@ -399,8 +399,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             "created_at": self.fitted_at_,
             "outcome": {"target": target, "positive_class": _plain(self.positive_class_),
                         "classes": [_plain(c) for c in self.classes_], "title": title},
-            "hyperparameters": {k: (v if isinstance(v, (str, bool, type(None))) else float(v) if isinstance(v, float) else int(v)
-                                    if isinstance(v, numbers.Integral) else str(v)) for k, v in hyper.items()},
+            "hyperparameters": {k: (v if isinstance(v, (str, bool, int, float, type(None))) else str(v))
+                                for k, v in to_jsonable(hyper).items()},
             "training": {"n_rows": self.n_rows_, "n_positive": self.n_events_,
                          "positive_rate": self.n_events_ / self.n_rows_ if self.n_rows_ else None,
                          "n_candidate_rules": len(getattr(self, "candidate_names_", [])) or getattr(self, "n_candidates_", None),
