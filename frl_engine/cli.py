@@ -107,13 +107,7 @@ def print_model(model: dict, stream=None) -> None:
     stream = stream or sys.stdout
     outcome = model["outcome"]
     label = outcome.get("title") or f"{outcome.get('target') or 'event'} = {outcome.get('positive_class')} risk"
-    rows = [(("IF" if i == 0 else "ELSE IF"), r["name"], r["probability"], r["support"]) for i, r in enumerate(model["rules"])]
-    rows.append(("ELSE" if rows else "ALWAYS", "", model["default"]["probability"], model["default"]["support"]))
-    width = max([len(name) for _, name, _, _ in rows] + [len("Conditions")])
-    then = f"THEN {label} is"
-    print(f"{'':8}{'Conditions':<{width}}  {'':<{len(then)}} {'Risk':>7}  {'Support':>7}", file=stream)
-    for keyword, name, risk, support in rows:
-        print(f"{keyword:<8}{name:<{width}}  {then} {100 * risk:6.2f}%  {support:>7}", file=stream)
+    print(FallingRuleListClassifier.from_dict(model).format_list(label), file=stream)
     training = model.get("training") or {}
     if training.get("n_rows"):
         print(f"\n{training['n_rows']} patients, {training.get('n_positive')} events "

@@ -369,13 +369,16 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return pd.DataFrame(rows)
 
     def format_list(self, outcome: str | None = None) -> str:
-        """The list as text, laid out like the paper's Table 1."""
+        """The list as text, laid out like the paper's Table 1 (IF / ELSE IF / ELSE, risk, support)."""
         table = self.rule_table()
-        outcome = outcome or f"{getattr(self, 'target_name_', None) or 'event'} risk"
-        width = max([len(c) for c in table["conditions"]] + [10])
-        lines = [f"{'':8}{'Conditions':<{width}}  {'':>{len(outcome) + 9}}{'Risk':>8}  {'Support':>7}"]
+        if outcome is None:
+            target = getattr(self, "target_name_", None)
+            outcome = f"{target} = {self.positive_class_} risk" if target else "risk"
+        then = f"THEN {outcome} is"
+        width = max([len(c) for c in table["conditions"]] + [len("Conditions")])
+        lines = [f"{'':8}{'Conditions':<{width}}  {'':<{len(then)}} {'Risk':>7}  {'Support':>7}"]
         for _, row in table.iterrows():
-            lines.append(f"{row['']:<8}{row['conditions']:<{width}}  THEN {outcome} is {100 * row['risk']:7.2f}%  {row['support']:>7}")
+            lines.append(f"{row['']:<8}{row['conditions']:<{width}}  {then} {100 * row['risk']:6.2f}%  {row['support']:>7}")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ model files
