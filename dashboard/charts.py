@@ -26,7 +26,7 @@ TRACK = "#ECEEF1"
 RISK_LOW = (252, 187, 161)
 RISK_HIGH = (165, 15, 21)
 CHAIN_COLORS = ("#16324F", "#C0392B", "#2E86AB", "#E69F00", "#6A4C93", "#3B8B5A", "#8C564B", "#7F7F7F")
-FONT = "Source Sans Pro, Source Sans 3, -apple-system, Segoe UI, Helvetica, Arial, sans-serif"
+FONT = "Source Sans, Source Sans Pro, -apple-system, Segoe UI, Helvetica, Arial, sans-serif"  # the page's font
 
 TABLE_COLUMNS = ["position", "keyword", "conditions", "risk", "lower", "upper", "support", "events", "observed",
                  "share_patients", "share_events", "cumulative_events"]
@@ -148,6 +148,9 @@ _LIST_CSS = """
 .frl-list .frl-ci { color: #646A70; font-size: 0.85rem; }
 .frl-list .frl-sub { color: #646A70; font-size: 0.8rem; }
 .frl-note { color: #646A70; font-size: 0.85rem; margin-bottom: 0.2rem; }
+.frl-wrap { width: 100%; overflow-x: auto; }
+.frl-compact .frl-cond { min-width: 0; }
+.frl-compact td, .frl-compact th { padding-left: 0.4rem; padding-right: 0.4rem; }
 </style>
 """
 
@@ -160,8 +163,8 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
     risk (with a bar), 95% credible interval (when a posterior was sampled),
     support, and the events the rule captures (count, rate, share of all events).
     ``highlight`` is the 0-based row to mark (a patient's rule); ``compact``
-    leaves the event columns out (for side-by-side lists).  All text from the
-    model is escaped.
+    leaves the bars and the event columns out (for side-by-side lists).  All
+    text from the model is escaped.
     """
     table = rule_table(model)
     has_ci = not table["lower"].isna().all()
@@ -170,7 +173,9 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
     head = ["<th></th>", "<th>Conditions</th>"]
     if show_then:
         head.append("<th></th>")
-    head += ["<th></th>", '<th class="num">Risk</th>']
+    if not compact:
+        head.append("<th></th>")
+    head.append('<th class="num">Risk</th>')
     if has_ci:
         head.append('<th class="num">95% CrI</th>')
     head.append('<th class="num">Support</th>')
@@ -185,12 +190,14 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
                  f'<td class="frl-cond">{_conditions_html(row["conditions"])}</td>']
         if show_then:
             cells.append('<td class="frl-then">THEN</td>')
-        cells.append(f'<td class="frl-barcell"><span class="frl-bar"><span style="width:{max(1.5, 100 * fraction):.1f}%;'
-                     f'background:{risk_color(fraction)}"></span></span></td>')
+        if not compact:
+            fill = f"width:{max(1.5, 100 * fraction):.1f}%;background:{risk_color(fraction)}"
+            cells.append(f'<td class="frl-barcell"><span class="frl-bar"><span style="{fill}"></span></span></td>')
         cells.append(f'<td class="num frl-risk">{pct(row["risk"])}</td>')
         if has_ci:
             cells.append(f'<td class="num frl-ci">{interval(row["lower"], row["upper"])}</td>')
-        cells.append(f'<td class="num">{row["support"]:,} <span class="frl-sub">({pct(row["share_patients"], 0)})</span></td>')
+        share = "" if compact else f' <span class="frl-sub">({pct(row["share_patients"], 0)})</span>'
+        cells.append(f'<td class="num">{row["support"]:,}{share}</td>')
         if not compact:
             cells += [
                 f'<td class="num">{row["events"]:,}</td>',
@@ -201,8 +208,9 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
         body.append(f"<tr{cls}>{''.join(cells)}</tr>")
     caption = (f'<div class="frl-note">Risk of <b>{label}</b>. Start at the top: the first rule that matches the '
                "patient gives the risk.</div>")
-    return (_LIST_CSS + caption + '<table class="frl-list"><thead><tr>' + "".join(head) + "</tr></thead><tbody>"
-            + "".join(body) + "</tbody></table>")
+    table_class = "frl-list frl-compact" if compact else "frl-list"
+    return (_LIST_CSS + caption + f'<div class="frl-wrap"><table class="{table_class}"><thead><tr>' + "".join(head)
+            + "</tr></thead><tbody>" + "".join(body) + "</tbody></table></div>")
 
 
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.22, "yanchor": "top"}
@@ -396,7 +404,8 @@ def acceptance_chart(acceptance: dict, per_chain=()) -> go.Figure:
     fig = go.Figure(go.Bar(x=moves, y=[_nz(acceptance.get(m)) for m in moves], name="pooled",
                            marker={"color": NAVY}, hovertemplate="%{x}: %{y:.1%} accepted<extra>pooled</extra>"))
     for chain, rates in enumerate(per_chain):
-        fig.add_trace(go.Scatter(x=moves, y=[_nz(rates.get(m)) for m in moves], mode="markers", name=f"chain {chain + 1}",
+        fig.add_trace(go.Scatter(x=moves, y=[_nz(rates.get(m)) for m in moves], mode="markers",
+                                 name=f"chain {chain + 1}",
                                  marker={"size": 8, "color": CHAIN_COLORS[chain % len(CHAIN_COLORS)],
                                          "line": {"width": 1, "color": "white"}},
                                  hovertemplate=f"chain {chain + 1}, %{{x}}: %{{y:.1%}}<extra></extra>"))

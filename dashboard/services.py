@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-import io
 import json
 import math
 import re
@@ -41,7 +40,7 @@ from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
 from frl_engine.errors import DataError, FRLError, ModelFileError
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
-from frl_engine.rules import Condition, category_label, format_number, mine_rules, missing_mask
+from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_PATH = REPO_ROOT / "sample_data" / "readmission.csv"
@@ -122,8 +121,8 @@ def load_sample() -> LoadedData:
 
 # ============================================================================ columns
 _ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
-                       r"|^(record|patient|subject|encounter|visit|case|admission)[_\s.\-]?(no|num|number|nr|key|code)$",
-                       re.IGNORECASE)
+                       r"|^(record|patient|subject|encounter|visit|case|admission)[_\s.\-]?"
+                       r"(no|num|number|nr|key|code)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](ID|Id)$")
 
 
@@ -138,8 +137,8 @@ def looks_like_identifier(name: str, series: pd.Series) -> str | None:
     present = series.dropna()
     n = len(series)
     if n >= 20 and len(present) == n and present.nunique() == n:
-        kind = series.dtype
-        if pd.api.types.is_integer_dtype(kind) or pd.api.types.is_object_dtype(kind) or pd.api.types.is_string_dtype(kind):
+        dtype, types = series.dtype, pd.api.types
+        if types.is_integer_dtype(dtype) or types.is_object_dtype(dtype) or types.is_string_dtype(dtype):
             return "identifier (different in every row)"
     return None
 
@@ -190,7 +189,8 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
         elif detected == "numeric":
             junk = _non_numeric_examples(series)
             if junk:
-                note = "non-numeric values such as " + ", ".join(f"'{v}'" for v in junk) + ": clean them or mark missing"
+                examples = ", ".join(f"'{v}'" for v in junk)
+                note = f"non-numeric values such as {examples}: clean them or mark them missing"
         rows.append({
             "column": str(name), "use": use, "kind": detected if detected in KINDS else None, "thresholds": "",
             "detected": detected, "missing": round(missing, 1), "distinct": distinct,
@@ -400,8 +400,9 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def fit_estimator(spec_key: str, _spec: FitSpec, _features: pd.DataFrame, _event: np.ndarray) -> FallingRuleListClassifier:
+@st.cache_data(max_entries=8, show_spinner=False)  # an estimator holds its packed data: keep few
+def fit_estimator(spec_key: str, _spec: FitSpec, _features: pd.DataFrame,
+                  _event: np.ndarray) -> FallingRuleListClassifier:
     """The MAP falling rule list; cached by data hash + parameters (pickled: each caller gets a copy)."""
     estimator = _spec.estimator()
     estimator.fit(_features, _event)
@@ -726,8 +727,6 @@ def validation_work(vspec: ValidationSpec, fit: FitResult, features: pd.DataFram
     def work(job) -> ValidationResult:
         X, params = validation_inputs(fit.spec, features)
         results = []
-        from frl_engine.evaluate import METHOD_NAMES
-
         for index, method in enumerate(vspec.methods):
             job.stage(index, f"{vspec.n_folds} folds")
             results.append(cross_validate_method(vspec.fit_key, method, vspec.n_folds, vspec.seed, X, event, params,
@@ -791,7 +790,8 @@ def warm_up() -> None:
     first real fit does not pay for it.
     """
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.integers(0, 2, 200), "b": rng.normal(size=200), "c": rng.choice(["x", "y", "z"], 200)})
+    frame = pd.DataFrame({"a": rng.integers(0, 2, 200), "b": rng.normal(size=200),
+                          "c": rng.choice(["x", "y", "z"], 200)})
     y = (frame["a"].to_numpy() == 1) ^ (rng.random(200) < 0.2)
     estimator = FallingRuleListClassifier(n_steps=50, n_chains=2, random_state=0).fit(frame, y)
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 
@@ -44,6 +45,14 @@ h1 { font-size: 2.1rem !important; padding-bottom: 0.1rem !important; }
 def style() -> None:
     """A little CSS: less empty space above the title, smaller headings and metrics."""
     st.html(_CSS)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~$<>])")
+
+
+def md(text) -> str:
+    """User text (file, column and category names) made inert inside Streamlit markdown."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 def header(title: str, subtitle: str) -> None:
@@ -149,7 +158,7 @@ def sidebar_status() -> None:
         fit = ss[state.FIT]
         lines = []
         if data is not None:
-            lines.append(f":material/table: **{data.name}** · {data.n_rows:,} rows")
+            lines.append(f":material/table: **{md(data.name)}** · {data.n_rows:,} rows")
         if fit is not None:
             n = len(fit.model["rules"])
             extra = " · posterior" if fit.has_posterior else ""
@@ -166,7 +175,8 @@ class TrainingInputs:
     """The current data, outcome and column choices, ready for the engine."""
 
     def __init__(self, data, target, event, features, y, choices):
-        self.data, self.target, self.event, self.features, self.y, self.choices = data, target, event, features, y, choices
+        self.data, self.target, self.event = data, target, event
+        self.features, self.y, self.choices = features, y, choices
 
     @property
     def n_events(self) -> int:

@@ -81,18 +81,36 @@ def app_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser_page(app_url, tmp_path_factory):
+def chromium(tmp_path_factory):
+    """A function opening a page in a fresh Chromium profile (a new user-data-dir each time)."""
     playwright_api = pytest.importorskip("playwright.sync_api")
+    contexts = []
     with playwright_api.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            user_data_dir=str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS, headless=True, viewport={"width": 1440, "height": 1000}, accept_downloads=True)
-        try:
+
+        def open_page():
+            context = p.chromium.launch_persistent_context(
+                user_data_dir=str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
+                args=CHROMIUM_ARGS, headless=True, viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+            contexts.append(context)
             page = context.new_page()
             page.set_default_timeout(30_000)
-            yield page
+            return page
+
+        try:
+            yield open_page
         finally:
-            context.close()
+            for context in contexts:
+                context.close()
+
+
+def _load_data_page(page, url: str) -> tuple[float, float]:
+    """Open the app; seconds until the Data page's header, and until the page is complete (the items table)."""
+    started = time.perf_counter()
+    page.goto(url)
+    page.get_by_role("heading", name="Data", level=1).wait_for()
+    header = time.perf_counter() - started
+    page.locator('.st-key-items [data-testid="stDataFrame"]').wait_for()
+    return header, time.perf_counter() - started
 
 
 def _shot(page, name: str, height: int = 1000) -> Path:
@@ -109,7 +127,8 @@ def _shot(page, name: str, height: int = 1000) -> Path:
 
 def _nav(page, title: str) -> None:
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
-    page.get_by_role("heading", level=1).filter(has_text=title if title != "Rule list" else "Falling rule list").wait_for()
+    heading = "Falling rule list" if title == "Rule list" else title
+    page.get_by_role("heading", level=1).filter(has_text=heading).wait_for()
 
 
 def _upload(page, path: Path) -> None:
@@ -125,18 +144,18 @@ def _first_rule(page) -> str:
     return " ".join(page.locator("table.frl-list td.frl-cond").first.inner_text().split())
 
 
-def test_upload_fit_download_and_bad_files(app_url, browser_page, tmp_path):
-    page = browser_page
-
-    # ---- first page load: the sample data's Data page, complete (column table and items)
-    started = time.perf_counter()
-    page.goto(app_url)
-    page.get_by_role("heading", name="Data", level=1).wait_for()
-    first_paint = time.perf_counter() - started
-    page.locator('[data-testid="stDataFrame"]').nth(1).wait_for()
-    page_load = time.perf_counter() - started
-    print(f"\nfirst page load: header {first_paint:.2f} s, complete {page_load:.2f} s")
+def test_upload_fit_download_and_bad_files(app_url, chromium, tmp_path):
+    # ---- page load: the sample data's Data page, complete with its column table and items.  The first
+    # session after the server starts also pays for importing the engine (scikit-learn, numba, pandas).
+    page = chromium()
+    header, page_load = _load_data_page(page, app_url)
+    print(f"\nfirst page load (new server): header {header:.2f} s, complete page {page_load:.2f} s")
     assert page_load < MAX_PAGE_LOAD_S
+    other = chromium()
+    header, warm_load = _load_data_page(other, app_url)
+    other.context.close()
+    print(f"page load (new browser profile, running server): header {header:.2f} s, complete page {warm_load:.2f} s")
+    assert warm_load < MAX_PAGE_LOAD_S
     _shot(page, "1-data-sample", 1800)
 
     # ---- upload a CSV through the real uploader and pick the outcome
@@ -173,9 +192,12 @@ def test_upload_fit_download_and_bad_files(app_url, browser_page, tmp_path):
     rows = page.locator("table.frl-list tbody tr")
     assert rows.count() == len(engine.rules_) + 1
     page.get_by_text("95% CrI", exact=True).first.wait_for()  # the posterior arrives after the list
-    path = _shot(page, "4-rule-list", 1900)
-    if os.environ.get("FRL_UPDATE_SCREENSHOT") == "1":
-        shutil.copy(path, ROOT / "docs" / "screenshot.png")
+    _shot(page, "4-rule-list", 1900)
+    if os.environ.get("FRL_UPDATE_SCREENSHOT") == "1":  # the README's picture: the list, its charts, no form
+        page.set_viewport_size({"width": 1440, "height": 1120})
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
+        page.set_viewport_size({"width": 1440, "height": 1000})
 
     # ---- which rule applies to this patient
     page.get_by_role("button", name="Find the rule").click()
@@ -209,7 +231,8 @@ def test_upload_fit_download_and_bad_files(app_url, browser_page, tmp_path):
         handle.truncate(201 * 1024 * 1024)
     _upload(page, huge)
     page.get_by_text("200", exact=False).filter(has_text="MB").first.wait_for()
-    assert page.locator("body").inner_text().count("Traceback") == 0
+    _shot(page, "8-too-large", 1000)
+    assert "Traceback" not in page.locator("body").inner_text()
 
     _nav(page, "Rule list")
     assert _first_rule(page) == engine.rules_[0]

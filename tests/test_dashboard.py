@@ -170,7 +170,7 @@ def test_patient_lookup_finds_the_rule(at):
             at.number_input(key=key).set_value(float(cond["value"]) - 1)
     at.button(key="patient_submit").click().run()
     assert not at.exception
-    assert any(s.value.startswith("**Rule 1 applies") for s in at.success)
+    assert any(s.value.startswith("**Rule 1 applies: IF") for s in at.success)
     html = [h.proto.body for h in at.get("html") if "frl-list" in h.proto.body][0]
     assert html.count('<tr class="frl-hit">') == 1
 
@@ -268,6 +268,25 @@ def test_empty_and_many_category_columns_are_left_out_with_a_note(at):
     assert not table.loc["Empty", "use"] and table.loc["Empty", "note"] == "no values"
     assert not table.loc["Zip", "use"] and "1,500 categories" in table.loc["Zip", "note"]
     assert not errors(at)
+
+
+def test_names_from_the_file_cannot_inject_html(at):
+    n = 300
+    rng = np.random.default_rng(1)
+    marked = rng.choice(["<b>yes</b>", "no"], n)
+    outcome = np.where((marked == "no") ^ (rng.random(n) < 0.1), "no", "yes")  # the odd column predicts it
+    frame = pd.DataFrame({"<img src=x onerror=alert(1)>": marked, "Age*": rng.integers(20, 90, n), "Outcome": outcome})
+    upload(at, "<script>.csv", frame.to_csv(index=False).encode())
+    assert not at.exception
+    fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/rules.py").run()
+    # Only st.html and markdown with HTML allowed could run markup; in both the names must arrive escaped.
+    bodies = [h.proto.body for h in at.get("html")] + [m.value for m in at.markdown if m.proto.allow_html]
+    at.switch_page("views/data.py").run()
+    bodies += [m.value for m in at.markdown if m.proto.allow_html]
+    assert any("&lt;b&gt;yes" in b or "&lt;img" in b for b in bodies)
+    for body in bodies:
+        assert "<img" not in body and "<script" not in body and "<b>yes" not in body
 
 
 def test_no_rule_reaching_the_support(at):

@@ -78,7 +78,8 @@ def test_ordinary_names_are_not_identifiers(name):
 
 
 def test_unique_text_or_integers_are_identifiers_but_unique_measurements_are_not():
-    assert services.looks_like_identifier("Code", pd.Series([f"x{i}" for i in range(50)])) == "identifier (different in every row)"
+    unique_text = pd.Series([f"x{i}" for i in range(50)])
+    assert services.looks_like_identifier("Code", unique_text) == "identifier (different in every row)"
     assert services.looks_like_identifier("Number", pd.Series(range(50))) is not None
     assert services.looks_like_identifier("Weight", pd.Series(np.linspace(50, 90, 50))) is None
     assert services.looks_like_identifier("Code", pd.Series([f"x{i}" for i in range(10)])) is None  # too few rows
@@ -192,7 +193,8 @@ def test_candidate_count_explains_when_no_rule_reaches_the_support():
 def test_fit_job_publishes_the_list_then_the_posterior():
     frame = _frame()
     spec, data, features, y = _spec(frame, seed=3)
-    job = jobs.start(jobs.Job("fit", "Fitting", services.FIT_STAGES), services.fit_work(spec, data, features, y, "fit-x"))
+    job = jobs.start(jobs.Job("fit", "Fitting", services.FIT_STAGES),
+                     services.fit_work(spec, data, features, y, "fit-x"))
     assert jobs.wait(job, 120) and not job.failed
     assert job.version == 2
     first, final = job._results

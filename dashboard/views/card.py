@@ -46,7 +46,8 @@ with left:
     st.radio("Card size", list(services.CARD_SIZES), key=state.W_CARD_SIZE, persist_state=state.PERSIST,
              format_func=lambda s: services.CARD_SIZES[s],
              help="A list too long for the size moves up to the next size, or onto a second card.")
-    st.text_input("Title on the card", key=state.W_CARD_TITLE, persist_state=state.PERSIST, placeholder=default_title, max_chars=120,
+    st.text_input("Title on the card", key=state.W_CARD_TITLE, persist_state=state.PERSIST, placeholder=default_title,
+                  max_chars=120,
                   help="Leave empty to use the outcome.")
     title = ss[state.W_CARD_TITLE].strip() or None
     model_text = json.dumps(model, sort_keys=True)

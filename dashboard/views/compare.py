@@ -16,12 +16,14 @@ history = ss[state.HISTORY]
 base = fit if fit.source == "fit" else next((f for f in reversed(history) if f.source == "fit"), None)
 if base is not None:
     with st.container(border=True):
-        st.markdown(f"**Fit a variant** of the current list's data and columns ({base.spec.data_name}, outcome "
-                    f"{base.spec.target} = {base.spec.event}); it appears as **B** below and does not replace the "
-                    "current list.")
+        st.markdown(f"**Fit a variant** of the current list's data and columns ({ui.md(base.spec.data_name)}, "
+                    f"outcome {ui.md(base.spec.target)} = {ui.md(base.spec.event)}); it appears as **B** below and "
+                    "does not replace the current list.")
         v1, v2, v3, v4, v5, v6 = st.columns([2, 2, 1.3, 1.3, 1, 1.4], vertical_alignment="bottom")
-        v1.slider("λ", 1.0, 20.0, step=0.5, key=state.W_VAR_LAM, persist_state=state.PERSIST, help="Prior mean list length.")
-        v2.slider("Min support (%)", 1.0, 50.0, step=0.5, key=state.W_VAR_SUPPORT, persist_state=state.PERSIST, format="%.1f%%")
+        v1.slider("λ", 1.0, 20.0, step=0.5, key=state.W_VAR_LAM, persist_state=state.PERSIST,
+                  help="Prior mean list length.")
+        v2.slider("Min support (%)", 1.0, 50.0, step=0.5, key=state.W_VAR_SUPPORT, persist_state=state.PERSIST,
+                  format="%.1f%%")
         v3.selectbox("Max conditions", [1, 2, 3], key=state.W_VAR_MAX_CONDITIONS, persist_state=state.PERSIST)
         v4.number_input("Steps", 100, 100_000, step=500, key=state.W_VAR_STEPS, persist_state=state.PERSIST)
         v5.number_input("Seed", 0, 2**31 - 1, step=1, key=state.W_VAR_SEED, persist_state=state.PERSIST)
@@ -60,25 +62,26 @@ a_id = s1.selectbox("List A", ids, key=state.W_COMPARE_A, persist_state=state.PE
 b_id = s2.selectbox("List B", ids, key=state.W_COMPARE_B, persist_state=state.PERSIST, format_func=names.get)
 a, b = state.find_fit(a_id), state.find_fit(b_id)
 
-st.dataframe(charts.compare_summary({"A": a.model, "B": b.model}).T, width="stretch", key="compare_summary")
+summary = charts.compare_summary({"A": a.model, "B": b.model}).T
+st.dataframe(summary, width="stretch", key="compare_summary", height=38 + 35 * len(summary) + 2)
 
 only_a, both, only_b = charts.shared_rules(a.model, b.model)
 left, right = st.columns(2, gap="large")
 with left:
-    st.markdown(f"**A** · {names[a_id]}")
-    st.html(charts.rule_list_html(a.model, show_then=False))
+    st.markdown(f"**A** · {ui.md(names[a_id])}")
+    st.html(charts.rule_list_html(a.model, show_then=False, compact=True))
     if a.id != fit.id and st.button("Make A the current list", key="make_a_current"):
         ss[state.FIT] = a
         st.rerun()
 with right:
-    st.markdown(f"**B** · {names[b_id]}")
-    st.html(charts.rule_list_html(b.model, show_then=False))
+    st.markdown(f"**B** · {ui.md(names[b_id])}")
+    st.html(charts.rule_list_html(b.model, show_then=False, compact=True))
     if b.id != fit.id and st.button("Make B the current list", key="make_b_current"):
         ss[state.FIT] = b
         st.rerun()
 
-st.markdown(f"**Rules in both lists:** {', '.join(f'`{r}`' for r in sorted(both)) or 'none'}  \n"
-            f"**Only in A:** {', '.join(f'`{r}`' for r in sorted(only_a)) or 'none'}  \n"
-            f"**Only in B:** {', '.join(f'`{r}`' for r in sorted(only_b)) or 'none'}")
+st.markdown(f"**Rules in both lists:** {' · '.join(ui.md(r) for r in sorted(both)) or 'none'}  \n"
+            f"**Only in A:** {' · '.join(ui.md(r) for r in sorted(only_a)) or 'none'}  \n"
+            f"**Only in B:** {' · '.join(ui.md(r) for r in sorted(only_b)) or 'none'}")
 st.plotly_chart(charts.compare_risk_chart({"A": a.model, "B": b.model}), width="stretch", key="compare_chart",
                 config={"displaylogo": False})

@@ -1,5 +1,6 @@
 """Data: bring a table, pick the outcome, decide how each column becomes items."""
 
+import html
 import logging
 
 import streamlit as st
@@ -17,8 +18,8 @@ log = logging.getLogger("frl_dashboard")
 ss = st.session_state
 
 # ---------------------------------------------------------------- source
-source = st.radio("Data source", [state.SOURCE_SAMPLE, state.SOURCE_UPLOAD], key=state.W_SOURCE, persist_state=state.PERSIST, horizontal=True,
-                  label_visibility="collapsed")
+source = st.radio("Data source", [state.SOURCE_SAMPLE, state.SOURCE_UPLOAD], key=state.W_SOURCE,
+                  persist_state=state.PERSIST, horizontal=True, label_visibility="collapsed")
 if source == state.SOURCE_UPLOAD:
     upload = st.file_uploader(
         "Table of patients: CSV, Excel (.xlsx) or Parquet", key=state.W_UPLOAD,
@@ -45,19 +46,19 @@ elif ss[state.DATA] is None or not ss[state.DATA].is_sample:
 if ss[state.DATA_ERROR]:
     st.error(ss[state.DATA_ERROR], icon=":material/error:")
     if ss[state.DATA] is not None:
-        st.caption(f"Still using **{ss[state.DATA].name}**, the last table that loaded.")
+        st.caption(f"Still using **{ui.md(ss[state.DATA].name)}**, the last table that loaded.")
 
 data = ui.require_data()
 frame = data.frame
 
 size = f"{data.n_bytes / 1024:,.0f} KB" if data.n_bytes < 1024 ** 2 else f"{data.n_bytes / 1024 ** 2:,.1f} MB"
-st.markdown(f":material/description: **{data.name}**{' (sample data)' if data.is_sample else ''} · {size}")
+st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if data.is_sample else ''} · {size}")
 missing = float(frame.isna().to_numpy().mean()) if frame.size else 0.0
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
 c2.metric("Columns", f"{data.n_columns:,}", border=True)
 c3.metric("Missing cells", f"{missing:.1%}", border=True)
-with st.expander("Preview the first rows"):
+if st.toggle("Show the first rows", key="w_preview_rows"):  # drawn only on request: a table grid is not free
     st.dataframe(frame.head(100), hide_index=True, key="data_preview")
 
 # ---------------------------------------------------------------- outcome
@@ -67,7 +68,8 @@ if ss.get(state.W_TARGET) not in columns:
     ss[state.W_TARGET] = services.suggest_target(frame)
     state.reset_event()
 o1, o2, o3 = st.columns([1, 1, 2])
-target = o1.selectbox("Outcome column", columns, key=state.W_TARGET, persist_state=state.PERSIST, on_change=state.reset_event,
+target = o1.selectbox("Outcome column", columns, key=state.W_TARGET, persist_state=state.PERSIST,
+                      on_change=state.reset_event,
                       help="The yes/no outcome the rule list predicts, e.g. readmission within 30 days.")
 values = services.outcome_values(frame[target]) if target in frame.columns else []
 if ss.get(state.W_EVENT) not in values:
@@ -78,7 +80,8 @@ o2.selectbox("Value that counts as the event", values, key=state.W_EVENT, persis
 inputs = None
 try:
     inputs = ui.training_inputs(data)
-    o3.markdown(f"<div style='padding-top:1.9rem'>Event <b>{target} = {inputs.event}</b>: "
+    o3.markdown(f"<div style='padding-top:1.9rem'>Event <b>{html.escape(str(target))} = "
+                f"{html.escape(str(inputs.event))}</b>: "
                 f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)</div>",
                 unsafe_allow_html=True)
 except FRLError as exc:
@@ -139,16 +142,18 @@ else:
         n_columns = preview.table["column"].nunique()
         st.caption(f"{len(preview.table)} yes/no items from {n_columns} columns: the building blocks of the rules. "
                    "A rule joins up to a few items with AND. Missing values never match an item, except "
-                   "'is missing'." + (f" Skipped (a single value): {', '.join(preview.constant)}." if preview.constant else ""))
-        st.dataframe(
-            charts.item_table_display(preview.table), hide_index=True, width="stretch", key="items_table",
-            height=min(560, 38 + 35 * len(preview.table) + 2),
-            column_config={
-                "item": st.column_config.TextColumn("Item"),
-                "column": st.column_config.TextColumn("Column"),
-                "patients": st.column_config.NumberColumn("Patients covered", format="%d"),
-                "percent": st.column_config.ProgressColumn("Share of patients", format="%.0f%%", min_value=0,
-                                                           max_value=100),
-            })
+                   "'is missing'." + (f" Skipped (a single value): {ui.md(', '.join(preview.constant))}."
+                                      if preview.constant else ""))
+        with st.container(key="items"):
+            st.dataframe(
+                charts.item_table_display(preview.table), hide_index=True, width="stretch", key="items_table",
+                height=min(560, 38 + 35 * len(preview.table) + 2),
+                column_config={
+                    "item": st.column_config.TextColumn("Item"),
+                    "column": st.column_config.TextColumn("Column"),
+                    "patients": st.column_config.NumberColumn("Patients covered", format="%d"),
+                    "percent": st.column_config.ProgressColumn("Share of patients", format="%.0f%%", min_value=0,
+                                                               max_value=100),
+                })
 if ready:
     ui.link("fit", "Next: fit the rule list", ":material/arrow_forward:")

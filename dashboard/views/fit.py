@@ -18,45 +18,46 @@ except FRLError as exc:
     ui.link("data", "Fix it on the Data page", ":material/table:")
     st.stop()
 
-st.caption(f"**{data.name}** · outcome **{inputs.target} = {inputs.event}** · {inputs.n_events:,} events among "
-           f"{data.n_rows:,} patients · {len(inputs.choices.exclude)} column(s) left out")
+st.caption(f"**{ui.md(data.name)}** · outcome **{ui.md(inputs.target)} = {ui.md(inputs.event)}** · "
+           f"{inputs.n_events:,} events among {data.n_rows:,} patients · "
+           f"{len(inputs.choices.exclude)} column(s) left out")
 
+KEEP = {"persist_state": state.PERSIST}  # the settings survive page switches
 left, middle, right = st.columns(3, gap="large")
 with left:
     with st.container(border=True):
         st.markdown("**Prior and candidate rules**")
-        st.slider("λ, prior list length", min_value=1.0, max_value=20.0, step=0.5, key=state.W_LAM, persist_state=state.PERSIST,
-                  help="L ~ Poisson(λ): the number of rules you expect before seeing the data.")
+        st.slider("λ, prior list length", min_value=1.0, max_value=20.0, step=0.5, key=state.W_LAM, **KEEP,
+                  help="L ~ Poisson(λ), the prior on the number of rules (paper section 2).")
         st.caption("The list length you expect a priori; smaller λ gives shorter lists.")
-        st.slider("Minimum support (% of patients)", min_value=1.0, max_value=50.0, step=0.5, key=state.W_SUPPORT, persist_state=state.PERSIST,
-                  format="%.1f%%", help="Rules are mined from items; each must cover at least this share of patients.")
+        st.slider("Minimum support (% of patients)", min_value=1.0, max_value=50.0, step=0.5, key=state.W_SUPPORT,
+                  format="%.1f%%", **KEEP, help="Rules are mined from the items (the paper uses 5%).")
         st.caption("A candidate rule must cover at least this share of all patients.")
-        st.segmented_control("Maximum conditions per rule", [1, 2, 3], key=state.W_MAX_CONDITIONS, persist_state=state.PERSIST,
-                             selection_mode="single", help="Items joined by AND in one rule (the paper uses 2).")
+        st.segmented_control("Maximum conditions per rule", [1, 2, 3], key=state.W_MAX_CONDITIONS, **KEEP,
+                             selection_mode="single", help="The paper uses 2.")
         st.caption("How many items one rule may join with AND.")
 with middle:
     with st.container(border=True):
         st.markdown("**Simulated annealing**")
-        st.number_input("Steps per chain", min_value=100, max_value=100_000, step=500, key=state.W_STEPS, persist_state=state.PERSIST,
-                        help="Proposals per chain (the paper uses 5000).")
-        st.caption("More steps search longer (paper: 5,000).")
-        st.number_input("Chains", min_value=1, max_value=16, step=1, key=state.W_CHAINS, persist_state=state.PERSIST,
-                        help="Independent restarts; the list with the highest posterior wins.")
+        st.number_input("Steps per chain", min_value=100, max_value=100_000, step=500, key=state.W_STEPS, **KEEP,
+                        help="The paper uses 5,000 steps at temperature 1 (section 3.1).")
+        st.caption("Proposals per chain; more steps search longer.")
+        st.number_input("Chains", min_value=1, max_value=16, step=1, key=state.W_CHAINS, **KEEP,
+                        help="Chains run on threads; the list with the highest posterior wins.")
         st.caption("Independent restarts; the best list wins.")
-        st.number_input("Random seed", min_value=0, max_value=2**31 - 1, step=1, key=state.W_SEED, persist_state=state.PERSIST,
-                        help="The same seed and settings give the same list.")
+        st.number_input("Random seed", min_value=0, max_value=2**31 - 1, step=1, key=state.W_SEED, **KEEP)
         st.caption("Same seed and settings, same list.")
 with right:
     with st.container(border=True):
         st.markdown("**Posterior sampling**")
-        st.toggle("Sample the posterior", key=state.W_POSTERIOR, persist_state=state.PERSIST,
-                  help="Gives each risk a 95% credible interval and the Posterior page's diagnostics.")
+        st.toggle("Sample the posterior", key=state.W_POSTERIOR, **KEEP,
+                  help="Runs after the list is shown; its results fill in when ready (paper section 3.2).")
         st.caption("Credible intervals for each risk, the posterior of L, R-hat.")
-        st.number_input("Samples per chain", min_value=100, max_value=20_000, step=100, key=state.W_POST_SAMPLES, persist_state=state.PERSIST,
-                        disabled=not ss[state.W_POSTERIOR], help="Kept after an equal burn-in.")
+        st.number_input("Samples per chain", min_value=100, max_value=20_000, step=100, key=state.W_POST_SAMPLES,
+                        disabled=not ss[state.W_POSTERIOR], **KEEP)
         st.caption("Kept after a burn-in of the same length.")
-        st.number_input("Sampler chains", min_value=1, max_value=8, step=1, key=state.W_POST_CHAINS, persist_state=state.PERSIST,
-                        disabled=not ss[state.W_POSTERIOR], help="R-hat compares the chains.")
+        st.number_input("Sampler chains", min_value=1, max_value=8, step=1, key=state.W_POST_CHAINS,
+                        disabled=not ss[state.W_POSTERIOR], **KEEP)
         st.caption("Several chains let R-hat check convergence.")
 
 if ss[state.W_MAX_CONDITIONS] is None:  # the segmented control was clicked off
@@ -93,7 +94,7 @@ if fit is not None and not state.running("fit"):
     n = len(fit.model["rules"])
     timing = f" in {fit.fit_seconds:.2f} s" if fit.fit_seconds else ""
     st.success(f"Current list: **{n} rule{'s' if n != 1 else ''} + ELSE**, fitted{timing} "
-               f"({fit.label}).", icon=":material/check_circle:")
+               f"({ui.md(fit.label)}).", icon=":material/check_circle:")
     if fit.spec is not None and fit.spec.key != spec.key and fit.spec.data_key == data.key:
         st.caption(":material/info: The settings above differ from the current list's. Nothing refits until you "
                    "press **Fit the rule list**.")

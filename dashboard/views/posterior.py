@@ -39,8 +39,8 @@ if view is None:
 lam = (fit.model.get("hyperparameters") or {}).get("lam")
 rhat_log, rhat_len = view.rhat.get("log_posterior"), view.rhat.get("length")
 c1, c2, c3, c4, c5 = st.columns(5)
-c1.metric("Samples", f"{view.n_chains} × {view.n_samples:,}", help=f"chains × kept samples (burn-in {view.burn_in:,})",
-          border=True)
+c1.metric("Samples", f"{view.n_chains} × {view.n_samples:,}", border=True,
+          help=f"chains × kept samples (burn-in {view.burn_in:,})")
 c2.metric("R-hat, log posterior", "n/a" if rhat_log is None or math.isnan(rhat_log) else f"{rhat_log:.3f}",
           help="Split R-hat (Vehtari et al. 2021): below 1.01–1.1 means the chains agree.", border=True)
 c3.metric("R-hat, length L", "n/a" if rhat_len is None or math.isnan(rhat_len) else f"{rhat_len:.3f}", border=True)

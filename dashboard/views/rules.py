@@ -29,9 +29,9 @@ label = charts.outcome_label(model)
 table = charts.rule_table(model)
 training = model.get("training") or {}
 
-ui.header("Falling rule list", f"Risk of {label} · " + (
-    f"{training.get('data_name') or 'training data'} · {training.get('n_rows', 0):,} patients · "
-    f"{fit.label}" if fit.source == "fit" else f"loaded from {fit.label}"))
+ui.header("Falling rule list", f"Risk of {ui.md(label)} · " + (
+    f"{ui.md(training.get('data_name') or 'training data')} · {training.get('n_rows', 0):,} patients · "
+    f"{ui.md(fit.label)}" if fit.source == "fit" else f"loaded from {ui.md(fit.label)}"))
 
 patient = ss[state.PATIENT]
 highlight = None
@@ -97,17 +97,22 @@ else:
         elif check is not None:
             row = table.iloc[check.position]
             ci = charts.interval(check.lower, check.upper)
-            rule_text = row["conditions"] or "none of the rules above matched"
-            st.success(f"**Rule {check.position + 1} applies ({row['keyword']} {rule_text})**: "
-                       f"risk of {label} is **{charts.pct(check.risk)}**" + (f" (95% CrI {ci})" if ci else "")
-                       + f". Among the {row['support']:,} training patients this rule captured, "
-                       f"{row['events']:,} had the event ({charts.pct(row['observed'])}).",
-                       icon=":material/person_check:")
+            if row["conditions"]:
+                headline = f"**Rule {check.position + 1} applies: {row['keyword']} {ui.md(row['conditions'])}**"
+            else:
+                headline = "**No rule matched, so the ELSE line applies**"
+            st.success(f"{headline}. Risk of {ui.md(label)}: **{charts.pct(check.risk)}**"
+                       + (f" (95% CrI {ci})" if ci else "")
+                       + f". Of the {row['support']:,} training patients this line captured, {row['events']:,} had "
+                       f"the event ({charts.pct(row['observed'])}).", icon=":material/person_check:")
             lines = []
             for index, (name, fired, conditions) in enumerate(check.steps):
-                marks = ", ".join(f"{c} {'✓' if ok else '✗'}" for c, ok in conditions)
-                verdict = "**applies**" if fired else "does not apply"
-                lines.append(f"{index + 1}. {'IF' if index == 0 else 'ELSE IF'} {name}: {verdict} ({marks})")
+                keyword = "IF" if index == 0 else "ELSE IF"
+                if fired:
+                    lines.append(f"{index + 1}. {keyword} {ui.md(name)}: **applies** (every condition is met)")
+                else:
+                    unmet = ", ".join(ui.md(c) for c, ok in conditions if not ok)
+                    lines.append(f"{index + 1}. {keyword} {ui.md(name)}: does not apply (not met: {unmet})")
             if check.position == len(model["rules"]):
                 lines.append(f"{check.position + 1}. ELSE: **applies** (no rule above matched)")
             st.markdown("\n".join(lines))

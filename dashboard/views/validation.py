@@ -28,8 +28,8 @@ with st.container(border=True):
     s3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.W_CV_SEED, persist_state=state.PERSIST,
                     help="Seed of the fold split and of every fit.")
     methods = tuple(m for m in services.VALIDATION_METHODS if m in ss[state.W_CV_METHODS])
-    st.caption(f"Validates the current list's settings ({fit.label}) on {fit.spec.data_name}. It takes longer than "
-               "a fit: about half a minute on the sample data, most of it the SVM's grid search.")
+    st.caption(f"Validates the current list's settings ({ui.md(fit.label)}) on {ui.md(fit.spec.data_name)}. It takes "
+               "longer than a fit: about half a minute on the sample data, most of it the SVM's grid search.")
     running = state.running("validation")
     clicked = st.button("Run cross-validation", type="primary", icon=":material/play_arrow:", key="cv_button",
                         disabled=running or not methods)
@@ -80,4 +80,4 @@ if "frl" in evaluation.methods:
     with st.expander("The list learned on each training fold"):
         for f in evaluation.fold_results("frl"):
             st.markdown(f"**Fold {f.fold + 1}** (AUROC {f.auroc:.3f}, {f.n_candidates} candidate rules): "
-                        + " → ".join(f"`{r}`" for r in f.rules) + " → ELSE")
+                        + " → ".join(ui.md(r) for r in f.rules) + " → ELSE")
