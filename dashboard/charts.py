@@ -238,10 +238,16 @@ def _short(text: str, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def plotly_text(text) -> str:
+    """Text for a plotly label or hover: plotly reads ``<...>`` as markup (``Age < 60 AND Crea > 1``
+    would lose its middle), so the angle brackets and ampersands are written as entities."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def rule_labels(table: pd.DataFrame) -> list[str]:
     """Axis labels: '1 · BedSores AND NoShow', ..., 'ELSE · all other patients'."""
-    return [f"{r.position} · {_short(r.conditions)}" if r.conditions else f"{r.position} · ELSE (all others)"
-            for r in table.itertuples()]
+    return [plotly_text(f"{r.position} · {_short(r.conditions)}") if r.conditions
+            else f"{r.position} · ELSE (all others)" for r in table.itertuples()]
 
 
 def falling_risk_chart(model: dict, *, highlight: int | None = None) -> go.Figure:
@@ -258,7 +264,8 @@ def falling_risk_chart(model: dict, *, highlight: int | None = None) -> go.Figur
         error = {"type": "data", "symmetric": False, "array": (table["upper"] - table["risk"]).clip(lower=0).tolist(),
                  "arrayminus": (table["risk"] - table["lower"]).clip(lower=0).tolist(), "color": "#4A4F55",
                  "thickness": 1.2, "width": 4}
-    custom = np.stack([table["conditions"].replace("", "all other patients"), table["support"], table["events"],
+    custom = np.stack([table["conditions"].replace("", "all other patients").map(plotly_text), table["support"],
+                       table["events"],
                        [interval(lo, hi) or "–" for lo, hi in zip(table["lower"], table["upper"])]], axis=1)
     fig = go.Figure(go.Bar(
         x=table["risk"], y=labels, orientation="h", marker={"color": colors, "line": {"width": 0}},
@@ -287,7 +294,7 @@ def events_captured_chart(model: dict) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Bar(
         x=labels, y=table["events"], name="Events captured", marker={"color": NAVY},
-        customdata=np.stack([table["conditions"].replace("", "all other patients"), table["support"],
+        customdata=np.stack([table["conditions"].replace("", "all other patients").map(plotly_text), table["support"],
                              table["observed"]], axis=1),
         hovertemplate="<b>%{customdata[0]}</b><br>%{y} events among %{customdata[1]} patients "
                       "(rate %{customdata[2]:.1%})<extra></extra>",
@@ -339,12 +346,13 @@ def length_histogram_chart(lengths: dict, lam: float | None = None, map_length: 
 def inclusion_chart(inclusion: dict, map_rules=(), top: int = 15) -> go.Figure:
     """How often each candidate rule is in the sampled lists (rules of the shown list in red)."""
     items = [(k, v) for k, v in inclusion.items() if v > 0][:top]
-    names = [_short(k, 60) for k, _ in items]
+    names = [plotly_text(_short(k, 60)) for k, _ in items]
     in_map = set(map_rules)
     fig = go.Figure(go.Bar(
         x=[v for _, v in items], y=names, orientation="h",
         marker={"color": ["#C0392B" if k in in_map else "#8FA3B8" for k, _ in items]},
-        customdata=[k for k, _ in items], hovertemplate="%{customdata}: in %{x:.1%} of sampled lists<extra></extra>",
+        customdata=[plotly_text(k) for k, _ in items],
+        hovertemplate="%{customdata}: in %{x:.1%} of sampled lists<extra></extra>",
         text=[pct(v, 0) for _, v in items], textposition="outside", cliponaxis=False,
     ))
     fig.update_yaxes(autorange="reversed", tickfont={"size": 12}, automargin=True)
@@ -477,7 +485,7 @@ def compare_risk_chart(models: dict) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=table["position"], y=table["risk"], mode="lines+markers", name=name, line={"shape": "hv", "width": 2.5,
                                                                                          "color": palette[index % 4]},
-            marker={"size": 8}, customdata=table["conditions"].replace("", "ELSE (all others)"),
+            marker={"size": 8}, customdata=table["conditions"].replace("", "ELSE (all others)").map(plotly_text),
             hovertemplate=f"{name}, rule %{{x}}: %{{customdata}}<br>risk %{{y:.1%}}<extra></extra>",
         ))
     _base_layout(fig, height=340, title="Risk down each list", legend=LEGEND_BELOW)

@@ -183,3 +183,12 @@ def test_item_table_display_and_auroc_display():
                           "fit_seconds": [0.1, 1.0], "list_lengths": ["", "4 4"]})
     shown = charts.auroc_display(auroc)
     assert list(shown["Method"]) == ["FRL", "CART"] and "AUROC (mean)" in shown.columns
+
+
+def test_rule_text_reaches_plotly_as_text_not_markup():
+    model = _model(name0="Age < 60 AND Creatinine > 1 & <b>x</b>")
+    label = charts.falling_risk_chart(model).data[0].y[0]
+    assert "<" not in label and ">" not in label and "&lt;b&gt;" in label and "&amp;" in label
+    assert charts.plotly_text("a<b>c") == "a&lt;b&gt;c"
+    hover = charts.inclusion_chart({"Age < 60 AND Crea > 1": 0.5}).data[0]
+    assert hover.y[0] == "Age &lt; 60 AND Crea &gt; 1" and hover.customdata[0] == hover.y[0]
