@@ -201,7 +201,10 @@ def collect_jobs() -> bool:
             ss[COLLECTED][job_obj.id + ":error"] = 1
             changed = True
             if kind == "fit":
-                ss[FIT_ERROR] = (job_obj.error, job_obj.error_detail)
+                message = job_obj.error
+                if job_obj.version:  # the list itself arrived; only the posterior failed
+                    message = f"The list was fitted, but its posterior could not be sampled: {message}"
+                ss[FIT_ERROR] = (message, job_obj.error_detail)
             else:
                 ss[VALIDATION_ERROR] = (job_obj.error, job_obj.error_detail)
     return changed
@@ -209,6 +212,9 @@ def collect_jobs() -> bool:
 
 def _accept_fit(result, *, first: bool, job_obj: jobs.Job) -> None:
     ss = st.session_state
+    validation = ss[VALIDATION]
+    if validation is not None and validation.fit_id == result.id and not result.model.get("validation"):
+        result = result.with_validation(validation.model_block())  # a posterior sampled after validating
     if job_obj.meta.get("make_current", True):
         ss[FIT] = result
         ss[PATIENT] = None

@@ -208,12 +208,12 @@ def fit_settings_from_widgets():
 
 
 def start_fit(spec, data, features, y, *, navigate: str | None = "rules", make_current: bool = True,
-              compare_slot: str | None = None) -> None:
-    """Start a fit job (MAP list, then the posterior when asked)."""
+              compare_slot: str | None = None, result_id: str | None = None) -> None:
+    """Start a fit job (MAP list, then the posterior when asked); ``result_id`` updates an existing fit."""
     from dashboard import services
 
     stages = services.FIT_STAGES if spec.posterior is not None else services.FIT_STAGES[:1]
     label = "Fitting the list" if make_current else "Fitting the variant"
     job = jobs.Job("fit", label, stages, meta={"navigate": navigate, "make_current": make_current,
                                                  "compare_slot": compare_slot})
-    state.start_job(job, services.fit_work(spec, data, features, y, state.new_id()))
+    state.start_job(job, services.fit_work(spec, data, features, y, result_id or state.new_id()))

@@ -175,6 +175,18 @@ def test_patient_lookup_finds_the_rule(at):
     assert html.count('<tr class="frl-hit">') == 1
 
 
+def test_a_failed_posterior_keeps_the_new_list_and_says_what_failed(at, monkeypatch):
+    def broken(*args, **kwargs):
+        raise services.FRLError("simulated: the sampler refused")
+
+    monkeypatch.setattr(services, "sample_posterior", broken)
+    result = fit(at)
+    assert result is not None and not result.has_posterior
+    at.switch_page("views/fit.py").run()
+    assert any(e.startswith("The list was fitted, but its posterior could not be sampled: simulated")
+               for e in errors(at))
+
+
 def test_a_failed_fit_keeps_the_earlier_list(at, monkeypatch):
     first = fit(at)
 
@@ -308,12 +320,22 @@ def test_posterior_page(at):
     assert "R-hat, log posterior" in labels and "R-hat, length L" in labels
 
 
-def test_posterior_can_be_sampled_later(at):
-    fit(at, **{state.W_POSTERIOR: False})
+def test_posterior_can_be_sampled_later_and_keeps_the_validation(at):
+    first = fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/validation.py").run()
+    at.session_state[state.W_CV_METHODS] = ["frl"]
+    at.session_state[state.W_CV_FOLDS] = 2
+    at.run()
+    at.button(key="cv_button").click().run()
+    finish_jobs(at)
+    assert at.session_state[state.FIT].model["validation"]["n_folds"] == 2
     at.switch_page("views/posterior.py").run()
     at.button(key="posterior_button").click().run()
     finish_jobs(at)
-    assert at.session_state[state.FIT].has_posterior
+    fit_now = at.session_state[state.FIT]
+    assert fit_now.has_posterior and fit_now.id == first.id and fit_now.rules == first.rules
+    assert fit_now.model["validation"]["n_folds"] == 2  # still on the model (and the card)
+    assert len(at.session_state[state.HISTORY]) == 1  # the same fit, updated
     at.switch_page("views/posterior.py").run()
     assert len(at.get("plotly_chart")) == 5
 

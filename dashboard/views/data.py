@@ -23,7 +23,9 @@ source = st.radio("Data source", [state.SOURCE_SAMPLE, state.SOURCE_UPLOAD], key
 if source == state.SOURCE_UPLOAD:
     upload = st.file_uploader(
         "Table of patients: CSV, Excel (.xlsx) or Parquet", key=state.W_UPLOAD,
-        help=f"Up to {services.max_upload_mb()} MB. The first row must hold the column names.")
+        help="The first row must hold the column names; one row per patient.")
+    st.caption(f"Up to {services.max_upload_mb()} MB. A larger file is refused by the uploader and marked in red "
+               "(point at it to read why); the table loaded before stays in use.")
     if upload is None:
         ss[state.UPLOAD_SEEN] = None
         ss[state.DATA_ERROR] = None

@@ -32,7 +32,7 @@ if view is None:
                 st.error(str(exc))
                 st.stop()
             spec = fit.spec.with_settings(fit.spec.settings, ss_settings)
-            ui.start_fit(spec, fit.data, features, y, navigate=None)
+            ui.start_fit(spec, fit.data, features, y, navigate=None, result_id=fit.id)
             ui.job_progress("fit")
     st.stop()
 
