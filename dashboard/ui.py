@@ -200,7 +200,8 @@ def fit_settings_from_widgets():
     ss = st.session_state
     settings = services.FitSettings(
         lam=float(ss[state.W_LAM]), min_support=round(float(ss[state.W_SUPPORT]) / 100.0, 6),
-        max_conditions=int(ss[state.W_MAX_CONDITIONS]), n_steps=int(ss[state.W_STEPS]),
+        max_conditions=int(ss[state.W_MAX_CONDITIONS] or 2),  # None: the selected segment was clicked off
+        n_steps=int(ss[state.W_STEPS]),
         n_chains=int(ss[state.W_CHAINS]), seed=int(ss[state.W_SEED]))
     posterior = (services.PosteriorSettings(int(ss[state.W_POST_SAMPLES]), int(ss[state.W_POST_CHAINS]))
                  if ss[state.W_POSTERIOR] else None)

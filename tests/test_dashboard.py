@@ -417,3 +417,11 @@ def test_every_page_without_a_fit(at):
         at.switch_page(page).run()
         assert not at.exception, page
         assert not errors(at), page
+
+
+def test_fit_page_survives_odd_widget_values(at):
+    at.switch_page("views/fit.py").run()
+    at.session_state[state.W_MAX_CONDITIONS] = None  # the selected segment clicked off
+    at.run()
+    assert not at.exception and not errors(at)
+    assert "up to 2 item(s)" in " ".join(m.value for m in at.markdown)

@@ -1,5 +1,7 @@
 """Fit: the prior and the search, then a button (changing a setting never refits by itself)."""
 
+import math
+
 import streamlit as st
 
 from dashboard import services, state, ui
@@ -60,8 +62,6 @@ with right:
                         disabled=not ss[state.W_POSTERIOR], **KEEP)
         st.caption("Several chains let R-hat check convergence.")
 
-if ss[state.W_MAX_CONDITIONS] is None:  # the segmented control was clicked off
-    ss[state.W_MAX_CONDITIONS] = 2
 settings, posterior = ui.fit_settings_from_widgets()
 
 problem = None
@@ -70,7 +70,7 @@ try:
                                             settings.max_conditions, inputs.features)
     st.markdown(f":material/rule: **{n_candidates:,} candidate rules**: up to {settings.max_conditions} item(s) "
                 f"joined by AND, each covering at least {settings.min_support:.1%} of patients "
-                f"({-(-settings.min_support * data.n_rows // 1):,.0f}+).")
+                f"({math.ceil(settings.min_support * data.n_rows - 1e-9):,}+).")
 except FRLError as exc:
     problem = str(exc)
     st.error(problem, icon=":material/error:")
@@ -86,7 +86,7 @@ ui.job_progress("fit")
 error = ss[state.FIT_ERROR]
 if error and not state.running("fit"):
     ui.show_message(*error)
-    if ss[state.FIT] is not None:
+    if ss[state.FIT] is not None and not error[0].startswith("The list was fitted"):
         st.caption("The list fitted before is kept.")
 
 fit = ss[state.FIT]
