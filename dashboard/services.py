@@ -30,7 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,9 +38,11 @@ import streamlit as st
 
 from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
 from frl_engine.errors import DataError, FRLError, ModelFileError
-from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
+
+if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit, not on the landing page
+    from frl_engine.estimator import FallingRuleListClassifier
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_PATH = REPO_ROOT / "sample_data" / "readmission.csv"
@@ -368,7 +370,7 @@ class FitSettings:
 
 @dataclass(frozen=True)
 class PosteriorSettings:
-    n_samples: int = 1000
+    n_samples: int = 10_000
     n_chains: int = 4
 
 
@@ -390,6 +392,8 @@ class FitSpec:
                         "choices": self.choices.describe(), "settings": dataclasses.asdict(self.settings)})
 
     def estimator(self) -> FallingRuleListClassifier:
+        from frl_engine.estimator import FallingRuleListClassifier
+
         return FallingRuleListClassifier(**self.settings.params(), **self.choices.params())
 
     def with_settings(self, settings: FitSettings, posterior: PosteriorSettings | None) -> FitSpec:
@@ -555,7 +559,7 @@ def load_model_file(raw: bytes, name: str, result_id: str) -> FitResult:
     except UnicodeDecodeError:
         raise ModelFileError(f"{name} is not a model file: it is not UTF-8 text") from None
     model = parse_model(text, source=name)
-    FallingRuleListClassifier.from_dict(model)  # checks the rules and risks are well formed
+    estimator_from_model(model)  # checks the rules and risks are well formed
     check_renderable(model)
     hyper = model.get("hyperparameters") or {}
     label = f"{name} (λ {hyper.get('lam', '?')}, support {hyper.get('min_support', '?')})"
@@ -574,6 +578,8 @@ def model_json(model: dict) -> bytes:
 
 
 def estimator_from_model(model: dict) -> FallingRuleListClassifier:
+    from frl_engine.estimator import FallingRuleListClassifier
+
     return FallingRuleListClassifier.from_dict(model)
 
 
@@ -789,6 +795,8 @@ def warm_up() -> None:
     Run once per server process on a background thread, after the first page is drawn, so the
     first real fit does not pay for it.
     """
+    from frl_engine.estimator import FallingRuleListClassifier
+
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.integers(0, 2, 200), "b": rng.normal(size=200),
                           "c": rng.choice(["x", "y", "z"], 200)})

@@ -106,7 +106,7 @@ def calibration_figure(result: EvaluationResult, method: str = "frl", *, title: 
             name=f"fold {fold.fold + 1}",
             marker={"size": [6 + 24 * math.sqrt(c.count / largest) for c in bins],
                     "color": palette[fold.fold % len(palette)], "opacity": 0.7, "line": {"width": 1, "color": "white"}},
-            customdata=[[c.rule or "ELSE (default)", c.count, c.positives, c.position + 1] for c in bins],
+            customdata=[[html.escape(c.rule) if c.rule else "ELSE (default)", c.count, c.positives, c.position + 1] for c in bins],
             hovertemplate="rule %{customdata[3]}: %{customdata[0]}<br>predicted %{x:.1%}, observed %{y:.1%}"
                           "<br>%{customdata[2]} of %{customdata[1]} test rows<extra>fold " + str(fold.fold + 1)
                           + "</extra>",

@@ -55,7 +55,7 @@ with right:
         st.toggle("Sample the posterior", key=state.W_POSTERIOR, **KEEP,
                   help="Runs after the list is shown; its results fill in when ready (paper section 3.2).")
         st.caption("Credible intervals for each risk, the posterior of L, R-hat.")
-        st.number_input("Samples per chain", min_value=100, max_value=20_000, step=100, key=state.W_POST_SAMPLES,
+        st.number_input("Samples per chain", min_value=100, max_value=100_000, step=1000, key=state.W_POST_SAMPLES,
                         disabled=not ss[state.W_POSTERIOR], **KEEP)
         st.caption("Kept after a burn-in of the same length.")
         st.number_input("Sampler chains", min_value=1, max_value=8, step=1, key=state.W_POST_CHAINS,
