@@ -54,7 +54,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .bits import pack_columns, row_mask
 from .errors import DataError, ModelFileError, RuleMiningError
 
 __all__ = [
@@ -758,6 +757,8 @@ def mine_rules(
     conflicts = _conflicts([conditions[i] for i in frequent])
     # Packed item columns (frl_engine.bits layout), plus one last "item" covering every row,
     # used to pad shorter itemsets so that all sizes share one array.
+    from .bits import pack_columns, row_mask  # numba loads on first mining, not when the binarizer is imported
+
     packed = np.concatenate([pack_columns(items), row_mask(n_rows)[None, :]])
     everyone = n_items
     if method == "bitset":
