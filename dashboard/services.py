@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
+from frl_engine.binarize import KINDS, Binarizer, infer_column_kind, looks_like_identifier
 from frl_engine.errors import DataError, FRLError, ModelFileError
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
@@ -122,29 +122,6 @@ def load_sample() -> LoadedData:
 
 
 # ============================================================================ columns
-_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
-                       r"|^(record|patient|subject|encounter|visit|case|admission)[_\s.\-]?"
-                       r"(no|num|number|nr|key|code)$", re.IGNORECASE)
-_ID_CAMEL = re.compile(r"[a-z0-9](ID|Id)$")
-
-
-def looks_like_identifier(name: str, series: pd.Series) -> str | None:
-    """Why a column looks like an identifier (and is excluded by default), or None.
-
-    A name such as ``PatientID``, ``patient_id``, ``MRN``; or text / whole numbers
-    that are different in every row (at least 20 rows).
-    """
-    if _ID_WORDS.search(name.strip()) or _ID_CAMEL.search(name.strip()):
-        return "identifier (by its name)"
-    present = series.dropna()
-    n = len(series)
-    if n >= 20 and len(present) == n and present.nunique() == n:
-        dtype, types = series.dtype, pd.api.types
-        if types.is_integer_dtype(dtype) or types.is_object_dtype(dtype) or types.is_string_dtype(dtype):
-            return "identifier (different in every row)"
-    return None
-
-
 def _non_numeric_examples(series: pd.Series) -> list[str]:
     if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
         return []

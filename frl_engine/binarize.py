@@ -41,6 +41,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -89,6 +90,38 @@ def _numbers_kind(values: np.ndarray) -> str:
     if len(distinct) == 2:
         return "boolean" if set(distinct.tolist()) == {0.0, 1.0} else "categorical"
     return "numeric"
+
+
+_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
+                       r"|^(record|patient|subject|encounter|visit|case|admission)[_\s.\-]?"
+                       r"(no|num|number|nr|key|code)$", re.IGNORECASE)
+_ID_CAMEL = re.compile(r"[a-z0-9](ID|Id)$")
+
+
+def has_identifier_name(name: str) -> bool:
+    """``PatientID``, ``patient_id``, ``MRN``, ``record_no``...: a name that says "identifier"."""
+    return bool(_ID_WORDS.search(name.strip()) or _ID_CAMEL.search(name.strip()))
+
+
+def looks_like_identifier(name: str, series: pd.Series) -> str | None:
+    """Why a column looks like an identifier, or None.
+
+    A name such as ``PatientID``, ``patient_id``, ``MRN``; or text / whole numbers
+    that are different in every row (at least 20 rows).  The dashboard leaves such
+    columns out by default.  :class:`Binarizer` refuses a numeric column with an
+    identifier's name and a different value in every row (a rule
+    ``PatientID >= 100750`` would be meaningless); a text one is refused for having
+    too many categories.
+    """
+    if has_identifier_name(name):
+        return "identifier (by its name)"
+    present = series.dropna()
+    n = len(series)
+    if n >= 20 and len(present) == n and present.nunique() == n:
+        dtype, types = series.dtype, pd.api.types
+        if types.is_integer_dtype(dtype) or types.is_object_dtype(dtype) or types.is_string_dtype(dtype):
+            return "identifier (different in every row)"
+    return None
 
 
 def infer_column_kind(series: pd.Series) -> str:
@@ -399,6 +432,12 @@ class Binarizer:
             raise DataError(
                 f"Column '{column}' holds {series.dtype} values, which cannot become items: "
                 "turn them into numbers (e.g. days) or exclude the column"
+            )
+        if (kind is None and inferred == "numeric" and has_identifier_name(column)
+                and series.dropna().is_unique):
+            raise DataError(
+                f"Column '{column}' looks like a patient identifier, not a measurement: exclude it "
+                f"(--exclude {column}), or declare it numeric if it really is one"
             )
         kind = kind or inferred
         if kind == "constant":

@@ -332,3 +332,16 @@ def test_column_spec_items():
                                  Condition("Age", "<", 60), Condition("Age", "is missing")]
     assert spec.to_dict() == {"name": "Age", "kind": "numeric", "thresholds": [45, 60], "categories": [],
                               "has_missing": True}
+
+
+def test_a_numeric_patient_identifier_is_refused_with_what_to_do():
+    """A rule like `PatientID >= 100750` would be meaningless on a card: the binarizer says to exclude the column."""
+    frame = pd.DataFrame({"PatientID": np.arange(100001, 100101), "Age": np.arange(100) % 60 + 30})
+    with pytest.raises(DataError, match=r"'PatientID' looks like a patient identifier.*--exclude PatientID"):
+        Binarizer().fit(frame)
+    assert "PatientID" not in {c.column for c in Binarizer(exclude=["PatientID"]).fit(frame).conditions_}
+    # The user can insist it is a measurement.
+    kept = Binarizer(column_kinds={"PatientID": "numeric"}).fit(frame)
+    assert any(c.column == "PatientID" for c in kept.conditions_)
+    # A measurement that happens to differ in every row is not an identifier when its name is not one.
+    assert Binarizer().fit(frame.rename(columns={"PatientID": "Weight"})).conditions_
