@@ -125,6 +125,9 @@ def cmd_fit(args) -> int:
         print(f"Cross-validated AUROC ({args.validate} folds): {summary.auroc_mean:.3f} (sd {summary.auroc_std:.3f})")
     model = _model_dict(estimator, args)
     print_model(model)
+    if not model["rules"]:
+        print("No rule beats the overall risk: at these settings the data show no subgroup at different risk "
+              "(try a lower --min-support, more --max-conditions or more --steps).")
     print(f"Fitted in {time.perf_counter() - started:.2f} s.")
     if args.out:
         Path(args.out).write_text(_dumps(model) + "\n", encoding="utf-8")

@@ -158,3 +158,14 @@ def test_sample_writes_a_model_with_credible_intervals_for_the_card(table, tmp_p
     assert len(posterior["risk_lower"]) == len(risks)
     for low, risk, high in zip(posterior["risk_lower"], risks, posterior["risk_upper"]):
         assert 0 <= low <= high <= 1 and low - 0.05 <= risk <= high + 0.05
+
+
+def test_a_list_without_rules_is_printed_and_explained(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"Age": rng.integers(20, 95, 500), "Smoker": np.where(rng.random(500) < 0.3, "yes", "no"),
+                          "Outcome": np.where(rng.random(500) < 0.2, "yes", "no")})
+    path = tmp_path / "noise.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Outcome"], capsys)
+    assert status == 0, err
+    assert out.splitlines()[1].startswith("ALWAYS") and "No rule beats the overall risk" in out
