@@ -65,6 +65,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     mine_rules : bool, default True
         If False, every column of X must be boolean and is one candidate rule as
         is (the paper's simulation setting).
+    miner : {"bitset", "fpgrowth"}, default "bitset"
+        How rules are mined: our bit-vector intersection (fast), or mlxtend's
+        FP-Growth (the reference; the same rules, much slower on dense data).
     rule_weights : array-like, optional
         Prior weight of each candidate rule (eq. pc); equal when None.
     n_steps : int, default 5000
@@ -102,7 +105,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, lam=8.0, alpha=1.0, beta=0.1, alpha_K=1.0, beta_K=0.1, min_support=0.05,
                  max_conditions=2, max_rules=5000, n_thresholds=3, thresholds=None, column_kinds=None, exclude=(),
-                 mine_rules=True, rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
+                 mine_rules=True, miner="bitset", rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
                  positive_class=None, random_state=None, n_jobs=None):
         self.lam = lam
         self.alpha = alpha
@@ -117,6 +120,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.column_kinds = column_kinds
         self.exclude = exclude
         self.mine_rules = mine_rules
+        self.miner = miner
         self.rule_weights = rule_weights
         self.n_steps = n_steps
         self.n_chains = n_chains
@@ -229,7 +233,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                                   column_kinds=self.column_kinds, exclude=self.exclude)
             items = binarizer.fit_transform(frame)
             candidates = mine_rules(items, binarizer.conditions_, min_support=self.min_support,
-                                    max_conditions=self.max_conditions, max_rules=self.max_rules)
+                                    max_conditions=self.max_conditions, max_rules=self.max_rules,
+                                    method=self.miner)
             self.binarizer_ = binarizer
         else:
             used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])

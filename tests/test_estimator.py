@@ -184,3 +184,13 @@ def test_the_engine_recovers_the_list_that_generated_the_sample_data():
     true_names = [Rule(conditions).name for conditions, _ in generator.TRUE_LIST]
     assert model.rules_[:3] == true_names[:3]
     assert model.probabilities_[-1] == pytest.approx(generator.DEFAULT_RISK, abs=0.02)
+
+
+def test_the_fpgrowth_reference_miner_gives_the_same_model():
+    frame, y = clinical_frame(600, seed=2)
+    fast = FallingRuleListClassifier(random_state=0, n_steps=2000).fit(frame, y)
+    reference = FallingRuleListClassifier(random_state=0, n_steps=2000, miner="fpgrowth").fit(frame, y)
+    assert reference.candidate_names_ == fast.candidate_names_
+    assert reference.rules_ == fast.rules_
+    with pytest.raises(FRLError, match="bitset"):
+        FallingRuleListClassifier(miner="apriori").fit(frame, y)
