@@ -54,6 +54,7 @@ class Job:
         self.finished: float | None = None
         self._lock = threading.Lock()
         self._stage = 0
+        self._fraction = 0.0
         self._detail = ""
         self._stage_started = self.started
         self._results: list[Any] = []
@@ -66,8 +67,16 @@ class Job:
         """Enter stage ``index`` (0-based)."""
         with self._lock:
             self._stage = max(0, min(int(index), len(self.stages)))
+            self._fraction = 0.0
             self._detail = detail
             self._stage_started = time.monotonic()
+
+    def advance(self, fraction: float, detail: str = "") -> None:
+        """How far the current stage is (0 to 1), for a bar that moves within a long stage."""
+        with self._lock:
+            self._fraction = max(0.0, min(float(fraction), 1.0))
+            if detail:
+                self._detail = detail
 
     def publish(self, result: Any) -> None:
         """Hand a (partial or final) result to the page; the latest one wins."""
@@ -99,7 +108,7 @@ class Job:
     def progress(self) -> tuple[float, str]:
         """``(fraction done, one-line text)`` for a progress bar."""
         with self._lock:
-            stage, detail = self._stage, self._detail
+            stage, fraction, detail = self._stage, self._fraction, self._detail
         if self.done:
             return 1.0, f"{self.label}: {'failed' if self.failed else 'done'} in {self.elapsed():.1f} s"
         n = max(len(self.stages), 1)
@@ -108,7 +117,7 @@ class Job:
         if detail:
             text += f" ({detail})"
         text += f" · {self.elapsed():.0f} s"
-        return min(stage / n, 0.99), text
+        return min((stage + fraction) / n, 0.99), text
 
 
 def start(job: Job, work: Callable[[Job], Any]) -> Job:

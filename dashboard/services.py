@@ -678,12 +678,15 @@ def validation_inputs(spec: FitSpec, features: pd.DataFrame) -> tuple[pd.DataFra
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def cross_validate_method(fit_key: str, method: str, n_folds: int, seed: int, _X: pd.DataFrame, _event: np.ndarray,
-                          _frl_params: dict, dataset: str):
-    """One method's cross-validation (the numbers do not depend on the other methods run alongside)."""
+                          _frl_params: dict, dataset: str, _progress=None):
+    """One method's cross-validation (the numbers do not depend on the other methods run alongside).
+
+    ``_progress(done, total)`` is told as folds finish (not part of the cache key).
+    """
     from frl_engine.evaluate import cross_validate_models
 
     return cross_validate_models(_X, _event, n_folds=n_folds, methods=(method,), frl_params=_frl_params,
-                                 random_state=seed, n_jobs=-1, dataset=dataset)
+                                 random_state=seed, n_jobs=-1, dataset=dataset, progress=_progress)
 
 
 def merge_evaluations(results: list) -> Any:
@@ -712,8 +715,12 @@ def validation_work(vspec: ValidationSpec, fit: FitResult, features: pd.DataFram
         results = []
         for index, method in enumerate(vspec.methods):
             job.stage(index, f"{vspec.n_folds} folds")
+
+            def folds_done(done: int, total: int) -> None:
+                job.advance(done / total, f"fold {done} of {total} done")
+
             results.append(cross_validate_method(vspec.fit_key, method, vspec.n_folds, vspec.seed, X, event, params,
-                                                 fit.spec.data_name))
+                                                 fit.spec.data_name, _progress=folds_done))
         job.stage(len(vspec.methods))
         return ValidationResult(vspec, fit.id, merge_evaluations(results))
 

@@ -632,7 +632,7 @@ _COST = {"svm": 0, "rf": 1, "logreg": 2, "frl": 3, "cart": 4}
 
 def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_params: dict | None = None,
                           random_state: int | None = 0, n_jobs: int | None = None,
-                          dataset: str | None = None) -> EvaluationResult:
+                          dataset: str | None = None, progress=None) -> EvaluationResult:
     """Stratified k-fold cross-validation of FRL and the paper's baselines.
 
     Parameters
@@ -658,6 +658,9 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
         cores).  The numbers do not depend on it.
     dataset : str, optional
         A name for the data, kept in the result.
+    progress : callable, optional
+        ``progress(done, total)`` is called in this process each time a
+        (method, fold) fit finishes, for a progress bar.  It does not change the numbers.
 
     Returns
     -------
@@ -692,12 +695,16 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
 
     tasks = [(m, k) for m in methods for k in range(n_folds)]
     ordered = sorted(tasks, key=lambda t: (_COST[t[0]], t[1]))
-    runner = Parallel(n_jobs=n_jobs, pre_dispatch="all", batch_size=1)
-    outputs = runner(
+    runner = Parallel(n_jobs=n_jobs, pre_dispatch="all", batch_size=1, return_as="generator_unordered")
+    outputs = []
+    for output in runner(
         delayed(_run_fold_or_error)(m, k, method_seed(random_state, m, k), X, X_numeric, numeric, categorical, y,
                                     splits[k][0], splits[k][1], params)
         for m, k in ordered
-    )
+    ):
+        outputs.append(output)  # completion order; results are put back in task order below
+        if progress is not None:
+            progress(len(outputs), len(tasks))
     errors = [out for out in outputs if isinstance(out, FRLError)]
     if errors:
         raise errors[0]

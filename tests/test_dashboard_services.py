@@ -229,6 +229,11 @@ def test_job_progress_moves_through_stages():
     job.stage(1, "5 folds")
     fraction, text = job.progress()
     assert fraction == 0.5 and "two (5 folds)" in text
+    job.advance(0.4, "fold 2 of 5 done")  # within a stage the bar moves on
+    fraction, text = job.progress()
+    assert fraction == pytest.approx(0.7) and "fold 2 of 5 done" in text
+    job.stage(2)
+    assert job.progress()[0] == 0.99  # all stages passed but not published yet
     started = jobs.start(job, lambda j: time.sleep(0.05) or "done")
     jobs.wait(started)
     assert started.latest() == "done" and started.progress()[0] == 1.0

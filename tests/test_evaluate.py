@@ -238,3 +238,20 @@ def test_a_user_error_inside_a_parallel_fold_reaches_the_caller_as_is():
     with pytest.raises(RuleMiningError, match="max_rules=2") as info:
         cross_validate_models(X, y, n_folds=3, methods=("cart", "frl"), frl_params={"max_rules": 2}, n_jobs=2)
     assert "\n" not in str(info.value)
+
+
+def test_progress_is_reported_per_fold_without_changing_the_numbers():
+    import numpy as np
+    import pandas as pd
+
+    from frl_engine.evaluate import cross_validate_models
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.random(240), "b": rng.choice(["u", "v"], 240)})
+    y = (X["a"] > 0.6) ^ (rng.random(240) < 0.1)
+    seen = []
+    with_progress = cross_validate_models(X, y, n_folds=3, methods=("cart", "logreg"), random_state=1,
+                                          progress=lambda done, total: seen.append((done, total)))
+    without = cross_validate_models(X, y, n_folds=3, methods=("cart", "logreg"), random_state=1)
+    assert seen == [(i, 6) for i in range(1, 7)]
+    assert [f.auroc for f in with_progress.folds] == [f.auroc for f in without.folds]
