@@ -486,10 +486,7 @@ class FitResult:
 
 def model_dict(estimator: FallingRuleListClassifier, spec: FitSpec) -> dict:
     """The model file of a fit, with the outcome in the user's own terms (as ``frl fit`` writes it)."""
-    model = estimator.to_dict(target=spec.target, data_name=spec.data_name)
-    event = plain(spec.event)
-    model["outcome"]["positive_class"] = event
-    model["outcome"]["classes"] = [f"not {event}", event]
+    model = estimator.to_dict(target=spec.target, data_name=spec.data_name, event_label=plain(spec.event))
     return json.loads(dumps_model(model))  # plain JSON values only
 
 

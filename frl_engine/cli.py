@@ -16,7 +16,7 @@ import pandas as pd
 
 from .errors import FRLError
 from .estimator import FallingRuleListClassifier
-from .io import read_table, split_target
+from .io import read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card")
@@ -94,12 +94,7 @@ def fit_from_args(args):
 
 
 def _model_dict(estimator, args) -> dict:
-    model = estimator.to_dict(target=args.target, data_name=Path(args.data).name)
-    event = getattr(estimator, "event_label_", None)
-    if event is not None:
-        model["outcome"]["positive_class"] = event.item() if hasattr(event, "item") else event
-        model["outcome"]["classes"] = [f"not {event}", event.item() if hasattr(event, "item") else event]
-    return model
+    return estimator.to_dict(target=args.target, data_name=Path(args.data).name)
 
 
 def print_model(model: dict, stream=None) -> None:
@@ -130,15 +125,9 @@ def cmd_fit(args) -> int:
               "(try a lower --min-support, more --max-conditions or more --steps).")
     print(f"Fitted in {time.perf_counter() - started:.2f} s.")
     if args.out:
-        Path(args.out).write_text(_dumps(model) + "\n", encoding="utf-8")
+        save_model(model, args.out)
         print(f"Model written to {args.out}")
     return 0
-
-
-def _dumps(model: dict) -> str:
-    from .io import dumps_model
-
-    return dumps_model(model)
 
 
 def cmd_show(args) -> int:

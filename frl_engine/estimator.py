@@ -347,7 +347,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         from .evaluate import cross_validate_models
 
         params = {k: v for k, v in self.get_params().items() if k not in ("random_state", "n_jobs", "positive_class")}
-        event = np.asarray(y) == (self.positive_class_ if hasattr(self, "positive_class_") else default_positive(np.unique(y)))
+        event = np.asarray(y) == (self.positive_class if self.positive_class is not None else default_positive(np.unique(y)))
         result = cross_validate_models(X, event, n_folds=n_folds, methods=("frl",), frl_params=params,
                                        random_state=random_state, n_jobs=n_jobs)
         self.validation_summary_ = result.validation_summary()
@@ -387,10 +387,22 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ model files
-    def to_dict(self, *, target: str | None = None, data_name: str | None = None, title: str | None = None) -> dict:
-        """The fitted model as a JSON-safe dictionary (docs/model-format.md)."""
+    def to_dict(self, *, target: str | None = None, data_name: str | None = None, title: str | None = None,
+                event_label=None) -> dict:
+        """The fitted model as a JSON-safe dictionary (docs/model-format.md).
+
+        ``event_label`` (default: the attribute ``event_label_`` when set): the outcome value
+        the 0/1 event was derived from (``frl fit`` and the dashboard fit on the event
+        indicator of ``split_target``); the file then states the outcome in the user's
+        terms, classes ``["not <event>", <event>]``, instead of False/True.
+        """
         check_is_fitted(self, "rule_objects_")
         target = target if target is not None else getattr(self, "target_name_", None)
+        event = _plain(event_label if event_label is not None else getattr(self, "event_label_", None))
+        if event is None:
+            positive, classes = _plain(self.positive_class_), [_plain(c) for c in self.classes_]
+        else:
+            positive, classes = event, [f"not {event}", event]
         rules = [
             {"name": rule.name, "conditions": [c.to_dict() for c in rule.conditions],
              "probability": float(self.probabilities_[i]), "support": int(self.supports_[i]),
@@ -405,8 +417,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             "format": MODEL_FORMAT,
             "format_version": MODEL_FORMAT_VERSION,
             "created_at": self.fitted_at_,
-            "outcome": {"target": target, "positive_class": _plain(self.positive_class_),
-                        "classes": [_plain(c) for c in self.classes_], "title": title},
+            "outcome": {"target": target, "positive_class": positive, "classes": classes, "title": title},
             "hyperparameters": {k: (v if isinstance(v, (str, bool, int, float, type(None))) else str(v))
                                 for k, v in to_jsonable(hyper).items()},
             "training": {"n_rows": self.n_rows_, "n_positive": self.n_events_,
