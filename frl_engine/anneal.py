@@ -28,6 +28,7 @@ from .bits import capture_counts_from
 from .errors import FRLError
 from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
 from .moves import FIRST_CHANGED, propose
+from .polish import polish_list
 
 COOLING_SCHEDULES = ("constant", "geometric")
 
@@ -136,6 +137,81 @@ def draw_prior_list(rng: np.random.Generator, problem: PackedProblem) -> np.ndar
     return rng.choice(n_rules, size=length, replace=False, p=weights / weights.sum()).astype(np.int64)
 
 
+# Two chains "reach" the same objective when they agree to this many nats (the exact objective is
+# computed to ~1e-9; distinct lists differ by far more unless they capture exactly the same rows).
+AGREEMENT_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class SearchReport:
+    """Whether the MAP search's independent chains agreed on the best list.
+
+    Attributes
+    ----------
+    n_chains : int
+        Chains run, restarts included.
+    n_reached_best : int
+        Chains whose final (polished) list reached the best objective, to ``AGREEMENT_TOL`` nats.
+    spread_nats : float
+        Best objective minus the worst chain's: 0 when every chain found the same optimum.
+    runner_up_gap_nats : float
+        Best objective minus the best objective of the chains that did *not* reach it
+        (``nan`` when every chain reached it): how far the nearest competing list is.
+    converged : bool
+        At least two independent chains reached the best objective.
+    max_chains : int
+        The budget of chains the search could spend.
+    """
+
+    n_chains: int
+    n_reached_best: int
+    spread_nats: float
+    runner_up_gap_nats: float
+    converged: bool
+    max_chains: int
+
+    def message(self) -> str:
+        """One plain sentence for the user: what was found and, if not converged, what to do."""
+        if self.converged:
+            return (f"Search converged: {self.n_reached_best} of {self.n_chains} independent chains reached the "
+                    f"same best list (spread {self.spread_nats:.2f} nats).")
+        if self.n_chains < 2:
+            return ("Search not checked: only one chain ran, so nobody can tell whether a better list exists; "
+                    "use 2 or more chains.")
+        return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
+                f"(the others are up to {self.spread_nats:.1f} nats worse); another run may print a different "
+                "list: use more steps (--steps) or more chains (--chains).")
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary (the model file's ``search`` block; docs/model-format.md)."""
+        from .io import to_jsonable
+
+        return to_jsonable({"n_chains": self.n_chains, "n_reached_best": self.n_reached_best,
+                            "spread_nats": self.spread_nats, "runner_up_gap_nats": self.runner_up_gap_nats,
+                            "converged": self.converged, "max_chains": self.max_chains})
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SearchReport":
+        def number(key):
+            value = data.get(key)
+            return float("nan") if value is None else float(value)
+
+        return cls(n_chains=int(data["n_chains"]), n_reached_best=int(data["n_reached_best"]),
+                   spread_nats=number("spread_nats"), runner_up_gap_nats=number("runner_up_gap_nats"),
+                   converged=bool(data["converged"]), max_chains=int(data.get("max_chains", data["n_chains"])))
+
+
+def search_report(chain_values, max_chains: int | None = None) -> SearchReport:
+    """The :class:`SearchReport` of a set of chains' final objectives."""
+    values = np.asarray(chain_values, dtype=float)
+    best = float(values.max())
+    reached = values >= best - AGREEMENT_TOL
+    others = values[~reached]
+    return SearchReport(n_chains=len(values), n_reached_best=int(reached.sum()), spread_nats=best - float(values.min()),
+                        runner_up_gap_nats=best - float(others.max()) if len(others) else float("nan"),
+                        converged=bool(reached.sum() >= 2), max_chains=int(max_chains or len(values)))
+
+
 @dataclass(frozen=True)
 class AnnealResult:
     """The outcome of a (multi-chain) annealing run.
@@ -145,29 +221,68 @@ class AnnealResult:
     best : ListFit
         The best list found over all chains, with its exact MAP parameters.
     chain_values : tuple of float
-        Each chain's best objective, in chain order.
+        Each chain's final objective (its best visited list, polished), in chain order.
     chain_orders : tuple of tuple of int
-        Each chain's best list.
+        Each chain's final list.
     acceptance_rates : tuple of float
         Fraction of proposals each chain accepted.
+    report : SearchReport or None
+        Whether the chains agreed on the best list.
+    chain_starts : tuple of str
+        How each chain started: ``"greedy"`` or ``"prior"``.
     """
 
     best: ListFit
     chain_values: tuple[float, ...]
     chain_orders: tuple[tuple[int, ...], ...] = field(repr=False)
     acceptance_rates: tuple[float, ...]
+    report: SearchReport | None = None
+    chain_starts: tuple[str, ...] = field(default=(), repr=False)
 
 
-def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: np.ndarray):
-    start = draw_prior_list(rng, problem)
+def greedy_list(problem: PackedProblem) -> np.ndarray:
+    """The data-driven start: steepest ascent from the empty list (best single rule, best addition, ...)."""
+    order, _, _ = polish_list(problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
+                              problem.consts, np.zeros(0, dtype=np.int64), MAX_POLISH_MOVES)
+    return order
+
+
+def polish(problem: PackedProblem, order) -> tuple[tuple[int, ...], float]:
+    """Steepest ascent over the full neighbourhood from ``order`` (:mod:`frl_engine.polish`)."""
+    result, value, _ = polish_list(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
+                                   problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64),
+                                   MAX_POLISH_MOVES)
+    return tuple(int(i) for i in result), float(value)
+
+
+# Improving moves a polish may take (each strictly improves the objective, so it always ends well before).
+MAX_POLISH_MOVES = 10_000
+
+
+def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: np.ndarray, start, do_polish: bool):
+    if start is None:
+        start = draw_prior_list(rng, problem)
     order, _, value, accepted = anneal_chain(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights,
-                                             problem.log_weights, problem.consts, start, temperatures)
-    return tuple(int(i) for i in order), float(value), accepted / max(len(temperatures), 1)
+                                             problem.log_weights, problem.consts, np.asarray(start, dtype=np.int64),
+                                             temperatures)
+    order = tuple(int(i) for i in order)
+    value = float(value)
+    if do_polish:
+        order, value = polish(problem, order)
+    return order, value, accepted / max(len(temperatures), 1)
 
 
 def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, temperature: float = 1.0,
-           cooling: str = "constant", random_state=None, n_jobs: int | None = None) -> AnnealResult:
-    """Search for the MAP falling rule list with ``n_chains`` independent annealing runs.
+           cooling: str = "constant", random_state=None, n_jobs: int | None = None, polish: bool = True,
+           greedy_start: bool | None = None, max_chains: int | None = None) -> AnnealResult:
+    """Search for the MAP falling rule list; restart until two independent chains agree.
+
+    Each round runs ``n_chains`` annealing chains; each chain's best visited list is
+    then polished by steepest ascent over its whole neighbourhood
+    (:mod:`frl_engine.polish`).  The first chain starts from the greedy list
+    (:func:`greedy_list`), every other from its own draw of the prior.  Rounds are
+    repeated until the best objective has been reached by at least two chains or
+    ``max_chains`` chains have run; :attr:`AnnealResult.report` says which.
 
     Parameters
     ----------
@@ -175,27 +290,51 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     n_steps : int
         Annealing steps per chain (paper: 5000).
     n_chains : int
-        Independent restarts; the best list over all of them wins (ties: lowest chain).
+        Chains per round; the best list over all chains wins (ties: lowest chain).
     temperature, cooling
         See :func:`temperature_schedule`.
     random_state : int, numpy.random.Generator or None
-        The only source of randomness; chain ``i`` uses the ``i``-th generator spawned from it.
+        The only source of randomness; chain ``i`` uses the ``i``-th generator spawned from it
+        (rounds spawn in turn), so the result does not depend on ``n_jobs``.
     n_jobs : int or None
         Threads for the chains (the result does not depend on it).
+    polish : bool, default True
+        Polish each chain's list by steepest ascent (False: the paper's plain annealing).
+    greedy_start : bool or None
+        Start the first chain from the greedy list (False: every chain from the prior).
+        Default: as ``polish``.
+    max_chains : int or None
+        Budget of chains, restarts included (default ``4 * n_chains``, at least 4 when
+        polishing).  ``n_chains`` when ``polish`` is False: the paper's plain annealing
+        runs exactly the chains asked for.
     """
     if problem.n_rules == 0:
         raise FRLError("There are no candidate rules to build a list from")
     temperatures = temperature_schedule(n_steps, temperature, cooling)
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-    chain_rngs = rng.spawn(n_chains)
-    if n_chains == 1 or n_jobs == 1:
-        runs = [_run_chain(r, problem, temperatures) for r in chain_rngs]
-    else:
-        runs = Parallel(n_jobs=n_jobs or min(n_chains, os.cpu_count() or 1), prefer="threads")(
-            delayed(_run_chain)(r, problem, temperatures) for r in chain_rngs
-        )
+    if max_chains is None:
+        max_chains = max(4 * n_chains, 4) if polish else n_chains
+    max_chains = max(int(max_chains), n_chains)
+    if greedy_start is None:
+        greedy_start = polish
+    greedy = greedy_list(problem) if greedy_start else None
+    runs, starts = [], []
+    while len(runs) < max_chains:
+        size = min(n_chains, max_chains - len(runs))
+        chain_rngs = rng.spawn(size)
+        chain_starts = [greedy if (greedy_start and not runs and k == 0) else None for k in range(size)]
+        if size == 1 or n_jobs == 1:
+            batch = [_run_chain(r, problem, temperatures, s, polish) for r, s in zip(chain_rngs, chain_starts)]
+        else:
+            batch = Parallel(n_jobs=n_jobs or min(size, os.cpu_count() or 1), prefer="threads")(
+                delayed(_run_chain)(r, problem, temperatures, s, polish) for r, s in zip(chain_rngs, chain_starts))
+        runs.extend(batch)
+        starts.extend("greedy" if s is not None else "prior" for s in chain_starts)
+        if search_report([v for _, v, _ in runs]).converged:
+            break
     values = [value for _, value, _ in runs]
     winner = int(np.argmax(values))
     best = fit_list(problem, runs[winner][0])
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(o for o, _, _ in runs),
-                        acceptance_rates=tuple(a for _, _, a in runs))
+                        acceptance_rates=tuple(a for _, _, a in runs), report=search_report(values, max_chains),
+                        chain_starts=tuple(starts))
