@@ -49,7 +49,7 @@ def register(subparsers) -> None:
 
 
 def cmd_sample(args) -> int:
-    from .cli import _model_dict, fit_from_args, print_model
+    from .cli import _model_dict, fit_from_args, print_model, search_warning
 
     # Check the sampler's numbers before spending time on the fit.
     for name, value, low in (("--samples", args.samples, 1), ("--thin", args.thin, 1),
@@ -59,6 +59,8 @@ def cmd_sample(args) -> int:
     started = time.perf_counter()
     estimator, _ = fit_from_args(args)
     print_model(_model_dict(estimator, args))
+    if search_warning(estimator):
+        print(search_warning(estimator))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.\n")
     started = time.perf_counter()
     n_chains = args.sampler_chains if args.sampler_chains is not None else args.chains
@@ -66,6 +68,8 @@ def cmd_sample(args) -> int:
                                         random_state=args.seed, n_jobs=args.jobs)
     print(result.summary())
     print(f"\nSampled in {time.perf_counter() - started:.2f} s.")
+    if not result.verdict.converged:
+        print(f"Warning: {result.verdict.message}")
     if args.out:
         data = result.to_dict()
         data["data"] = Path(args.data).name

@@ -254,6 +254,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.problem_ = problem
         self.map_fit_ = best
         self.anneal_result_ = result
+        self.search_report_ = result.report
         self._set_list([candidates.rules[i] for i in best.order], best.probabilities, best.supports, best.positives)
         self.log_posterior_ = best.log_posterior
         self.K_ = best.K
@@ -328,11 +329,15 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             if hasattr(self, "rule_objects_"):
                 raise FRLError("This model was loaded from a file without its training data: fit it again to sample the posterior")
             raise FRLError("The model is not fitted yet: call fit(X, y) before sample_posterior")
-        from .sampler import sample_posterior
+        from .sampler import dispersed_starts, focus_rules, sample_posterior
 
+        # Chains start from the MAP list and from the other lists the search chains ended in, so that
+        # R-hat sees chains that do not meet; the list move proposes the rules of those lists more often.
+        chain_orders = getattr(getattr(self, "anneal_result_", None), "chain_orders", ())
         result = sample_posterior(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
-                                  start=self.map_fit_.order, random_state=random_state, n_jobs=n_jobs,
-                                  rule_names=self.candidate_names_)
+                                  starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
+                                  random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,
+                                  focus=focus_rules(self.problem_, (self.map_fit_.order, *chain_orders)))
         self.posterior_summary_ = result.map_risk_summary()
         return result
 
@@ -434,6 +439,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             "n_features": int(self.n_features_in_),
             "posterior": self.posterior_summary_,
             "validation": self.validation_summary_,
+            "search": None if getattr(self, "search_report_", None) is None else self.search_report_.to_dict(),
         }
 
     def to_json(self, **kwargs) -> str:
@@ -478,6 +484,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.column_specs_ = [ColumnSpec.from_dict(c) for c in binarizer["columns"]] if binarizer else None
             estimator.posterior_summary_ = model.get("posterior")
             estimator.validation_summary_ = model.get("validation")
+            from .search_report import SearchReport
+
+            estimator.search_report_ = SearchReport.from_dict(model["search"]) if model.get("search") else None
         except ModelFileError:
             raise
         except (KeyError, TypeError, ValueError, IndexError) as exc:

@@ -82,7 +82,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .bits import capture_counts_from
-from .diagnostics import effective_sample_size, split_rhat
+from .diagnostics import ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
 from .errors import FRLError
 from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
@@ -652,6 +652,18 @@ def focus_rules(problem: PackedProblem, lists=(), n_top: int = 32) -> list[int]:
     return sorted(chosen)
 
 
+def dispersed_starts(map_order, other_orders=(), n_chains: int = 4) -> list[tuple[int, ...]]:
+    """Starting lists for ``n_chains`` chains: the MAP list first, then the distinct other lists
+    (e.g. the search chains' final lists), at most one per chain; the MAP list fills the rest."""
+    first = tuple(int(i) for i in map_order)
+    starts = [first]
+    for order in other_orders:
+        order = tuple(int(i) for i in order)
+        if order not in starts and len(starts) < n_chains:
+            starts.append(order)
+    return starts + [first] * (n_chains - len(starts))
+
+
 def _prior_start(rng: np.random.Generator, problem: PackedProblem):
     """A draw of the prior: list (truncated Poisson length, rules by eq. pc), gammas, K."""
     from .anneal import draw_prior_list
@@ -799,6 +811,11 @@ class PosteriorSample:
     def n_total(self) -> int:
         return len(self.lists)
 
+    @property
+    def verdict(self) -> ConvergenceVerdict:
+        """Plain verdict from the R-hat and ESS of the log posterior and the list length."""
+        return convergence_verdict(self.rhat, self.ess, n_chains=self.n_chains)
+
     def length_histogram(self) -> dict[int, float]:
         """``L -> fraction of samples`` for every length sampled."""
         values, counts = np.unique(self.lengths, return_counts=True)
@@ -832,6 +849,8 @@ class PosteriorSample:
             "rhat": self.rhat,
             "ess": self.ess,
             "acceptance": self.acceptance,
+            "converged": self.verdict.converged,
+            "verdict": self.verdict.message,
         }, strict=True)
 
     def to_dict(self) -> dict:
@@ -847,6 +866,11 @@ class PosteriorSample:
             "ess": self.ess,
             "diagnostics_method": "rank-normalised split R-hat (max of bulk and folded) and bulk ESS, "
                                   "Vehtari et al. (2021)",
+            "converged": self.verdict.converged,
+            "verdict": self.verdict.message,
+            "refresh": self.refresh,
+            "refresh_acceptance": self.refresh_acceptance,
+            "n_starts": self.n_starts,
             "length_histogram": {str(k): v for k, v in self.length_histogram().items()},
             "inclusion": self.inclusion,
             "top_lists": [{"list": list(lst), "frequency": f} for lst, f in self.list_frequencies(20)],
@@ -879,12 +903,17 @@ class PosteriorSample:
         lines.append("Metropolis-Hastings acceptance rates (list moves):")
         for name in (*MOVE_NAMES, "all"):
             lines.append(f"  {name:<8s} {_fmt(self.acceptance[name])}  ({self.proposals[name]} proposals)")
+        if self.refresh and self.refresh_acceptance:
+            moves = ", ".join(f"{name} {_fmt(self.refresh_acceptance[name])}" for name in (*MOVE_NAMES, "all"))
+            lines.append(f"  with fresh risks ({self.refresh} per sweep): {moves}; "
+                         f"risks alone {_fmt(self.refresh_acceptance.get('risks', math.nan))}")
         lines.append("")
         lines.append("Convergence (rank-normalised split R-hat, bulk ESS; Vehtari et al. 2021):")
         for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
             rhat = self.rhat[key]
             note = "  (constant in every chain)" if math.isnan(rhat) else ("  <- not converged" if rhat > 1.1 else "")
             lines.append(f"  {label:<14s} R-hat {_fmt(rhat)}   ESS {_fmt(self.ess[key], 0)}{note}")
+        lines.append(f"  {self.verdict.message}")
         lines.append("")
         risk = self.map_risk
         lines.append(f"Risks of the {'MAP' if self.map_list_source == 'start' else 'most frequent'} list "
@@ -1047,12 +1076,14 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         if len(starts) == 0:
             raise FRLError("starts must hold at least one list")
         chain_states = [_start_from_list(problem, s) for s in starts]
+        n_starts = len({tuple(int(i) for i in s) for s in starts})
         start = starts[0]
         start_state = chain_states[0]
         chain_states = [chain_states[i % len(chain_states)] for i in range(n_chains)]
     else:
         start_state = None if start is None else _start_from_list(problem, start)
         chain_states = [start_state] * n_chains
+        n_starts = 1
 
     root = _generator(random_state)
     chain_rngs = root.spawn(n_chains)
@@ -1137,5 +1168,5 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         map_list=tuple(names[i] for i in map_order), map_order=map_order, map_list_source=source,
         map_list_frequency=frequency, map_risk=map_risk, n_chains=n_chains, n_samples=n_samples, burn_in=burn_in,
         thin=thin, rule_names=rule_names, map_draws=fixed, refresh_acceptance=refresh_acceptance,
-        refresh=refresh, n_starts=1 if starts is None else len(starts),
+        refresh=refresh, n_starts=n_starts,
     )

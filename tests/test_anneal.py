@@ -158,3 +158,37 @@ def test_restarts_are_reproducible_whatever_the_number_of_workers():
     assert runs[0].chain_orders == runs[1].chain_orders
     assert runs[0].chain_values == runs[1].chain_values
     assert runs[0].report == runs[1].report
+
+
+def test_the_search_report_reaches_the_model_file_and_the_cli(tmp_path, capsys):
+    """The estimator keeps the report, writes it to the model file and reads it back; the CLI warns when unconverged."""
+    import json
+
+    import pandas as pd
+
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.cli import main, search_warning
+    from frl_engine.search_report import SearchReport
+
+    data = simulate_rule_list_data(np.random.default_rng(8), 1500, n_rules=40, probabilities=(0.8, 0.5, 0.3, 0.1))
+    frame = pd.DataFrame(data.coverage, columns=[f"r{j}" for j in range(40)])
+    model = FallingRuleListClassifier(mine_rules=False, random_state=0).fit(frame, data.y)
+    report = model.search_report_
+    assert report.converged and report == model.anneal_result_.report
+    assert search_warning(model) is None
+    saved = json.loads(json.dumps(model.to_dict()))
+    assert saved["search"]["converged"] is True and saved["search"]["n_reached_best"] >= 2
+    assert FallingRuleListClassifier.from_dict(saved).search_report_ == report
+    # a file written before the search block existed still loads
+    del saved["search"]
+    assert FallingRuleListClassifier.from_dict(saved).search_report_ is None
+    # an unconverged search gives the one-line warning
+    model.search_report_ = SearchReport(n_chains=4, n_reached_best=1, spread_nats=5.5, runner_up_gap_nats=0.4,
+                                        converged=False, max_chains=16)
+    line = search_warning(model)
+    assert line.startswith("Warning: Search not converged") and "\n" not in line and "--steps" in line
+    # `frl fit` prints no warning when the chains agreed
+    csv = tmp_path / "d.csv"
+    frame.assign(outcome=np.where(data.y, "yes", "no")).to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--target", "outcome", "--steps", "500"]) == 0
+    assert "Search not converged" not in capsys.readouterr().out

@@ -419,3 +419,74 @@ def test_rhat_near_one_on_the_sample_data():
     summary = model.posterior_summary_
     for low, risk, high in zip(summary["risk_lower"], model.probabilities_, summary["risk_upper"]):
         assert low <= risk <= high
+
+
+# ----------------------------------------------------------------------------------------
+# The list move with fresh risks, dispersed starts, focus proposals and the verdict (issue: search).
+
+
+def test_paper_sampler_alone_still_matches_quadrature():
+    """refresh=0 is the paper's sampler exactly (Steps 1-4 only); it still samples the exact posterior."""
+    hyper, weights = SETTINGS["tight-priors-unequal-weights"]
+    coverage, y = small_data()
+    probabilities = {o: v["prob"] for o, v in exact_posterior(coverage, y, hyper, weights).items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    result = sample_posterior(problem, n_samples=40_000, n_chains=2, burn_in=1000, thin=3, start=[0],
+                              random_state=11, n_jobs=1, refresh=0)
+    assert all(np.isnan(v) for k, v in result.refresh_acceptance.items())  # the added moves never ran
+    assert total_variation(probabilities, result.orders) <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 2, "paper sampler")
+
+
+def test_focused_moves_from_dispersed_starts_match_quadrature():
+    """Focus weights change only the proposal (its Hastings ratio uses them): the target stays exact."""
+    from frl_engine.sampler import dispersed_starts, focus_weights
+
+    hyper, weights = SETTINGS["paper-priors-equal-weights"]
+    coverage, y = small_data()
+    probabilities = {o: v["prob"] for o, v in exact_posterior(coverage, y, hyper, weights).items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    starts = dispersed_starts([0, 1], [(2,), (0, 1), (1, 2, 0)], n_chains=4)
+    assert starts == [(0, 1), (2,), (1, 2, 0), (0, 1)]
+    cum, log_rho = focus_weights(problem, [2], share=0.8)
+    assert cum[-1] == pytest.approx(1.0) and np.exp(log_rho[2]) == pytest.approx(0.2 / 3 + 0.8)
+    result = sample_posterior(problem, n_samples=15_000, n_chains=4, burn_in=500, starts=starts, focus=[2],
+                              focus_share=0.8, random_state=3, n_jobs=1)
+    assert result.n_starts == 3 and result.map_list_source == "start" and result.map_order == (0, 1)
+    assert result.refresh_acceptance["all"] > 0.05
+    assert total_variation(probabilities, result.orders) <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 4, "focused")
+
+
+def test_an_unconverged_posterior_is_reported_as_such():
+    """Chains started at different lists and stopped after a few sweeps disagree: the verdict says so."""
+    problem, true_order = planted_problem()
+    result = sample_posterior(problem, n_samples=12, n_chains=4, burn_in=0, starts=[true_order, [3], [7, 9], []],
+                              random_state=0, n_jobs=1, refresh=0)
+    verdict = result.verdict
+    assert not verdict.converged and verdict.worst_rhat > 1.01
+    assert "not converged" in verdict.message and "--samples" in verdict.message
+    assert result.map_risk_summary()["converged"] is False
+    assert "not converged" in result.summary()
+    # the same problem sampled properly converges
+    good = sample_posterior(problem, n_samples=1000, n_chains=4, start=true_order, random_state=0, n_jobs=2)
+    assert good.verdict.converged, good.verdict.message
+    assert good.map_risk_summary()["converged"] is True
+
+
+def test_dispersed_starts_and_focus_are_reproducible_whatever_n_jobs():
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=200, n_chains=3, starts=[true_order, [3, 5]], focus=[3, 5, *true_order], random_state=9)
+    one, two = (sample_posterior(problem, n_jobs=jobs, **kwargs) for jobs in (1, 2))
+    assert one.lists == two.lists
+    np.testing.assert_array_equal(one.log_posterior_trace, two.log_posterior_trace)
+    assert one.refresh_acceptance == two.refresh_acceptance
+
+
+@pytest.mark.parametrize("kwargs", [{"refresh": -1}, {"refresh": 1.5}, {"focus_share": 1.0}, {"focus": [99]},
+                                    {"starts": []}, {"starts": [[0]], "start": [1]}])
+def test_bad_refresh_focus_and_starts_are_refused(kwargs):
+    coverage, y = small_data()
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters())
+    with pytest.raises(FRLError):
+        sample_posterior(problem, **{"n_samples": 10, **kwargs})
