@@ -27,10 +27,10 @@ From ``(c, r)``:
    let ``f`` be the first position whose captured rows change (the same for the
    move and its reverse);
 2. keep ``r'_l = r_l`` for ``l < f``; draw ``r'_l ~ N(mu'_l, sd'_l^2)`` independently
-   for ``l = f..L'``, where ``mu'`` is the exact MAP of the log odds of list ``c'``
-   (:func:`frl_engine.model.solve_continuous_into`) and
-   ``sd'_l = KAPPA / sqrt(n'_l p'_l (1 - p'_l) + TAU)`` the inverse square root of the
-   binomial information at that MAP, widened;
+   for ``l = f..L'``, where ``mu'`` are the isotonic (falling) smoothed log odds of the
+   positions of list ``c'`` (:func:`isotonic_centres`, ``O(L)``; the MAP approaches them as
+   the data grow) and ``sd'_l = KAPPA / sqrt(n'_l p'_l (1 - p'_l) + TAU)`` the inverse
+   square root of the binomial information there, widened;
 3. accept with probability ``min(1, R)``,
 
 .. math::
@@ -53,7 +53,7 @@ import math
 import numba
 import numpy as np
 
-from .model import ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_list_prior, solve_continuous_into
+from .model import ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_list_prior
 
 # Widening of the proposal's standard deviation, and the prior precision added to the
 # binomial information (so that a position capturing no rows gets a wide, finite proposal).
@@ -88,17 +88,40 @@ def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, const
 
 
 @numba.njit(nogil=True, cache=True)
-def proposal_centres(length, n_cap, n_pos, consts, x, work, free, mu, sd):
-    """Fill ``mu[0..L]`` (MAP log odds of the list) and ``sd[0..L]`` (proposal scales)."""
-    solve_continuous_into(length, n_cap, n_pos, consts, x, work, free)
-    r = x[0]
-    mu[length] = r
-    for pos in range(length - 1, -1, -1):
-        r += x[1 + pos]
-        mu[pos] = r
+def isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size):
+    """Fill ``mu[0..L]`` and ``sd[0..L]`` without an optimiser: weighted isotonic log odds.
+
+    Each position's smoothed log odds ``logit((s_l + 1/2) / (n_l + 1))`` with weight the
+    binomial information ``(n_l + 1) p (1 - p) + TAU``, made non-increasing down the list by
+    pooling adjacent violators (the weighted least-squares projection onto falling
+    sequences, which the MAP approaches as the data grow).  ``O(L)``; the ``block_*``
+    arrays are scratch of length ``L + 1``.
+    """
+    n_blocks = 0
+    for pos in range(length + 1):
+        p = (n_pos[pos] + 0.5) / (n_cap[pos] + 1.0)
+        value = math.log(p / (1.0 - p))
+        weight = (n_cap[pos] + 1.0) * p * (1.0 - p) + TAU
+        size = 1
+        # pool while the previous block is below this one (risks must fall down the list)
+        while n_blocks > 0 and block_value[n_blocks - 1] < value:
+            n_blocks -= 1
+            total = block_weight[n_blocks] + weight
+            value = (block_value[n_blocks] * block_weight[n_blocks] + value * weight) / total
+            weight = total
+            size += block_size[n_blocks]
+        block_value[n_blocks] = value
+        block_weight[n_blocks] = weight
+        block_size[n_blocks] = size
+        n_blocks += 1
+    pos = 0
+    for b in range(n_blocks):
+        for _ in range(block_size[b]):
+            mu[pos] = block_value[b]
+            pos += 1
     for pos in range(length + 1):
         e = math.exp(-abs(mu[pos]))
-        p_q = e / ((1.0 + e) * (1.0 + e))  # p (1 - p) at the MAP, without overflow
+        p_q = e / ((1.0 + e) * (1.0 + e))
         sd[pos] = KAPPA / math.sqrt(n_cap[pos] * p_q + TAU)
 
 

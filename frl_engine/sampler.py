@@ -87,7 +87,7 @@ from .errors import FRLError
 from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
-from .refresh import log_normal, log_target_r, proposal_centres
+from .refresh import isotonic_centres, log_normal, log_target_r
 from .moves import ADD, FIRST_CHANGED, I, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
     n_possible_moves, propose
 
@@ -98,7 +98,7 @@ STEP_NAMES = ("initialisation", "Step 1 (Gibbs update of the gammas)", "Step 2 (
 # at 1e15 the relative error of the approximation is far below double precision noise of its use).
 _POISSON_NORMAL_ABOVE = 1e15
 # Default number of list moves with fresh risks per sweep (frl_engine.refresh).
-DEFAULT_REFRESH = 10
+DEFAULT_REFRESH = 100
 # Naive rejection attempts before the exponential-proposal sampler of the truncated gamma.
 _NAIVE_TRIES = 8
 
@@ -362,17 +362,16 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
     n_accepted = np.zeros(4, dtype=np.int64)
     n_refresh_proposed = np.zeros(4, dtype=np.int64)
     n_refresh_accepted = np.zeros(4, dtype=np.int64)
-    # Scratch for the move with fresh risks: MAP solver workspace, proposal centres and scales.
-    x = np.zeros(max_len + 1)
+    # Scratch for the move with fresh risks: proposal centres and scales.
     mu = np.zeros(max_len + 1)
     sd = np.ones(max_len + 1)
     mu_new = np.zeros(max_len + 1)
     sd_new = np.ones(max_len + 1)
     r_cur = np.zeros(max_len + 1)
     r_new = np.zeros(max_len + 1)
-    solver_capacity = min(max_len, 63) + 1
-    work = np.empty((2 * solver_capacity + 5, solver_capacity))
-    free = np.empty(solver_capacity, dtype=np.int64)
+    block_value = np.zeros(max_len + 1)
+    block_weight = np.zeros(max_len + 1)
+    block_size = np.zeros(max_len + 1, dtype=np.int64)
     centres_valid = False
     n_params_proposed = 0
     n_params_accepted = 0
@@ -477,12 +476,8 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
                 centres_valid = False
             # Step 3b: the list move with fresh risks (frl_engine.refresh).
             for _ in range(refresh):
-                if length + 2 > solver_capacity:
-                    solver_capacity = min(max_len + 1, max(2 * solver_capacity, length + 2))
-                    work = np.empty((2 * solver_capacity + 5, solver_capacity))
-                    free = np.empty(solver_capacity, dtype=np.int64)
                 if not centres_valid:
-                    proposal_centres(length, n_cap, n_pos, consts, x, work, free, mu, sd)
+                    isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size)
                     centres_valid = True
                 new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
                 move = info[MOVE]
@@ -492,7 +487,7 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
                     n_pos_new[pos] = n_pos[pos]
                 remaining_new[start] = remaining[start]
                 capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
-                proposal_centres(new_length, n_cap_new, n_pos_new, consts, x, work, free, mu_new, sd_new)
+                isotonic_centres(new_length, n_cap_new, n_pos_new, mu_new, sd_new, block_value, block_weight, block_size)
                 r_cur[length] = log_k
                 for pos in range(length - 1, -1, -1):
                     r_cur[pos] = r_cur[pos + 1] + g[pos]
@@ -539,12 +534,8 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
             # Step 3c: the same list, every risk proposed afresh (an independence MH step for K and the
             # gammas; at thousands of rows the normal proposal is close to their posterior).
             if refresh > 0:
-                if length + 1 > solver_capacity:
-                    solver_capacity = min(max_len + 1, max(2 * solver_capacity, length + 2))
-                    work = np.empty((2 * solver_capacity + 5, solver_capacity))
-                    free = np.empty(solver_capacity, dtype=np.int64)
                 if not centres_valid:
-                    proposal_centres(length, n_cap, n_pos, consts, x, work, free, mu, sd)
+                    isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size)
                     centres_valid = True
                 r_cur[length] = log_k
                 for pos in range(length - 1, -1, -1):

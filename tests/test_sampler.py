@@ -167,8 +167,9 @@ def test_list_posterior_matches_quadrature(setting):
     exact = exact_posterior(coverage, y, hyper, weights)
     probabilities = {order: v["prob"] for order, v in exact.items()}
     problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    # 10 list moves with fresh risks per sweep (the default is more; exactness does not depend on it)
     result = sample_posterior(problem, n_samples=60_000, n_chains=2, burn_in=1000, thin=3, start=[0],
-                              random_state=20261122, n_jobs=1)
+                              random_state=20261122, n_jobs=1, refresh=10)
     tv = total_variation(probabilities, result.orders)
     tv_length = total_variation(length_marginal(probabilities), [len(o) for o in result.orders])
     print(f"{setting}: TV(lists) = {tv:.4f}, TV(L) = {tv_length:.4f}, acceptance {result.acceptance['all']:.3f}")
@@ -209,7 +210,7 @@ def test_prior_is_recovered_without_data():
     problem = PackedProblem.from_arrays(np.zeros((0, 4), dtype=bool), np.zeros(0, dtype=bool), hyper,
                                         rule_weights=weights)
     result = sample_posterior(problem, n_samples=50_000, n_chains=2, burn_in=500, thin=2, start=[1, 0],
-                              random_state=5, n_jobs=1)
+                              random_state=5, n_jobs=1, refresh=10)
     prior = exact_prior(4, hyper.lam, weights)
     tv = total_variation(prior, result.orders)
     lengths = np.array([len(o) for o in result.orders])
@@ -257,15 +258,16 @@ def test_same_seed_same_result_whatever_n_jobs():
     hyper, weights = SETTINGS["tight-priors-unequal-weights"]
     coverage, y = small_data()
     problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
-    runs = [sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=42, n_jobs=n_jobs)
-            for n_jobs in (1, 2, 1)]
+    runs = [sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=42, n_jobs=n_jobs,
+                             refresh=10) for n_jobs in (1, 2, 1)]
     for other in runs[1:]:
         assert other.lists == runs[0].lists
         np.testing.assert_array_equal(other.log_posterior_trace, runs[0].log_posterior_trace)
         np.testing.assert_array_equal(other.length_trace, runs[0].length_trace)
         np.testing.assert_array_equal(other.K, runs[0].K)
         np.testing.assert_array_equal(other.map_risk["median"], runs[0].map_risk["median"])
-    different = sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=43, n_jobs=1)
+    different = sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=43, n_jobs=1,
+                                 refresh=10)
     assert not np.array_equal(different.log_posterior_trace, runs[0].log_posterior_trace)
 
 
@@ -276,7 +278,7 @@ def test_rhat_near_one_on_clear_signal():
     map_order = anneal(problem, n_steps=5000, n_chains=2, random_state=0).best.order
     assert map_order == true_order
     result = sample_posterior(problem, n_samples=6000, n_chains=4, burn_in=2000, thin=2, start=map_order,
-                              random_state=1, n_jobs=2)
+                              random_state=1, n_jobs=2, refresh=10)
     print(f"planted list: R-hat {result.rhat}, ESS {result.ess}, MAP list frequency {result.map_list_frequency:.3f}")
     assert result.rhat["log_posterior"] < 1.1
     assert result.rhat["length"] < 1.1
@@ -451,7 +453,7 @@ def test_focused_moves_from_dispersed_starts_match_quadrature():
     cum, log_rho = focus_weights(problem, [2], share=0.8)
     assert cum[-1] == pytest.approx(1.0) and np.exp(log_rho[2]) == pytest.approx(0.2 / 3 + 0.8)
     result = sample_posterior(problem, n_samples=15_000, n_chains=4, burn_in=500, starts=starts, focus=[2],
-                              focus_share=0.8, random_state=3, n_jobs=1)
+                              focus_share=0.8, random_state=3, n_jobs=1, refresh=10)
     assert result.n_starts == 3 and result.map_list_source == "start" and result.map_order == (0, 1)
     assert result.refresh_acceptance["all"] > 0.05
     assert total_variation(probabilities, result.orders) <= 0.03
