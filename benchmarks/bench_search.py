@@ -135,20 +135,20 @@ def _readmission_20k():
     return frame, y.to_numpy(), {"exclude": ["PatientID"]}
 
 
-def _uci(key: str):
+def _uci(key: str, **options):
     from frl_engine.datasets import dataset_file, load_dataset
 
     path = UCI_DIR / dataset_file(key).filename
     if not path.exists():
         return f"{path} not found"
     data = load_dataset(key, path)
-    return data.X, data.y, {}
+    return data.X, data.y, options
 
 
 DATASETS = {
     "raw export (20,000 rows)": _raw_export,
     "readmission table (20,000 rows)": _readmission_20k,
-    "UCI spambase": lambda: _uci("spam"),
+    "UCI spambase": lambda: _uci("spam", max_rules=10_000),
     "UCI mammographic masses": lambda: _uci("mammo"),
     "UCI breast cancer": lambda: _uci("breast"),
     "UCI car": lambda: _uci("cars"),
@@ -175,6 +175,7 @@ def real_size(name: str, loader, n_seeds: int = 5) -> dict:
         return {"skipped": f"fit failed: {type(exc).__name__}: {exc}"}
     values = [m.log_posterior_ for m in fits]
     model = fits[0]
+    model.sample_posterior(5, n_chains=2, burn_in=0, random_state=0)  # load the compiled kernels first
     started = time.perf_counter()
     sample = model.sample_posterior(1000, n_chains=4, random_state=1)
     sample_seconds = time.perf_counter() - started
@@ -214,7 +215,8 @@ def run(quick: bool = False) -> dict:
         if "skipped" in r:
             print(f"  {name}: not run ({r['skipped']})")
             continue
-        print(f"  {name} ({r['rows']:,} rows x {r['rules']} rules, MAP length {r['map_length']}): five-seed spread "
+        note = " (max_rules raised to 10,000: the defaults mine more)" if "spambase" in name else ""
+        print(f"  {name}{note} ({r['rows']:,} rows x {r['rules']} rules, MAP length {r['map_length']}): five-seed spread "
               f"{r['five_seed_spread']:.3f} nats ({r['distinct_lists']} distinct list(s)); search converged on "
               f"{r['search_converged']}/5 (chains run {r['chains_run']}); median fit {r['median_fit_seconds']:.2f} s")
         print(f"      posterior: R-hat log posterior {r['rhat']['log_posterior']:.3f}, L {r['rhat']['length']:.3f}; "

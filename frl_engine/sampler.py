@@ -64,8 +64,9 @@ the list used is the most frequent list of the sample.
 Reproducibility.  Each chain gets its own generator spawned from ``random_state``
 (``np.random.default_rng(random_state).spawn(n_chains)``), and the fixed-list run
 one more spawned after them, so the result is identical whatever ``n_jobs``.
-Chains run in parallel processes (joblib's loky backend); the compiled kernels
-are cached on disk (``cache=True``) so workers do not recompile them.
+Chains run on threads (the compiled chain releases the GIL; each thread has its
+own generator), so no worker process has to start and load the kernels; the
+kernels are cached on disk (``cache=True``).
 """
 
 from __future__ import annotations
@@ -1007,7 +1008,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     n_samples : int
         Samples kept per chain, after burn-in and thinning.
     n_chains : int
-        Independent chains (run in parallel processes).
+        Independent chains (run in parallel threads).
     burn_in : int or None
         Sweeps discarded at the start of each chain (default: ``n_samples``).
     thin : int
@@ -1019,7 +1020,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         Chain ``i`` uses the ``i``-th generator of ``np.random.default_rng(random_state).spawn(n_chains)``;
         the fixed-list run for the risks uses one more spawned after those.
     n_jobs : int or None
-        Worker processes (default: one per chain, at most the CPU count).  The result does not depend on it.
+        Worker threads (default: one per chain, at most the CPU count).  The result does not depend on it.
     rule_names : sequence of str or None
         Names of the candidate rules, used in the returned lists and summaries.
     starts : sequence of lists or None
@@ -1084,10 +1085,10 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                    for r, state in zip(chain_rngs, chain_states)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-        # Compile (or load) the kernel here first, so that the workers find it in the on-disk cache
-        # instead of each compiling it; a throwaway generator keeps the chains' streams untouched.
+        # Compile (or load) the kernel here first, once, rather than racing to do it in every thread;
+        # a throwaway generator keeps the chains' streams untouched.
         _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
-        outputs = Parallel(n_jobs=workers, backend="loky")(
+        outputs = Parallel(n_jobs=workers, prefer="threads")(
             delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables)
             for r, state in zip(chain_rngs, chain_states))
     for chain, out in enumerate(outputs):
