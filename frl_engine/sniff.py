@@ -39,7 +39,7 @@ def detect_content(raw: bytes) -> str:
         The whole file, or at least its first :data:`SNIFF_BYTES` bytes
         (Parquet is recognised by its opening magic bytes alone).
     """
-    if not raw.strip():
+    if not raw[:SNIFF_BYTES].strip() and not raw.strip():  # the whole file only when its start is blank
         return "empty"
     if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
         return "zip"
