@@ -80,6 +80,7 @@ MIN_CODE_LEVELS = 40
 MAX_NOMINAL_LEVELS = 60
 
 _INTERVAL = re.compile(r"^[\[(]\s*(-?\d+(?:\.\d+)?)\s*[-,;]\s*(-?\d+(?:\.\d+)?)\s*[\])]$")
+_OPEN_BAND = re.compile(r"^(?:>=?|≥)\s*(-?\d+(?:\.\d+)?)$|^(-?\d+(?:\.\d+)?)\s*\+$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 _CODE_NAME = re.compile(r"(diag|icd|dx|diagnos|procedure|proc_code|atc|cpt|opcs|drg|code)", re.IGNORECASE)
@@ -161,9 +162,12 @@ def _examples(values: Sequence, limit: int = 3) -> str:
 
 
 def parse_interval(text: str) -> float | None:
-    """The lower bound of a band label such as ``[70-80)`` or ``(0, 10]``; None for other text."""
-    match = _INTERVAL.match(text.strip()) if isinstance(text, str) else None
-    return float(match.group(1)) if match else None
+    """The lower bound of a band label such as ``[70-80)``, ``(0, 10]``, ``>200`` or ``90+``; None for other text."""
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    match = _INTERVAL.match(text) or _OPEN_BAND.match(text)
+    return float(next(g for g in match.groups() if g is not None)) if match else None
 
 
 def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
