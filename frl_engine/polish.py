@@ -176,3 +176,63 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
         value = best_value
         n_moves += 1
     return order[:length].copy(), value, n_moves
+
+
+@numba.njit(nogil=True, cache=True)
+def near_neighbour_rules(rules, y, all_rows, cum_weights, log_weights, consts, start_order, margin):
+    """Which unused candidates enter a neighbour of ``start_order`` within ``margin`` nats of its objective.
+
+    Every REPLACE and ADD neighbour is scored (the upper bound prunes the hopeless ones);
+    rule ``r`` is marked when some neighbour that brings it in has an objective at least
+    ``objective(start_order) - margin``.  The posterior sampler proposes these rules more often.
+    """
+    n_rules, n_words = rules.shape
+    max_len = n_rules
+    length = start_order.shape[0]
+    order = start_order.copy()
+    proposal = np.empty(max_len + 1, dtype=np.int64)
+    in_list = np.zeros(n_rules, dtype=np.bool_)
+    marked = np.zeros(n_rules, dtype=np.bool_)
+    remaining = np.empty((max_len + 1, n_words), dtype=np.uint64)
+    remaining_new = np.empty((max_len + 1, n_words), dtype=np.uint64)
+    n_cap = np.zeros(max_len + 1)
+    n_pos = np.zeros(max_len + 1)
+    n_cap_new = np.zeros(max_len + 1)
+    n_pos_new = np.zeros(max_len + 1)
+    x = np.zeros(max_len + 1)
+    capacity = min(max_len + 1, length + 2)
+    work = np.empty((2 * capacity + 5, capacity))
+    free = np.empty(capacity, dtype=np.int64)
+    for pos in range(length):
+        in_list[order[pos]] = True
+    remaining[0] = all_rows
+    remaining_new[0] = all_rows
+    capture_counts_from(rules, y, order, length, 0, remaining, n_cap, n_pos)
+    value = log_posterior_into(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x, work, free)
+    threshold = value - margin
+    for i in range(length):
+        for pos in range(length):
+            proposal[pos] = order[pos]
+        for r in range(n_rules):
+            if in_list[r] or marked[r]:
+                continue
+            proposal[i] = r
+            v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length, i, remaining, n_cap, n_pos,
+                          remaining_new, n_cap_new, n_pos_new, x, work, free, threshold)
+            if v >= threshold:
+                marked[r] = True
+    if length < n_rules:
+        for i in range(length + 1):
+            for pos in range(i):
+                proposal[pos] = order[pos]
+            for pos in range(i, length):
+                proposal[pos + 1] = order[pos]
+            for r in range(n_rules):
+                if in_list[r] or marked[r]:
+                    continue
+                proposal[i] = r
+                v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length + 1, i, remaining, n_cap,
+                              n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, threshold)
+                if v >= threshold:
+                    marked[r] = True
+    return marked

@@ -98,6 +98,8 @@ STEP_NAMES = ("initialisation", "Step 1 (Gibbs update of the gammas)", "Step 2 (
 # Above this mean a Poisson draw uses the normal approximation (numba's Poisson overflows near 1e19;
 # at 1e15 the relative error of the approximation is far below double precision noise of its use).
 _POISSON_NORMAL_ABOVE = 1e15
+# Rules entering a neighbour of the MAP list within this many nats of it are in the focus set.
+FOCUS_MARGIN = 3.0
 # Default number of list moves with fresh risks per sweep (frl_engine.refresh).
 DEFAULT_REFRESH = 100
 # Naive rejection attempts before the exponential-proposal sampler of the truncated gamma.
@@ -626,13 +628,24 @@ def focus_weights(problem: PackedProblem, focus, share: float = 0.5) -> tuple[np
     return np.cumsum(rho), np.log(rho)
 
 
-def focus_rules(problem: PackedProblem, lists=(), n_top: int = 32) -> list[int]:
-    """Rules worth proposing often: those of ``lists`` (e.g. the search chains' final lists) and the
-    ``n_top`` rules whose one-rule lists have the highest objective."""
+def focus_rules(problem: PackedProblem, lists=(), n_top: int = 32, margin: float = FOCUS_MARGIN) -> list[int]:
+    """Rules worth proposing often.
+
+    Those of ``lists`` (e.g. the MAP list first, then the search chains' final lists), the
+    rules that enter a REPLACE or ADD neighbour of the first list within ``margin`` nats of
+    its objective (:func:`frl_engine.polish.near_neighbour_rules`), and the ``n_top`` rules
+    whose one-rule lists have the highest objective.
+    """
     from .bits import capture_counts
     from .model import log_posterior_from_counts
+    from .polish import near_neighbour_rules
 
+    lists = [np.asarray(lst, dtype=np.int64) for lst in lists]
     chosen = {int(r) for lst in lists for r in lst}
+    if lists:
+        near = near_neighbour_rules(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
+                                    problem.log_weights, problem.consts, lists[0], float(margin))
+        chosen.update(int(r) for r in np.flatnonzero(near))
     scores = np.empty(problem.n_rules)
     x = np.zeros(2)
     for rule in range(problem.n_rules):
@@ -999,7 +1012,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                      thin: int = 1, start: Sequence[int] | None = None, random_state=None, n_jobs: int | None = None,
                      rule_names: Sequence[str] | None = None, starts: Sequence[Sequence[int]] | None = None,
                      refresh: int = DEFAULT_REFRESH, focus: Sequence[int] | None = None,
-                     focus_share: float = 0.5) -> PosteriorSample:
+                     focus_share: float = 0.8) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -1034,7 +1047,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     focus : sequence of int or None
         Candidate rules the move with fresh risks proposes more often (:func:`focus_weights`,
         :func:`focus_rules`); ``None``: rules drawn by their prior weights, as in Step 3.
-    focus_share : float, default 0.5
+    focus_share : float, default 0.8
         Probability that a REPLACE or ADD of that move draws from the focus set.
     """
     n_samples = _check_int("n_samples", n_samples, 1)

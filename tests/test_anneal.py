@@ -192,3 +192,25 @@ def test_the_search_report_reaches_the_model_file_and_the_cli(tmp_path, capsys):
     frame.assign(outcome=np.where(data.y, "yes", "no")).to_csv(csv, index=False)
     assert main(["fit", str(csv), "--target", "outcome", "--steps", "500"]) == 0
     assert "Search not converged" not in capsys.readouterr().out
+
+
+def test_near_neighbour_rules_match_a_brute_force_scan():
+    """The rules the sampler proposes more often: those entering a REPLACE/ADD neighbour within the margin."""
+    from frl_engine.polish import near_neighbour_rules
+
+    data = simulate_rule_list_data(np.random.default_rng(21), 600, n_rules=12, probabilities=(0.8, 0.6, 0.4, 0.1))
+    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters(lam=3.0))
+    order = list(data.true_order)
+    base = fit_list(problem, order).log_posterior
+    for margin in (0.5, 3.0, 20.0):
+        expected = set()
+        for r in set(range(12)) - set(order):
+            for i in range(len(order)):
+                if fit_list(problem, order[:i] + [r] + order[i + 1:]).log_posterior >= base - margin:
+                    expected.add(r)
+            for i in range(len(order) + 1):
+                if fit_list(problem, order[:i] + [r] + order[i:]).log_posterior >= base - margin:
+                    expected.add(r)
+        marked = near_neighbour_rules(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
+                                      problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64), margin)
+        assert set(np.flatnonzero(marked).tolist()) == expected, margin
