@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-SECTIONS = ("bench_engine", "bench_mining", "bench_sampler")
+SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_search")
 SLOW_SECTIONS = ("bench_reproduce",)
 
 

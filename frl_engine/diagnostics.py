@@ -163,7 +163,8 @@ class ConvergenceVerdict:
     converged : bool
         Every monitored quantity has R-hat at most ``RHAT_TARGET`` and ESS at least
         ``ESS_TARGET`` (a quantity that is constant in every chain counts as converged:
-        nothing varies, and ``nan`` is reported for it).
+        nothing varies, and ``nan`` is reported for it; but when no R-hat at all is
+        defined, e.g. fewer than 4 draws per chain, the sample is not converged).
     worst_rhat : float
         The largest R-hat (``nan`` when none is defined).
     smallest_ess : float
@@ -187,6 +188,10 @@ def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceV
     if n_chains < 2:
         return ConvergenceVerdict(False, worst, smallest,
                                   "Posterior not checked: one chain cannot show that chains agree; use 4 chains.")
+    if not rhats:
+        return ConvergenceVerdict(False, worst, smallest,
+                                  "Posterior not checked: too few draws per chain to compute R-hat; "
+                                  "sample longer (--samples).")
     bad_rhat = bool(rhats) and worst > RHAT_TARGET
     bad_ess = bool(esses) and smallest < ESS_TARGET
     if not (bad_rhat or bad_ess):

@@ -492,3 +492,15 @@ def test_bad_refresh_focus_and_starts_are_refused(kwargs):
     problem = PackedProblem.from_arrays(coverage, y, Hyperparameters())
     with pytest.raises(FRLError):
         sample_posterior(problem, **{"n_samples": 10, **kwargs})
+
+
+def test_cli_sample_warns_in_one_line_when_the_posterior_did_not_converge(tmp_path, capsys):
+    from frl_engine.cli import main
+
+    data = _patients_csv(tmp_path / "patients.csv")
+    status = main(["sample", str(data), "--target", "Readmitted", "--steps", "500", "--chains", "2",
+                   "--samples", "3", "--burn-in", "0", "--seed", "1", "--jobs", "1"])
+    printed = capsys.readouterr().out
+    assert status == 0
+    warnings = [line for line in printed.splitlines() if line.startswith("Warning: Posterior not")]
+    assert len(warnings) == 1 and "--samples" in warnings[0]
