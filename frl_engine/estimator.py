@@ -82,6 +82,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         Annealing temperature (paper: constant 1).
     cooling : {"constant", "geometric"}
         Temperature schedule.
+    search : {"restarts", "paper"}, default "restarts"
+        ``"restarts"``: greedy start, every chain's list polished to a local maximum over its
+        whole neighbourhood, rounds of ``n_chains`` chains until two agree on the best list (at
+        most ``4 * n_chains``; docs/search.md).  ``"paper"``: the paper's plain annealing, the
+        ``n_chains`` chains asked for and nothing more.
     random_state : int or None
         Seed; the same seed gives the same list whatever ``n_jobs``.
     n_jobs : int or None
@@ -110,7 +115,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, lam=8.0, alpha=1.0, beta=0.1, alpha_K=1.0, beta_K=0.1, min_support=0.05,
                  max_conditions=2, max_rules=5000, n_thresholds=3, thresholds=None, column_kinds=None, exclude=(),
                  mine_rules=True, miner="bitset", rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
-                 positive_class=None, random_state=None, n_jobs=None):
+                 positive_class=None, random_state=None, n_jobs=None, search="restarts"):
         self.lam = lam
         self.alpha = alpha
         self.beta = beta
@@ -133,6 +138,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.positive_class = positive_class
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.search = search
 
     # ------------------------------------------------------------------ sklearn plumbing
     def __sklearn_tags__(self):
@@ -152,6 +158,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         _check_number("n_chains", self.n_chains, low=1, integer=True)
         _check_number("n_thresholds", self.n_thresholds, low=1, integer=True)
         _check_number("temperature", self.temperature, low=0, low_open=True)
+        if self.search not in ("restarts", "paper"):
+            raise FRLError(f"search must be 'restarts' or 'paper', got {self.search!r}")
         if self.cooling not in COOLING_SCHEDULES:
             raise FRLError(f"cooling must be one of {', '.join(COOLING_SCHEDULES)}, got {self.cooling!r}")
 
@@ -248,7 +256,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.screening_note_ = candidates.note
         problem = PackedProblem.from_packed(candidates.packed, len(frame), event, hyper, self.rule_weights)
         result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
-                        cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs)
+                        cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs,
+                        polish=self.search == "restarts")
         best = result.best
 
         self.n_features_in_ = frame.shape[1]
@@ -434,7 +443,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         ]
         hyper = {name: getattr(self, name) for name in ("lam", "alpha", "beta", "alpha_K", "beta_K", "min_support",
                                                          "max_conditions", "n_steps", "n_chains", "temperature",
-                                                         "cooling", "mine_rules", "random_state")}
+                                                         "cooling", "mine_rules", "random_state", "search")}
         binarizer = getattr(self, "binarizer_", None)
         return {
             "format": MODEL_FORMAT,
