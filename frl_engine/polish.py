@@ -4,11 +4,12 @@ The neighbourhood of a list ``c_0..c_{L-1}`` is every list one move of
 :mod:`frl_engine.moves` away: every SWAP of two positions, every REPLACE of a
 position by an unused candidate, every ADD of an unused candidate at one of the
 ``L+1`` insertion points and every REMOVE.  :func:`polish_list` evaluates the
-exact objective of :mod:`frl_engine.model` over them block by block (all swaps,
-all removals, the replacements at one position, the additions at one place),
-moves to a block's best neighbour when it improves the objective, and stops
-when no neighbour in the whole neighbourhood improves: the result is a *local
-maximum* of the objective (no single move improves it).
+exact objective of :mod:`frl_engine.model` over all of them, moves to the best
+one if it improves the objective, and repeats until no neighbour improves: the
+result is a *local maximum* of the objective (no single move improves it).
+(Moving to the first improving block instead of the best neighbour is cheaper,
+but it lets the greedy start split a strong rule in two, e.g. on the raw export,
+and two chains then agree on a list 5 nats below the MAP: steepest ascent it is.)
 
 Two things keep it cheap:
 
@@ -20,7 +21,7 @@ Two things keep it cheap:
   is solved only when the bound beats the best neighbour seen so far.  Almost
   every REPLACE and ADD is pruned this way.
 
-Started from the empty list, the ascent is a greedy construction (the best
+Started from the empty list, the first passes are a greedy construction (the best
 single rule, then the best additions to it, ...), interleaved with the swaps,
 replacements and removals that improve it: a data-driven start for the
 annealing chains.
@@ -58,20 +59,12 @@ def _evaluate(rules, y, cum_weights, log_weights, consts, proposal, new_length, 
 
 @numba.njit(nogil=True, cache=True)
 def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_order, max_passes):
-    """Ascend from ``start_order`` to a local maximum over the whole neighbourhood; at most ``max_passes`` moves.
+    """Steepest ascent from ``start_order`` to a local maximum; at most ``max_passes`` moves.
 
-    The neighbourhood is scanned in *blocks*, in a fixed cyclic order: all swaps, all
-    removals, then for each position ``i`` every replacement at ``i``, then for each
-    insertion point ``i`` every addition at ``i``.  Within a block the best neighbour is
-    found; if it improves the objective the list moves there and the scan goes on with the
-    next block.  The ascent stops when a whole cycle of blocks, evaluated at the current
-    list, holds no improving neighbour: the result is then a local maximum over the full
-    neighbourhood (no single swap, replacement, addition or removal improves it).  Each
-    accepted move costs one block (about ``|B|`` neighbours) instead of the whole
-    neighbourhood (about ``(2L+1) |B|``), which matters for wide candidate sets.
-
-    Returns ``(order, value, n_moves)``.  Ties go to the first neighbour met, so the result
-    is deterministic.
+    Returns ``(order, value, n_moves)``: the local maximum, its exact objective
+    and the number of improving moves taken.  Ties between equally good
+    neighbours go to the first one met (swaps, removals, replacements, additions;
+    positions and rules in increasing order), so the result is deterministic.
     """
     n_rules, n_words = rules.shape
     max_len = n_rules
@@ -85,7 +78,9 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
     n_cap_new = np.zeros(max_len + 1)
     n_pos_new = np.zeros(max_len + 1)
     x = np.zeros(max_len + 1)
-    capacity = min(max_len + 1, 65)
+    capacity = max_len + 1
+    if capacity > 65:
+        capacity = 65
     work = np.empty((2 * capacity + 5, capacity))
     free = np.empty(capacity, dtype=np.int64)
 
@@ -102,13 +97,7 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
         free = np.empty(capacity, dtype=np.int64)
     value = log_posterior_into(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x, work, free)
     n_moves = 0
-    cursor = 0          # block index within the current cycle
-    quiet = 0           # blocks evaluated at the current list without an improvement
-    while n_moves < max_passes:
-        n_blocks = 2 + length + (length + 1 if length < n_rules else 0)
-        if quiet >= n_blocks:
-            break
-        cursor = cursor % n_blocks
+    for _ in range(max_passes):
         if length + 2 > capacity:
             capacity = min(max_len + 1, 2 * capacity)
             work = np.empty((2 * capacity + 5, capacity))
@@ -117,29 +106,29 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
         best_move = -1
         best_i = -1
         best_j = -1
-        if cursor == 0:  # SWAP positions i < j
-            for i in range(length):
-                for j in range(i + 1, length):
-                    for pos in range(length):
-                        proposal[pos] = order[pos]
-                    proposal[i] = order[j]
-                    proposal[j] = order[i]
-                    v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length, i, remaining, n_cap,
-                                  n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
-                    if v > best_value:
-                        best_value, best_move, best_i, best_j = v, _SWAP, i, j
-        elif cursor == 1:  # REMOVE position i
-            for i in range(length):
-                for pos in range(i):
+        # SWAP positions i < j
+        for i in range(length):
+            for j in range(i + 1, length):
+                for pos in range(length):
                     proposal[pos] = order[pos]
-                for pos in range(i, length - 1):
-                    proposal[pos] = order[pos + 1]
-                v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length - 1, i, remaining, n_cap,
+                proposal[i] = order[j]
+                proposal[j] = order[i]
+                v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length, i, remaining, n_cap,
                               n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
                 if v > best_value:
-                    best_value, best_move, best_i, best_j = v, _REMOVE, i, -1
-        elif cursor < 2 + length:  # REPLACE position i by rule r
-            i = cursor - 2
+                    best_value, best_move, best_i, best_j = v, _SWAP, i, j
+        # REMOVE position i
+        for i in range(length):
+            for pos in range(i):
+                proposal[pos] = order[pos]
+            for pos in range(i, length - 1):
+                proposal[pos] = order[pos + 1]
+            v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length - 1, i, remaining, n_cap,
+                          n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
+            if v > best_value:
+                best_value, best_move, best_i, best_j = v, _REMOVE, i, -1
+        # REPLACE position i by rule r
+        for i in range(length):
             for pos in range(length):
                 proposal[pos] = order[pos]
             for r in range(n_rules):
@@ -150,24 +139,23 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
                               n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
                 if v > best_value:
                     best_value, best_move, best_i, best_j = v, _REPLACE, i, r
-        else:  # ADD rule r at insertion point i
-            i = cursor - 2 - length
-            for pos in range(i):
-                proposal[pos] = order[pos]
-            for pos in range(i, length):
-                proposal[pos + 1] = order[pos]
-            for r in range(n_rules):
-                if in_list[r]:
-                    continue
-                proposal[i] = r
-                v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length + 1, i, remaining,
-                              n_cap, n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
-                if v > best_value:
-                    best_value, best_move, best_i, best_j = v, _ADD, i, r
-        cursor += 1
+        # ADD rule r at insertion point i
+        if length < n_rules:
+            for i in range(length + 1):
+                for pos in range(i):
+                    proposal[pos] = order[pos]
+                for pos in range(i, length):
+                    proposal[pos + 1] = order[pos]
+                for r in range(n_rules):
+                    if in_list[r]:
+                        continue
+                    proposal[i] = r
+                    v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length + 1, i, remaining,
+                                  n_cap, n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
+                    if v > best_value:
+                        best_value, best_move, best_i, best_j = v, _ADD, i, r
         if best_move < 0:
-            quiet += 1
-            continue
+            break
         if best_move == _SWAP:
             held = order[best_i]
             order[best_i] = order[best_j]
@@ -190,7 +178,6 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
         capture_counts_from(rules, y, order, length, 0, remaining, n_cap, n_pos)
         value = best_value
         n_moves += 1
-        quiet = 0
     return order[:length].copy(), value, n_moves
 
 
