@@ -1175,3 +1175,30 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         thin=thin, rule_names=rule_names, map_draws=fixed, refresh_acceptance=refresh_acceptance,
         refresh=refresh, n_starts=n_starts,
     )
+
+
+# Longer runs tried, in turn, when a sample has not converged (burn-in and thinning scaled, same kept samples).
+EXTEND_FACTORS = (1, 4, 16)
+
+
+def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
+                                     thin: int = 1, factors: Sequence[int] = EXTEND_FACTORS,
+                                     **kwargs) -> PosteriorSample:
+    """:func:`sample_posterior`, run again longer while its verdict is "not converged".
+
+    Attempt ``k`` multiplies the burn-in (default ``n_samples``) and the thinning by
+    ``factors[k]``, so every attempt keeps ``n_samples`` samples per chain and runs
+    ``factors[k]`` times as many sweeps; each attempt starts afresh from the same seed, so
+    the result is reproducible.  Returns the first converged sample, or the last one
+    (whose verdict then says it did not converge).
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    thin = _check_int("thin", thin, 1)
+    burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+    result = None
+    for factor in factors:
+        result = sample_posterior(problem, n_samples=n_samples, burn_in=burn_in * factor, thin=thin * factor,
+                                  **kwargs)
+        if result.verdict.converged:
+            break
+    return result

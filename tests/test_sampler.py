@@ -504,3 +504,22 @@ def test_cli_sample_warns_in_one_line_when_the_posterior_did_not_converge(tmp_pa
     assert status == 0
     warnings = [line for line in printed.splitlines() if line.startswith("Warning: Posterior not")]
     assert len(warnings) == 1 and "--samples" in warnings[0]
+
+
+def test_an_unconverged_sample_is_drawn_again_longer():
+    """sample_posterior_until_converged: 4x then 16x the burn-in and thinning, same kept samples, reproducible."""
+    from frl_engine.sampler import sample_posterior_until_converged
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=60, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, n_jobs=1,
+                  refresh=0)
+    short = sample_posterior(problem, burn_in=0, **kwargs)
+    assert not short.verdict.converged
+    longer = sample_posterior_until_converged(problem, burn_in=0, factors=(1, 4), **kwargs)
+    assert longer.thin == 4 and longer.n_samples == 60 and len(longer.lists) == 4 * 60
+    again = sample_posterior_until_converged(problem, burn_in=0, factors=(1, 4), **kwargs)
+    np.testing.assert_array_equal(again.log_posterior_trace, longer.log_posterior_trace)
+    # a sample that converges at once is returned as drawn
+    quick = sample_posterior_until_converged(problem, n_samples=1000, n_chains=4, start=true_order, random_state=0,
+                                             n_jobs=2)
+    assert quick.verdict.converged and quick.thin == 1
