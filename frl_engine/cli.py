@@ -19,7 +19,7 @@ from .estimator import FallingRuleListClassifier
 from .io import read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
-EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card")
+EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_explore")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,6 +112,10 @@ def print_model(model: dict, stream=None) -> None:
 
 def cmd_fit(args) -> int:
     started = time.perf_counter()
+    if getattr(args, "tune", False):  # frl fit --tune: choose the settings by cross-validation first
+        from .cli_explore import apply_tuning
+
+        apply_tuning(args)
     estimator, _ = fit_from_args(args)
     if args.validate:
         features, event, _ = load_training_data(args)
@@ -174,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--validate", type=int, metavar="FOLDS", default=0,
                      help="also cross-validate the AUROC with this many folds; stored in the model and printed on the card")
     fit.set_defaults(handler=cmd_fit)
+    from .cli_explore import add_tune_arguments
+
+    add_tune_arguments(fit)
 
     show = sub.add_parser("show", help="print a saved model", description="Print a saved model's rule list.")
     show.add_argument("model", help="model JSON file written by `frl fit --out`")
