@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,18 +53,35 @@ def parse_list(text: str, option: str, *, integer: bool = False) -> list:
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt():
-    """SIGTERM stops the run the way Ctrl-C does (KeyboardInterrupt), so the workers are shut down."""
+    """Ctrl-C and SIGTERM stop the run with KeyboardInterrupt, so the worker processes are shut down.
+
+    After an interrupt, the error joblib's process manager thread may raise while its queue is torn
+    down (a known race in loky's shutdown) is not printed: the user sees one line, not a traceback.
+    """
+    interrupted = threading.Event()
+
     def handler(signum, frame):
+        interrupted.set()
         raise KeyboardInterrupt
+
+    previous_hook = threading.excepthook
+
+    def quiet_after_interrupt(hook_args):
+        if interrupted.is_set() and hook_args.thread is not None and "ExecutorManager" in hook_args.thread.name:
+            return
+        previous_hook(hook_args)
+
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread
         yield
         return
+    threading.excepthook = quiet_after_interrupt
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _write_check(path, what: str) -> None:

@@ -370,16 +370,42 @@ def _tasks(grid: ExploreGrid, n_folds: int, random_state: int, splits):
     return sorted(tasks, key=lambda t: (-t[0][1], t[0][0], -1 if t[1] is None else t[1]))
 
 
-def _run_local(X, y, tasks, grid, params, n_jobs):
-    from joblib import Parallel, delayed
+def _run_local(X, y, tasks, grid, params, n_workers):
+    """The tasks on joblib's process pool (loky); stopping cancels the queued tasks and ends the workers."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    runner = Parallel(n_jobs=n_jobs, batch_size=1, pre_dispatch="all", return_as="generator_unordered")
-    calls = (delayed(_tagged)(i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params)
-             for i, t in enumerate(tasks))
-    return runner(calls)
+    from joblib.externals.loky import get_reusable_executor
+
+    if n_workers == 1:  # in this process, one task after the other
+        return (explore_task(i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params) for i, t in enumerate(tasks))
+    executor = get_reusable_executor(max_workers=n_workers)
+    queue = list(enumerate(tasks))[::-1]
+
+    def submit():
+        i, t = queue.pop()
+        return executor.submit(explore_task, i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params)
+
+    def results():
+        # At most one task per worker in flight: a stop then has nothing queued to cancel, which loky's
+        # shutdown handles cleanly (cancelling queued work races with its manager thread).
+        running = {submit() for _ in range(min(n_workers, len(queue)))}
+        finished = False
+        try:
+            while running:
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if queue:
+                        running.add(submit())
+                    yield future.result()
+            finished = True
+        finally:
+            if not finished:  # stopped, interrupted or failed: nothing may keep running behind the user's back
+                executor.shutdown(wait=False, kill_workers=True)
+    return results()
 
 
-def _tagged(index, *args):
+def explore_task(index, *args):
+    """:func:`run_task` tagged with its index (the unit of work sent to a joblib or Dask worker)."""
     return index, run_task(*args)
 
 
@@ -403,7 +429,7 @@ def _run_dask(client, X, y, tasks, grid, params, retries):
     X_future, y_future = client.scatter([X, y], broadcast=False, hash=True)
     futures = {}
     for i, t in enumerate(tasks):
-        future = client.submit(_tagged, i, X_future, y_future, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params,
+        future = client.submit(explore_task, i, X_future, y_future, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params,
                                pure=False, retries=retries)
         futures[future] = i
     iterator = as_completed(list(futures), loop=client.loop)
@@ -479,9 +505,10 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     else:
         import os
 
-        workers = n_jobs if n_jobs and n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        cores = os.cpu_count() or 1
+        workers = 1 if n_jobs is None else (n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs))
         where = f"local ({workers} worker{'s' if workers != 1 else ''})"
-        stream = _run_local(X, y, tasks, grid, params, n_jobs)
+        stream = _run_local(X, y, tasks, grid, params, workers)
 
     outputs: dict[tuple, dict] = {}
     remaining = {group: n_folds + 1 for group in grid.mining_groups}
