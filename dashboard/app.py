@@ -30,9 +30,10 @@ PAGES = {
     "validation": st.Page(ui.PAGES["validation"], title="Validation", icon=":material/monitoring:"),
     "card": st.Page(ui.PAGES["card"], title="Card & downloads", icon=":material/badge:"),
     "compare": st.Page(ui.PAGES["compare"], title="Compare", icon=":material/compare_arrows:"),
+    "explore": st.Page(ui.PAGES["explore"], title="Explore", icon=":material/grid_on:"),
 }
 page = st.navigation({
-    "Build": [PAGES["data"], PAGES["fit"]],
+    "Build": [PAGES["data"], PAGES["fit"], PAGES["explore"]],
     "Read": [PAGES["rules"], PAGES["posterior"], PAGES["validation"]],
     "Use": [PAGES["card"], PAGES["compare"]],
 })

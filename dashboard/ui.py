@@ -28,6 +28,7 @@ PAGES = {
     "validation": "views/validation.py",
     "card": "views/card.py",
     "compare": "views/compare.py",
+    "explore": "views/explore.py",
 }
 POLL_SECONDS = 0.3
 WARM_UP_DELAY = 2.0

@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -53,35 +52,19 @@ def parse_list(text: str, option: str, *, integer: bool = False) -> list:
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt():
-    """Ctrl-C and SIGTERM stop the run with KeyboardInterrupt, so the worker processes are shut down.
-
-    After an interrupt, the error joblib's process manager thread may raise while its queue is torn
-    down (a known race in loky's shutdown) is not printed: the user sees one line, not a traceback.
-    """
-    interrupted = threading.Event()
-
+    """SIGTERM stops the run the way Ctrl-C does (KeyboardInterrupt), so the worker processes are ended."""
     def handler(signum, frame):
-        interrupted.set()
         raise KeyboardInterrupt
 
-    previous_hook = threading.excepthook
-
-    def quiet_after_interrupt(hook_args):
-        if interrupted.is_set() and hook_args.thread is not None and "ExecutorManager" in hook_args.thread.name:
-            return
-        previous_hook(hook_args)
-
     try:
-        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread
         yield
         return
-    threading.excepthook = quiet_after_interrupt
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _write_check(path, what: str) -> None:

@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -374,11 +376,11 @@ def _run_local(X, y, tasks, grid, params, n_workers):
     """The tasks on joblib's process pool (loky); stopping cancels the queued tasks and ends the workers."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from joblib.externals.loky import get_reusable_executor
+    from joblib.externals.loky import ProcessPoolExecutor
 
     if n_workers == 1:  # in this process, one task after the other
         return (explore_task(i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params) for i, t in enumerate(tasks))
-    executor = get_reusable_executor(max_workers=n_workers)
+    executor = ProcessPoolExecutor(max_workers=n_workers)  # this run's own pool, ended with it
     queue = list(enumerate(tasks))[::-1]
 
     def submit():
@@ -399,9 +401,35 @@ def _run_local(X, y, tasks, grid, params, n_workers):
                     yield future.result()
             finished = True
         finally:
-            if not finished:  # stopped, interrupted or failed: nothing may keep running behind the user's back
-                executor.shutdown(wait=False, kill_workers=True)
+            # Stopped, interrupted or failed: nothing may keep running behind the user's back.
+            if not finished:
+                _quiet_manager_thread(executor)
+            executor.shutdown(wait=finished, kill_workers=not finished)
     return results()
+
+
+_KILLED_MANAGERS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+_previous_hook = None
+
+
+def _quiet_manager_thread(executor) -> None:
+    """Killing a loky pool mid-run can make its manager thread trip over the work it was handing out
+    (KeyError / InvalidStateError in loky's shutdown); that thread's error is expected then, and is not
+    printed.  Errors of every other thread still are."""
+    global _previous_hook
+    thread = getattr(executor, "_executor_manager_thread", None)
+    if thread is None:
+        return
+    _KILLED_MANAGERS.add(thread)
+    if _previous_hook is None:
+        _previous_hook = threading.excepthook
+
+        def hook(args):
+            if args.thread is not None and args.thread in _KILLED_MANAGERS:
+                return
+            _previous_hook(args)
+
+        threading.excepthook = hook
 
 
 def explore_task(index, *args):

@@ -77,12 +77,12 @@ def frontier_figure(table: pd.DataFrame, *, title: str | None = "AUROC against l
         error_y={"type": "data", "array": ok["auroc_se"].fillna(0), "thickness": 1, "width": 3, "color": "#aaa"},
         marker={"size": 10, "color": "#1f77b4", "opacity": 0.75}, text=labels, customdata=list(ok.index),
         hovertemplate="%{text}<br>%{x} rules · AUROC %{y:.3f}<extra></extra>"))
-    front = ok[ok["pareto"]].sort_values("n_rules")
+    front = ok[ok["pareto"].astype(bool)].sort_values("n_rules")
     fig.add_trace(go.Scatter(x=front["n_rules"], y=front["auroc_mean"], mode="lines+markers", name="Pareto-best",
                              line={"color": "#d62728", "width": 2}, marker={"size": 12, "color": "#d62728"},
                              customdata=list(front.index), text=[cell_label(r) for _, r in front.iterrows()],
                              hovertemplate="%{text}<br>%{x} rules · AUROC %{y:.3f}<extra>Pareto-best</extra>"))
-    best = ok[ok["recommended"]]
+    best = ok[ok["recommended"].astype(bool)]
     if len(best):
         fig.add_trace(go.Scatter(x=best["n_rules"], y=best["auroc_mean"], mode="markers", name="recommended",
                                  marker={"symbol": "star", "size": 22, "color": "#ffbf00",
