@@ -15,7 +15,7 @@ Sharing.  ``lam`` only changes the prior (paper section 2: ``L ~ Poisson(lam)``)
 search runs on, so the cells that share ``(min_support, max_conditions)`` share the binarised items
 and the mined candidate rules of each fold: one task per (mining settings, fold) binarises and mines
 once, then anneals once per ``lam``.  The composition is the estimator's own
-(:class:`~frl_engine.binarize.Binarizer` -> :func:`~frl_engine.rules.mine_rules` ->
+(:class:`~frl_engine.binarize.Binarizer` -> :func:`~frl_engine.mining.mine_packed` ->
 :class:`~frl_engine.model.PackedProblem` -> :func:`~frl_engine.anneal.anneal`), so a cell's full-data
 list is exactly what ``FallingRuleListClassifier(lam=..., min_support=..., max_conditions=...,
 random_state=seed).fit(X, y)`` (``frl fit --seed``) returns.
@@ -185,25 +185,29 @@ def run_task(X: pd.DataFrame, y: np.ndarray, train, test, min_support: float, ma
 
     from .anneal import anneal
     from .binarize import Binarizer
+    from .mining import mine_packed
     from .model import Hyperparameters, PackedProblem
-    from .rules import mine_rules
 
     try:
         started = time.perf_counter()
         X_train = X if train is None else X.iloc[train]
         y_train = y if train is None else y[train]
+        # As FallingRuleListClassifier.fit composes them (a test checks the equality).
         binarizer = Binarizer(n_thresholds=params.get("n_thresholds", 3), thresholds=params.get("thresholds"),
-                              column_kinds=params.get("column_kinds"), exclude=params.get("exclude", ()))
-        items = binarizer.fit_transform(X_train)
-        candidates = mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
-                                max_rules=params.get("max_rules", 5000), method=params.get("miner", "bitset"))
+                              column_kinds=params.get("column_kinds"), exclude=params.get("exclude", ()),
+                              min_support=float(min_support))
+        binarizer.fit(X_train)
+        candidates = mine_packed(binarizer.transform_packed(X_train), len(X_train), binarizer.conditions_,
+                                 min_support=min_support, max_conditions=max_conditions,
+                                 max_rules=params.get("max_rules", 5000), method=params.get("miner", "bitset"),
+                                 event=y_train)
         mining_seconds = time.perf_counter() - started
         out = []
         for lam in lams:
             started = time.perf_counter()
             hyper = Hyperparameters(lam=lam, alpha=params.get("alpha", 1.0), beta=params.get("beta", 0.1),
                                     alpha_K=params.get("alpha_K", 1.0), beta_K=params.get("beta_K", 0.1))
-            problem = PackedProblem.from_arrays(candidates.coverage, y_train, hyper, None)
+            problem = PackedProblem.from_packed(candidates.packed, len(X_train), y_train, hyper, None)
             best = anneal(problem, n_steps=int(params.get("n_steps", 5000)), n_chains=int(params.get("n_chains", 4)),
                           temperature=params.get("temperature", 1.0), cooling=params.get("cooling", "constant"),
                           random_state=seed, n_jobs=1).best
