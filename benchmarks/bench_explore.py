@@ -93,6 +93,17 @@ def accuracy(uci: Path, rows: int, sets) -> None:
     print("AUROC: 5-fold stratified CV, seed 0, the same folds for every column; gap = LogReg - tuned.")
 
 
+def run_speed() -> None:
+    """The grid timing only (benchmarks/run.py)."""
+    speed(20_000)
+
+
+def run_accuracy() -> None:
+    """The tuned-vs-default-vs-LogReg table only (benchmarks/run.py --all)."""
+    accuracy(Path("/work/shared/uci") if Path("/work/shared/uci").is_dir() else ROOT.parent / "shared" / "uci",
+             20_000, UCI_SETS)
+
+
 def run(argv=()) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--uci", default="/work/shared/uci", help="folder with the raw UCI files")

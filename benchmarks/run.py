@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-SECTIONS = ("bench_engine", "bench_mining", "bench_sampler")
-SLOW_SECTIONS = ("bench_reproduce",)
+SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_explore:run_speed")
+SLOW_SECTIONS = ("bench_reproduce", "bench_explore:run_accuracy")
 
 
 def main(argv=None) -> int:
@@ -25,7 +25,8 @@ def main(argv=None) -> int:
     for name in SECTIONS + (SLOW_SECTIONS if args.all else ()):
         print(f"\n=== {name} ===")
         started = time.perf_counter()
-        importlib.import_module(name).run()
+        module, _, function = name.partition(":")  # "module:function", default run()
+        getattr(importlib.import_module(module), function or "run")()
         print(f"({name} took {time.perf_counter() - started:.1f} s)")
     return 0
 
