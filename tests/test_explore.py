@@ -184,6 +184,30 @@ def test_a_dask_cluster_gives_the_same_table(sample, local_result):
     pd.testing.assert_frame_equal(deterministic(result.table), deterministic(local_result.table))
 
 
+def test_a_worker_lost_mid_run_does_not_lose_the_run(sample, local_result):
+    """A worker process dies after the first task: Dask re-runs its tasks elsewhere, the table is the same."""
+    distributed = pytest.importorskip("distributed")
+    import os
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            pids = client.run(os.getpid)  # worker address -> its process
+            killed = []
+
+            def progress(done, total, rows):
+                if not killed:
+                    victim = sorted(pids)[0]
+                    os.kill(pids[victim], signal.SIGKILL)
+                    killed.append(victim)
+
+            result = explore(*sample, lam=[2, 8], min_support=[0.05, 0.1], n_folds=3, random_state=0, params=FAST,
+                             scheduler=cluster.scheduler_address, progress=progress)
+    assert killed and not result.stopped
+    psutil = pytest.importorskip("psutil")
+    assert not psutil.pid_exists(pids[killed[0]]) or psutil.Process(pids[killed[0]]).status() == psutil.STATUS_ZOMBIE
+    pd.testing.assert_frame_equal(deterministic(result.table), deterministic(local_result.table))
+
+
 def test_an_unreachable_scheduler_is_one_message(sample):
     with pytest.raises(FRLError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:1"):
         explore(*sample, lam=[2], min_support=[0.1], n_folds=2, params=FAST, scheduler="tcp://127.0.0.1:1")
