@@ -110,3 +110,21 @@ def test_a_configured_scheduler_is_named_on_the_page(monkeypatch):
     app.switch_page("views/explore.py").run()
     assert not app.exception
     assert any("Dask cluster" in c.value and "tcp://10.1.2.3:8786" in c.value for c in app.caption)
+
+
+def test_tune_then_fit_on_the_fit_page_fits_the_recommended_cell(at):
+    small_grid(at)
+    at.switch_page("views/fit.py").run()
+    assert not at.exception
+    at.button(key="tune_button").click().run()
+    assert not at.exception
+    finish(at)  # the grid ran on the Explore page (the button switched there)...
+    at.switch_page("views/explore.py").run()  # (AppTest re-requests the page it last switched to)
+    for job in at.session_state[state.JOBS].values():  # ...then the recommended cell's fit
+        assert jobs.wait(job, 120)
+    at.run()
+    rec = at.session_state[explore_jobs.RESULT].result.recommended
+    fit = at.session_state[state.FIT]
+    assert fit is not None and fit.spec.settings.lam == rec["lam"]
+    assert fit.spec.settings.min_support == rec["min_support"]
+    assert [r["name"] for r in fit.model["rules"]] == rec["rules"].split(" | ")
