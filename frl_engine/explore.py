@@ -533,7 +533,12 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     if scheduler is not None and scheduler != "":
         client, own_client = _client(scheduler)
         where = f"dask ({client.scheduler.address})"
-        stream = _run_dask(client, X, y, tasks, grid, params, retries)
+        try:
+            stream = _run_dask(client, X, y, tasks, grid, params, retries)
+        except BaseException:
+            if own_client:
+                client.close()
+            raise
     else:
         import os
 
@@ -563,7 +568,7 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
-            close()  # cancels what is still queued (joblib aborts, Dask cancels the futures)
+            close()  # stops what is still under way (the local pool's workers are ended, Dask's futures cancelled)
         if own_client:
             client.close()
     if rows and all(r["error"] for r in rows) and not stopped:
