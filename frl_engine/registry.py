@@ -439,6 +439,8 @@ class Registry:
             raise RegistryError(f"The model registry {self.location} failed to {what} ({detail})") from None
         except sa.exc.SQLAlchemyError as exc:
             raise RegistryError(f"The model registry {self.location} failed to {what} ({_first_line(exc)})") from None
+        except OSError as exc:
+            raise RegistryError(f"Cannot use the model registry {self.location}: {exc.strerror or exc}") from None
 
     def _read(self, work: Callable[[sa.Connection], Any], what: str = "read"):
         with self._translate(what), self.engine.connect() as conn, conn.begin():
