@@ -834,10 +834,10 @@ def registry_table(entries) -> pd.DataFrame:
     return pd.DataFrame([{
         "Model ID": e.model_id, "Created (UTC)": e.created_at.replace("T", " ")[:16],
         "By": " ".join(x for x in (e.created_by, e.user_name) if x), "Data": e.data_text(),
-        "Outcome": f"{e.data.outcome} = {e.data.event}" if e.data and e.data.outcome else "",
-        "Rules": e.n_rules, "AUROC": e.auroc_text(), "Note": e.note or "", "Retired": bool(e.retired),
-    } for e in entries], columns=["Model ID", "Created (UTC)", "By", "Data", "Outcome", "Rules", "AUROC", "Note",
-                                  "Retired"])
+        "Rules": e.n_rules, "Intervals": e.posterior is not None, "AUROC": e.auroc_text(), "Note": e.note or "",
+        "Extends": e.parent_sha256[:10] if e.parent_sha256 else "", "Retired": bool(e.retired),
+    } for e in entries], columns=["Model ID", "Created (UTC)", "By", "Data", "Rules", "Intervals", "AUROC", "Extends",
+                                  "Note", "Retired"])
 
 
 def open_registered(model_id: str, result_id: str) -> FitResult:

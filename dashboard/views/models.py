@@ -34,8 +34,18 @@ if not entries:
     ui.link("fit", "Go to Fit", ":material/tune:")
     st.stop()
 
-st.dataframe(services.registry_table(entries), hide_index=True, width="stretch", key="models_table",
+table = services.registry_table(entries)
+if not any(e.retired for e in entries):
+    table = table.drop(columns="Retired")
+st.dataframe(table, hide_index=True, width="stretch", key="models_table",
              column_config={"Retired": st.column_config.CheckboxColumn(width="small"),
+                            "Intervals": st.column_config.CheckboxColumn(
+                                width="small", help="The model holds its risks' 95% credible intervals (posterior)"),
+                            "Extends": st.column_config.TextColumn(
+                                width="small",
+                                help="The entry this one extends: the same fit before its posterior or validation"),
+                            "Note": st.column_config.TextColumn(width="medium"),
+                            "By": st.column_config.TextColumn(width="small"),
                             "Rules": st.column_config.NumberColumn(width="small")})
 
 by_id = {e.model_id: e for e in entries}
