@@ -39,6 +39,7 @@ import math
 import os
 import platform
 import socket
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -367,7 +368,11 @@ class Registry:
                 self._sqlite_events()
             else:
                 self.engine = sa.create_engine(self.url, pool_pre_ping=True)
-        self._ensure_schema()
+        try:
+            self._ensure_schema()
+        except BaseException:
+            self.engine.dispose()
+            raise
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -482,11 +487,8 @@ class Registry:
             try:
                 if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     raw.execute("PRAGMA journal_mode = WAL")
-            except sa.exc.DBAPIError:  # pragma: no cover - busy: still correct, only without WAL for now
+            except sqlite3.Error:  # busy, or a read-only file: still correct (writes lock the file), only slower
                 pass
-            except Exception as exc:  # sqlite3.OperationalError (raw DBAPI call, not wrapped by SQLAlchemy)
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
 
     def _version(self, conn: sa.Connection) -> int | None:
         """The schema version; None for an empty store; RegistryError for a foreign SQLite database."""
@@ -567,7 +569,8 @@ class Registry:
         cv = _jsonable(cross_validation if cross_validation is not None else parsed.get("validation"))
         post = _jsonable(posterior if posterior is not None else parsed.get("posterior"))
         ext = _jsonable(external_validation)
-        parent_sha = self.get(parent).sha256 if parent else None
+        parent_entry = self.find(parent) if parent else None  # a parent that never got registered is no link
+        parent_sha = parent_entry.sha256 if parent_entry is not None else None
         now = _now()
         row = {
             "sha256": sha, "model_id": model_id, "model_json": text, "created_at": now, "created_by": created_by,
