@@ -33,6 +33,7 @@ lock, so two processes never migrate at once.
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
 import json
 import math
@@ -49,7 +50,6 @@ from typing import Any, Callable, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import event as sa_event
-from sqlalchemy.pool import NullPool
 
 from .errors import FRLError
 
@@ -298,15 +298,20 @@ def software_version() -> str:
     return f"frl_engine {__version__}"
 
 
-def environment() -> dict:
-    """Versions of Python and of the libraries a fit depends on."""
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple:
     versions = {"python": platform.python_version(), "platform": platform.platform(terse=True)}
     for name in ("numpy", "pandas", "scipy", "scikit-learn", "numba", "sqlalchemy"):
         try:
             versions[name] = importlib_metadata.version(name)
         except importlib_metadata.PackageNotFoundError:
             pass
-    return versions
+    return tuple(versions.items())
+
+
+def environment() -> dict:
+    """Versions of Python and of the libraries a fit depends on."""
+    return dict(_versions())
 
 
 # ============================================================================ where the store is
@@ -364,7 +369,7 @@ class Registry:
         with self._translate("open"):
             if self.is_sqlite:
                 self._check_sqlite_file()
-                self.engine = sa.create_engine(self.url, poolclass=NullPool)
+                self.engine = sa.create_engine(self.url)  # pooled: closing the last connection checkpoints the WAL
                 self._sqlite_events()
             else:
                 self.engine = sa.create_engine(self.url, pool_pre_ping=True)
