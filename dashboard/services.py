@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from frl_engine.binarize import KINDS, Binarizer, infer_column_kind, looks_like_identifier
+from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
+from frl_engine.columns import looks_like_identifier, numeric_values, parse_interval, read_columns
 from frl_engine.errors import DataError, FRLError, ModelFileError
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
@@ -54,6 +55,15 @@ DEFAULT_UPLOAD_MB = 200
 CARD_SIZES = {"pocket": "Pocket (85.6 × 54 mm)", "index": "Index card (5 × 3 in)", "a6": "A6 (148 × 105 mm)"}
 OUTCOME_HINTS = ("readmit", "outcome", "target", "label", "event", "death", "died", "mortality", "malignan",
                  "class", "y")
+# Words of a column name that say "outcome", most telling first: a word of the name must start with the stem
+# (readmitted, readmission, Readmitted30d) or equal the word (y, event, status).
+OUTCOME_STEMS = ("readmi", "rehospitali", "outcome", "death", "dead", "died", "deceased", "mortalit", "surviv",
+                 "malignan", "target", "label", "event", "class", "status", "y")
+_STEM_PREFIX = ("readmi", "rehospitali", "mortalit", "surviv", "malignan")
+# Words that make a column an attribute of the outcome rather than the outcome (readmission_date, event_id).
+_NOT_OUTCOME_WORDS = ("id", "nbr", "number", "num", "date", "time", "count", "type", "code")
+# Values that read as "no event" (compared as lower-case text).
+NEGATIVE_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "no event", "alive")
 
 
 # ============================================================================ data
@@ -129,7 +139,7 @@ def _non_numeric_examples(series: pd.Series) -> list[str]:
         return []
     present = series[~missing_mask(series)]
     parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-    return [str(v) for v in pd.unique(present[parsed.isna()])[:3]]
+    return [str(v) for v in pd.unique(present[parsed.isna()]) if parse_interval(v) is None][:3]
 
 
 def _examples(series: pd.Series, limit: int = 4) -> str:
@@ -143,39 +153,26 @@ PROFILE_COLUMNS = ["column", "use", "kind", "thresholds", "detected", "missing",
 
 
 def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per column: what the engine will do with it, and the defaults the editor starts from.
+    """One row per column: how the engine reads it (:func:`frl_engine.columns.read_columns`), and the
+    defaults the editor starts from.
 
-    ``kind`` is the engine's inferred kind (None when it cannot be used as is);
-    ``use`` is False for identifiers, empty columns, dates and columns with too
-    many categories; ``note`` says why.
+    ``kind`` is the engine's kind when the column makes items (None otherwise);
+    ``use`` is False for identifiers, empty, constant and near-constant columns and
+    dates; ``note`` is the engine's reason, in words.
     """
     rows = []
-    for name in frame.columns:
-        series = frame[name]
-        detected = infer_column_kind(series)
-        distinct = int(series[~missing_mask(series)].nunique())
-        missing = float(missing_mask(series).mean()) * 100.0
-        use, note = True, ""
-        identifier = looks_like_identifier(str(name), series)
-        if detected == "empty":
-            use, note = False, "no values"
-        elif detected == "unsupported":
-            use, note = False, f"{series.dtype} values: convert to numbers to use"
-        elif identifier:
-            use, note = False, identifier
-        elif detected == "constant":
-            note = "a single value: makes no item"
-        elif detected == "categorical" and distinct > MAX_CATEGORIES:
-            use, note = False, f"{distinct:,} categories: too many (max {MAX_CATEGORIES})"
-        elif detected == "numeric":
-            junk = _non_numeric_examples(series)
-            if junk:
-                examples = ", ".join(f"'{v}'" for v in junk)
-                note = f"non-numeric values such as {examples}: clean them or mark them missing"
+    for reading in read_columns(frame):
+        note = reading.reason
+        if reading.kind == "numeric":
+            try:
+                numeric_values(frame[reading.name], reading.name)
+            except DataError:  # the engine's own reading (bands such as [70-80) are numbers)
+                junk = _non_numeric_examples(frame[reading.name])
+                note = f"non-numeric values such as {', '.join(repr(v) for v in junk)}: clean them or mark them missing"
         rows.append({
-            "column": str(name), "use": use, "kind": detected if detected in KINDS else None, "thresholds": "",
-            "detected": detected, "missing": round(missing, 1), "distinct": distinct,
-            "examples": _examples(series), "note": note,
+            "column": reading.name, "use": reading.used, "kind": reading.kind if reading.used else None,
+            "thresholds": "", "detected": reading.kind, "missing": round(100.0 * reading.missing_share, 1),
+            "distinct": reading.n_levels, "examples": reading.examples, "note": note,
         })
     return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
 
@@ -250,15 +247,74 @@ def column_choices(table: pd.DataFrame, target: str | None = None) -> ColumnChoi
 
 
 # ============================================================================ outcome
+def name_words(name) -> list[str]:
+    """The lower-case words of a column name: ``"Readmitted30d"`` -> ``["readmitted", "30", "d"]``."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(name))
+    text = re.sub(r"([0-9])([A-Za-z])", r"\1 \2", re.sub(r"([A-Za-z])([0-9])", r"\1 \2", text))
+    return [word for word in re.split(r"[^0-9a-zA-Z]+", text.lower()) if word]
+
+
+def outcome_name_rank(name) -> int | None:
+    """How strongly a column's name says "outcome" (0 = most, the index in :data:`OUTCOME_STEMS`), or None."""
+    words = name_words(name)
+    if not words or any(word in _NOT_OUTCOME_WORDS for word in words):
+        return None
+    if "status" in words and words != ["status"] and "vital" not in words:
+        words = [word for word in words if word != "status"]  # smoking_status, marital_status: not outcomes
+    ranks = [rank for rank, stem in enumerate(OUTCOME_STEMS)
+             if any(word.startswith(stem) if stem in _STEM_PREFIX else word == stem for word in words)]
+    return min(ranks) if ranks else None
+
+
+def _rare_share(series: pd.Series) -> float:
+    counts = series.dropna().value_counts()
+    return float(counts.min() / counts.sum()) if len(counts) else 0.0
+
+
 def suggest_target(frame: pd.DataFrame) -> str | None:
-    """A two-valued column whose name sounds like an outcome; else the last two-valued column."""
-    two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2]
-    for hint in OUTCOME_HINTS:
-        for column in two_valued:
-            name = str(column).lower()
-            if (hint == "y" and name == "y") or (hint != "y" and hint in name):
-                return column
+    """The column most likely to be the outcome.
+
+    1. A column whose name says outcome (``readmitted``, ``Readmitted30d``,
+       ``mortality``, ``DEATH_EVENT``, ``y`` ...; see :data:`OUTCOME_STEMS`) with
+       2 to ``MAX_EVENT_CHOICES`` values, the most telling name first, a two-valued
+       one before others of the same rank;
+    2. else the last yes/no (two-valued) column whose rarer value is at least 1%
+       of the rows (a medication flag used once in a thousand rows is not an outcome);
+    3. else the last column.
+    """
+    named = []
+    for position, column in enumerate(frame.columns):
+        rank = outcome_name_rank(column)
+        if rank is None:
+            continue
+        n_values = frame[column].dropna().nunique()
+        if 2 <= n_values <= MAX_EVENT_CHOICES:
+            named.append((rank, n_values != 2, position, column))
+    if named:
+        return min(named)[3]
+    two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2 and _rare_share(frame[c]) >= 0.01]
     return two_valued[-1] if two_valued else (frame.columns[-1] if len(frame.columns) else None)
+
+
+def suggest_event(series: pd.Series):
+    """The event value to offer first for an outcome column (None: the user must pick).
+
+    Two values: the engine's choice (:func:`default_event`). More values, of which
+    exactly one reads as "no event" (``NO``, ``0``, ``false``, ``none`` ...): the
+    rarest of the others, e.g. ``<30`` for ``readmitted`` with ``NO`` / ``>30`` /
+    ``<30``. Otherwise None.
+    """
+    counts = series.dropna().value_counts()
+    if len(counts) == 2:
+        return default_event(series)
+    if len(counts) < 2 or len(counts) > MAX_EVENT_CHOICES:
+        return None
+    negative = [v for v in counts.index if str(v).strip().lower() in NEGATIVE_TOKENS]
+    if len(negative) != 1:
+        return None
+    others = counts.drop(index=negative)
+    rarest = others[others == others.min()].index
+    return sorted(rarest, key=str)[0]
 
 
 def outcome_values(series: pd.Series) -> list:
@@ -308,8 +364,8 @@ class ItemPreview:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: pd.DataFrame) -> ItemPreview:
-    """The binarised items, exactly as the fit will make them, with the patients each covers."""
-    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    """The binarised items, as a fit at the default 5% support will make them, with the patients each covers."""
+    binarizer = Binarizer(n_thresholds=3, min_support=FitSettings.min_support, **choices.params())
     binarizer.fit(_features)
     return ItemPreview(binarizer.item_table(_features), tuple(s.to_dict() for s in binarizer.specs_),
                        tuple(binarizer.constant_columns_))
@@ -319,7 +375,7 @@ def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: 
 def candidate_count(data_key: str, target: str, choices: ColumnChoices, min_support: float, max_conditions: int,
                     _features: pd.DataFrame) -> int:
     """How many candidate rules the fit will search (raises RuleMiningError when none or too many)."""
-    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    binarizer = Binarizer(n_thresholds=3, min_support=min_support, **choices.params())
     items = binarizer.fit_transform(_features)
     return len(mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
                           max_rules=5000).rules)
@@ -581,7 +637,7 @@ class PatientField:
     """One input of the "which rule applies" form: a column the list uses."""
 
     column: str
-    kind: str  # numeric | categorical | boolean
+    kind: str  # numeric | categorical | boolean | code (typed in)
     options: tuple[str, ...] = ()  # categories (categorical)
     thresholds: tuple[float, ...] = ()  # the cut points the list uses (numeric)
 
@@ -610,9 +666,11 @@ def patient_fields(model: dict) -> list[PatientField]:
             kind = "categorical"
         else:
             kind = "boolean"
-        if kind == "categorical":
+        if kind in ("categorical", "nominal"):
             options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
-            fields.append(PatientField(column, kind, options=options))
+            fields.append(PatientField(column, "categorical", options=options))
+        elif kind == "code" or "starts with" in column_ops:
+            fields.append(PatientField(column, "code"))
         elif kind == "numeric":
             cuts = sorted(float(v) for v in values.get(column, ()) if isinstance(v, (int, float)))
             fields.append(PatientField(column, kind, thresholds=tuple(cuts)))
