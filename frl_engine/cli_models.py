@@ -181,8 +181,9 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
     cv = entry.cross_validation
     if cv:
         sd = f" (sd {cv['auroc_std']:.3f})" if isinstance(cv.get("auroc_std"), (int, float)) else ""
-        lines.append(("Cross-valid.", f"{cv.get('method', 'cross-validation')}: AUROC {entry.auroc_text().split(' cv')[0]}{sd}"
-                      if entry.cv_auroc is not None else str(cv)))
+        method = cv.get("method", "cross-validation")
+        lines.append(("Cross-valid.", f"{method}: AUROC {entry.cv_auroc:.3f}{sd}" if entry.cv_auroc is not None
+                      else str(cv)))
     if entry.external_validation:
         ext = entry.external_validation
         auroc = entry.external_auroc

@@ -259,7 +259,7 @@ class RegistryEntry:
 
 
 def _auroc_of(block) -> float | None:
-    """The AUROC of a validation block: ``auroc_mean`` (cross-validation) or ``auroc`` (a number or ``{"estimate"}``)."""
+    """The AUROC of a validation block: ``auroc_mean`` (cross-validation), else ``auroc`` (number or ``{"estimate"}``)."""
     if not isinstance(block, dict):
         return None
     value = block.get("auroc_mean", block.get("auroc"))
@@ -435,8 +435,8 @@ class Registry:
         except RegistryError:
             raise
         except ModuleNotFoundError as exc:
-            raise RegistryError(f"The registry {self.location} needs the database driver {exc.name!r}: "
-                                "pip install 'frl-engine[postgres]' (PostgreSQL) or the driver for your database") from None
+            raise RegistryError(f"The registry {self.location} needs the database driver {exc.name!r}: pip install "
+                                "'frl-engine[postgres]' (PostgreSQL) or the driver for your database") from None
         except sa.exc.NoSuchModuleError:
             raise RegistryError(f"{ENV_VAR}: unknown database kind in {self.location!r}") from None
         except sa.exc.DatabaseError as exc:
@@ -664,7 +664,7 @@ class Registry:
 
     # ------------------------------------------------------------------ reading
     def get(self, model_id: str) -> RegistryEntry:
-        """The entry whose SHA-256 starts with ``model_id`` (the card's ID or any unique prefix, at least 4 hex digits)."""
+        """The entry whose SHA-256 starts with ``model_id`` (the card's ID, or any unique prefix of 4+ hex digits)."""
         prefix = _check_prefix(model_id)
 
         def work(conn: sa.Connection):

@@ -70,7 +70,8 @@ def test_the_models_page_finds_opens_and_retires(at, registry_path):
     at.switch_page("views/models.py").run()
     assert not at.exception and not errors(at)
     table = at.dataframe[0].value
-    assert list(table["Model ID"]) == [model_id] and table["Data"][0] == f"readmission.csv ({result.data.n_rows:,} rows)"
+    assert list(table["Model ID"]) == [model_id]
+    assert table["Data"][0] == f"readmission.csv ({result.data.n_rows:,} rows)"
     # Found by the first digits typed from a card.
     at.text_input(key=state.W_MODELS_FIND).set_value(model_id[:6].upper()).run()
     assert list(at.dataframe[0].value["Model ID"]) == [model_id]

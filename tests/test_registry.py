@@ -89,7 +89,8 @@ def test_an_entry_keeps_the_model_byte_for_byte_under_the_cards_id(store, model)
         json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
     assert entry.model_bytes == text.encode("utf-8")
     assert entry.data.sha256 == hashlib.sha256(b"Age,BedSores,Readmitted\n1,yes,no\n").hexdigest()
-    assert (entry.data.n_rows, entry.data.n_columns, entry.data.outcome, entry.data.event) == (1, 3, "Readmitted", "yes")
+    assert (entry.data.n_rows, entry.data.n_columns, entry.data.outcome, entry.data.event) == (
+        1, 3, "Readmitted", "yes")
     assert entry.hyperparameters == model["hyperparameters"] and entry.seed == 0
     assert entry.n_rules == len(model["rules"]) and entry.note == "ward 7 pilot"
     assert entry.software_version.startswith("frl_engine ") and "numpy" in entry.environment
@@ -348,7 +349,8 @@ def test_sample_register_keeps_the_model_with_its_intervals(tmp_path, monkeypatc
     assert status == 0, err
     entry = Registry().get(model_identifier(json.loads((tmp_path / "m.json").read_text())))
     assert entry.model_bytes == (tmp_path / "m.json").read_bytes()
-    assert entry.posterior["n_samples"] > 0 and entry.posterior == json.loads((tmp_path / "m.json").read_text())["posterior"]
+    assert entry.posterior["n_samples"] > 0
+    assert entry.posterior == json.loads((tmp_path / "m.json").read_text())["posterior"]
 
 
 @pytest.mark.skipif(not SAMPLE.is_file(), reason="sample_data/readmission.csv is not generated yet")

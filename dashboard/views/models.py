@@ -51,10 +51,15 @@ st.dataframe(table, hide_index=True, width="stretch", key="models_table",
 by_id = {e.model_id: e for e in entries}
 if ss.get(state.W_MODELS_PICK) not in by_id:
     ss[state.W_MODELS_PICK] = entries[0].model_id
-pick = st.selectbox("Model", list(by_id), key=state.W_MODELS_PICK,
-                    format_func=lambda i: f"{i} · {by_id[i].created_at.replace('T', ' ')[:16]} · {by_id[i].data_text()}"
-                                          + (f" · {by_id[i].note}" if by_id[i].note else "")
-                                          + (" · retired" if by_id[i].retired else ""))
+
+
+def _describe(model_id: str) -> str:
+    e = by_id[model_id]
+    return (f"{model_id} · {e.created_at.replace('T', ' ')[:16]} · {e.data_text()}" + (f" · {e.note}" if e.note else "")
+            + (" · retired" if e.retired else ""))
+
+
+pick = st.selectbox("Model", list(by_id), key=state.W_MODELS_PICK, format_func=_describe)
 entry = by_id[pick]
 fit = ss[state.FIT]
 current = fit is not None and services.model_identifier(fit.model) == entry.model_id
