@@ -78,6 +78,11 @@ def test_the_models_page_finds_opens_and_retires(at, registry_path):
     at.text_input(key=state.W_MODELS_FIND).set_value("0000000000").run()
     assert any("No model with ID" in e for e in errors(at))
     at.text_input(key=state.W_MODELS_FIND).set_value("").run()
+    # A note written on the page is kept with the model.
+    at.text_input(key=f"models_note_{model_id}").set_value("printed for ward 7").run()
+    at.button(key="models_save_note").click().run()
+    assert not at.exception and Registry(registry_path).get(model_id).note == "printed for ward 7"
+    assert list(at.dataframe[0].value["Note"]) == ["printed for ward 7"]
     # A second fit; open the first again as the current list.
     second = fit(at, **{state.W_POSTERIOR: False, state.W_SEED: 7, state.W_STEPS: 1000})
     assert model_identifier(second.model) != model_id

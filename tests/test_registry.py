@@ -443,6 +443,12 @@ def postgres_url():
     sockets.mkdir()
     prefix = []
     if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as the unprivileged postgres user
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and there is no 'postgres' user to run PostgreSQL as")
         if shutil.which("runuser") is None:
             pytest.skip("running as root without runuser: cannot start PostgreSQL as an unprivileged user")
         folder.chmod(0o755)
@@ -452,8 +458,11 @@ def postgres_url():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "frl", "-A", "trust", "--no-sync",
-                    "-E", "UTF8"], check=True, capture_output=True)
+    made = subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "frl", "-A", "trust", "--no-sync",
+                           "-E", "UTF8"], capture_output=True, text=True)
+    if made.returncode != 0:  # pragma: no cover - report why
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.fail(f"initdb failed: {made.stderr.strip()[-500:]}")
     options = f"-h 127.0.0.1 -p {port} -k {sockets} -c fsync=off"
     started = subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l",
                               str(sockets / "log"), "-w", "-t", "60", "start"], capture_output=True, text=True)

@@ -72,8 +72,12 @@ with st.container(border=True):
     st.markdown("  \n".join(
         [f"{'IF' if i == 0 else 'ELSE IF'} {ui.md(r['name'])} → **{100 * r['probability']:.1f}%**"
          for i, r in enumerate(model["rules"])] + [f"ELSE → **{100 * model['default']['probability']:.1f}%**"]))
-    if entry.note:
-        st.markdown(f"Note: {ui.md(entry.note)}")
+    n1, n2 = st.columns([4, 1], vertical_alignment="bottom")
+    note = n1.text_input("Note", value=entry.note or "", key=f"models_note_{entry.model_id}", max_chars=500,
+                         placeholder="e.g. printed for ward 7, March 2027", help="Kept with the model; earlier notes "
+                         "stay in its history.")
+    save_note = n2.button("Save note", key="models_save_note", icon=":material/edit_note:", width="stretch",
+                          disabled=not note.strip() or note.strip() == (entry.note or ""))
     b1, b2, b3 = st.columns(3)
     opened = b1.button("Open as the current list", key="models_open", type="primary", icon=":material/open_in_new:",
                        disabled=current, width="stretch")
@@ -96,6 +100,12 @@ if opened:
     try:
         state.accept_model_file(services.open_registered(entry.sha256, state.new_id("registry")))
         st.switch_page(ui.PAGES["rules"])
+    except FRLError as exc:
+        st.error(str(exc), icon=":material/error:")
+if save_note:
+    try:
+        registry.attach_results(entry.sha256, note=note.strip(), user_name=services.dashboard_user() or "dashboard")
+        st.rerun()
     except FRLError as exc:
         st.error(str(exc), icon=":material/error:")
 if retire:
