@@ -386,10 +386,13 @@ class Registry:
             path = Path(location).expanduser()
             return sa.URL.create("sqlite", database=str(path))
         try:
-            return sa.make_url(location)
+            url = sa.make_url(location)
         except sa.exc.ArgumentError:
             raise RegistryError(f"{ENV_VAR}={location!r} is neither a file path nor a database URL "
                                 "(e.g. postgresql+psycopg://user@host/db)") from None
+        if url.drivername in ("postgresql", "postgres"):  # the driver this package installs: psycopg 3
+            url = url.set(drivername="postgresql+psycopg")
+        return url
 
     def _check_sqlite_file(self) -> None:
         database = self.url.database or ""

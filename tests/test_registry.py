@@ -506,6 +506,12 @@ def test_postgresql_keeps_entries_attaches_results_and_retires(postgres_url, mod
     store.close()
 
 
+def test_a_plain_postgresql_url_uses_psycopg_3(postgres_url, model):
+    store = Registry(postgres_url.replace("postgresql+psycopg://", "postgresql://"))
+    assert store.url.drivername == "postgresql+psycopg" and store.schema_version() == reg.SCHEMA_VERSION
+    store.close()
+
+
 def test_postgresql_many_processes_at_once_lose_nothing(postgres_url, model, tmp_path):
     _drop_all(postgres_url)  # the racers also race to create the schema
     expected = race(postgres_url, model, tmp_path, workers=5, each=8)
