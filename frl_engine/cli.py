@@ -20,6 +20,7 @@ from .io import read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card")
+EXTRA_COMMANDS += ("frl_engine.cli_validate",)  # frl validate: external validation
 
 
 class _Parser(argparse.ArgumentParser):

@@ -248,3 +248,17 @@ def test_a_recoded_category_column():
 
 def test_a_bad_by_column():
     assert "--by column 'Height' is not in new.csv" in message(new_table(), by="Height")
+
+
+def test_a_rise_counts_only_when_chance_does_not_explain_it():
+    from frl_engine.validation.external import population_metrics
+
+    def checks(n_events):  # (patients, events) per rule, top first
+        rule_index = np.concatenate([np.full(n, i) for i, (n, _) in enumerate(n_events)])
+        event = np.concatenate([np.arange(n) < k for n, k in n_events])
+        return population_metrics(model_dict(), rule_index, event).rules
+
+    small = checks([(10, 3), (10, 4), (100, 8)])  # 30% then 40% on ten patients each: noise
+    assert "rises" not in small[1].flags
+    large = checks([(100, 30), (200, 120), (300, 24)])  # 30% then 60%: Fisher p ~ 1e-6
+    assert "rises" in large[1].flags and "rises" not in large[2].flags

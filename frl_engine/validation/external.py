@@ -12,7 +12,8 @@ and returns a frozen :class:`ExternalValidation`:
   credible interval when the model file has one), and plain flags:
 
   - ``"rises"``: the observed rate is above the observed rate of the nearest rule
-    above it that captured patients (the risks no longer fall down the list);
+    above it that captured patients by more than chance explains (one-sided
+    Fisher exact test, p < 0.05): the risks no longer fall down the list;
   - ``"outside"``: the observed rate disagrees with the model: its 95% interval
     excludes the model's risk, or, when the model has a credible interval, the two
     intervals do not overlap;
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..errors import DataError, FRLError
 from ..io import check_model_dict, to_jsonable
@@ -57,9 +59,10 @@ __all__ = [
 
 RESULT_FORMAT = "frl-external-validation"
 RESULT_FORMAT_VERSION = 1
+RISE_ALPHA = 0.05  # a rule's rate "rises" when a one-sided Fisher exact test against the rule above gives p < this
 MAX_BANDS_DISTINCT = 8  # a numeric --by column with more distinct values than this is cut into 4 bands
 FLAG_TEXT = {
-    "rises": "observed rate is higher than the rule above: the risks no longer fall here",
+    "rises": "observed rate is clearly higher than the rule above: the risks no longer fall here",
     "outside": "observed rate disagrees with the model's risk",
     "empty": "no patient in the new table falls into this rule",
 }
@@ -421,6 +424,16 @@ def subgroup_labels(series: pd.Series, column: str) -> tuple[np.ndarray, list[st
 
 
 # ---------------------------------------------------------------------------------------------- the computation
+def _rises(events: int, n: int, events_above: int, n_above: int) -> bool:
+    """Whether a rule's event rate is higher than the rule above's by more than chance explains.
+
+    One-sided Fisher exact test at the 5% level (the odds of the event are higher in
+    the lower rule).
+    """
+    table = [[events, n - events], [events_above, n_above - events_above]]
+    return bool(stats.fisher_exact(table, alternative="greater").pvalue < RISE_ALPHA)
+
+
 def _rule_checks(model: dict, rule_index: np.ndarray, event: np.ndarray) -> tuple[RuleCheck, ...]:
     names = [r["name"] for r in model["rules"]] + [""]
     risks = [float(r["probability"]) for r in model["rules"]] + [float(model["default"]["probability"])]
@@ -441,7 +454,7 @@ def _rule_checks(model: dict, rule_index: np.ndarray, event: np.ndarray) -> tupl
         if count == 0:
             flags.append("empty")
         else:
-            if above is not None and observed > above:
+            if above is not None and observed > above[0] / above[1] and _rises(events, count, *above):
                 flags.append("rises")
             if m_lo is not None:
                 outside = hi < m_lo or lo > m_hi
@@ -449,7 +462,7 @@ def _rule_checks(model: dict, rule_index: np.ndarray, event: np.ndarray) -> tupl
                 outside = not (lo <= risk <= hi)
             if outside:
                 flags.append("outside")
-            above = observed
+            above = (events, count)
         checks.append(RuleCheck(position, name, risk, m_lo, m_hi, count, events, observed, lo, hi, tuple(flags)))
     return tuple(checks)
 
