@@ -262,3 +262,10 @@ def test_a_rise_counts_only_when_chance_does_not_explain_it():
     assert "rises" not in small[1].flags
     large = checks([(100, 30), (200, 120), (300, 24)])  # 30% then 60%: Fisher p ~ 1e-6
     assert "rises" in large[1].flags and "rises" not in large[2].flags
+
+
+def test_validating_a_model_that_already_carries_a_validation_names_the_same_model():
+    frame = new_table(seed=8)
+    first = validate_model(model_dict(), frame)
+    again = validate_model(attach_to_model(model_dict(), first), frame)
+    assert again.model_id == first.model_id and again.auroc == first.auroc

@@ -197,7 +197,9 @@ class ExternalValidation:
     """A saved model on a new table: overall metrics, and per subgroup with ``by``.
 
     The overall metrics are reachable directly (``result.auroc``, ``result.n`` ...)
-    as well as through ``result.overall``.
+    as well as through ``result.overall``.  ``model_id`` is the card's model ID of
+    the model file without any ``external_validation`` block, so validating a file
+    before or after a validation was attached to it names the same model.
     """
 
     data_name: str
@@ -562,7 +564,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         subgroups = tuple(Subgroup(label, population_metrics(model, rule_index[labels == label],
                                                              event[labels == label], thresholds))
                           for label in order)
-    return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(model),
+    unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
+    return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups)
 
 

@@ -25,7 +25,8 @@ from scipy.special import expit, logit
 
 from .external import FLAG_TEXT, ExternalValidation, PopulationMetrics, rule_rows
 
-__all__ = ["calibration_figure", "decision_curve_figure", "validation_report_html", "INTERPRETATION"]
+__all__ = ["calibration_figure", "decision_curve_figure", "validation_report_html", "rule_table_frame",
+           "subgroup_table_frame", "INTERPRETATION"]
 
 MODEL_COLOR = "#d62728"
 ALL_COLOR = "#1f77b4"
@@ -244,3 +245,33 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{html.escape(title)}"
             f"</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
+
+
+def rule_table_frame(m: PopulationMetrics):
+    """The per-rule table as a DataFrame (for the dashboard): numbers as fractions, flags in words."""
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "rule": r.position + 1, "conditions": r.rule or "ELSE", "model risk": r.model_risk,
+        "model CrI": "" if r.model_lower is None else f"{100 * r.model_lower:.1f}–{100 * r.model_upper:.1f}%",
+        "patients": r.n, "events": r.events, "observed": r.observed,
+        "observed 95% CI": "" if r.n == 0 else f"{100 * r.lower:.1f}–{100 * r.upper:.1f}%",
+        "flag": "; ".join(FLAG_TEXT[f] for f in r.flags),
+    } for r in m.rules])
+
+
+def subgroup_table_frame(result: ExternalValidation):
+    """One row per subgroup: patients, events, AUROC with its interval, Brier, intercept, slope, flagged rules."""
+    import pandas as pd
+
+    rows = []
+    for s in result.subgroups:
+        m = s.metrics
+        rows.append({
+            "group": s.label, "patients": m.n, "events": m.events, "AUROC": m.auroc,
+            "AUROC 95% CI": "" if math.isnan(m.auroc_ci[0]) else f"{m.auroc_ci[0]:.2f}–{m.auroc_ci[1]:.2f}",
+            "Brier": m.brier, "intercept": m.calibration_intercept, "slope": m.calibration_slope,
+            "flagged rules": ", ".join(str(r.position + 1) for r in m.flagged) or "none",
+            "note": "; ".join(m.notes),
+        })
+    return pd.DataFrame(rows)
