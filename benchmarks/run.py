@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SECTIONS = ("bench_engine", "bench_mining", "bench_sampler")
+SECTIONS += ("bench_validate",)  # frl validate at 100,000 patients
 SLOW_SECTIONS = ("bench_reproduce",)
 
 

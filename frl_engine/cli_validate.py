@@ -49,7 +49,7 @@ def cmd_validate(args) -> int:
     if "model_out" in outputs:
         save_model(attach_to_model(model, result), outputs["model_out"])
         print(f"Model with its external validation written to {outputs['model_out']} "
-              f"(the card will read: externally validated: {result.headline()})")
+              "(`frl card` prints it on the back)")
     print(f"Took {time.perf_counter() - started:.1f} s.")
     return 0
 
