@@ -327,7 +327,7 @@ def _shown(values, limit=3) -> str:
 
 def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
     """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
-    from ..rules import _as_truth, category_label, missing_mask
+    from ..rules import _as_truth, category_label, format_number, is_number, missing_mask
 
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
     used = list(dict.fromkeys(c["column"] for c in conditions))
@@ -347,7 +347,8 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
         if present.empty:
             continue
         ops = {c["op"] for c in conditions if c["column"] == column}
-        example = next(f"{column} {c['op']} {c['value']}" for c in conditions if c["column"] == column)
+        example = next(f"{column} {c['op']} {format_number(c['value']) if is_number(c['value']) else c['value']}"
+                       for c in conditions if c["column"] == column)
         if ops & {">=", "<"} and not (pd.api.types.is_numeric_dtype(present) or pd.api.types.is_bool_dtype(present)):
             parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
             bad = pd.unique(present[parsed.isna().to_numpy()])
