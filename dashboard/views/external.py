@@ -91,6 +91,10 @@ if fit is None or data is None:
                 "the rules use.", icon=":material/upload_file:")
     st.stop()
 
+if source == state.EXT_SOURCE_CURRENT and fit.data is not None and fit.data.key == data.key:
+    st.warning("This is the table the list was fitted on: its numbers are optimistic and say nothing about new "
+               "patients. Upload patients the list never saw.", icon=":material/warning:")
+
 model = fit.model
 unvalidated = {k: v for k, v in model.items() if k != "external_validation"}  # the same list, whatever it carries
 target = model["outcome"].get("target")

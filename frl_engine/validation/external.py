@@ -327,7 +327,7 @@ def _shown(values, limit=3) -> str:
 
 def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
     """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
-    from ..rules import _as_truth, category_label, format_number, is_number, missing_mask
+    from ..rules import Condition, _as_truth, category_label, missing_mask
 
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
     used = list(dict.fromkeys(c["column"] for c in conditions))
@@ -346,23 +346,30 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
         present = series[~missing_mask(series)]
         if present.empty:
             continue
-        ops = {c["op"] for c in conditions if c["column"] == column}
-        example = next(f"{column} {c['op']} {format_number(c['value']) if is_number(c['value']) else c['value']}"
-                       for c in conditions if c["column"] == column)
-        if ops & {">=", "<"} and not (pd.api.types.is_numeric_dtype(present) or pd.api.types.is_bool_dtype(present)):
-            parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-            bad = pd.unique(present[parsed.isna().to_numpy()])
-            if len(bad):
+        own = [c for c in conditions if c["column"] == column]
+        failed = None
+        for c in own:  # the engine's own reading of the column decides (missing markers included)
+            try:
+                Condition.from_dict(c).evaluate(frame[[column]])
+            except DataError as exc:
+                failed = (c, exc)
+                break
+        if failed is not None:
+            c, exc = failed
+            if c["op"] in (">=", "<"):
+                parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
+                bad = pd.unique(present[parsed.isna().to_numpy()])
                 problems.append(f"column {column!r} holds text such as {_shown(bad)} where the model compares "
-                                f"numbers ({example}): its type has changed, give numbers as at fit time")
-                continue
-        if "is true" in ops:
-            bad = [v for v in pd.unique(present) if _as_truth(v) is None]
-            if bad:
-                problems.append(f"column {column!r} holds {_shown(bad)} where the model reads yes/no "
-                                f"({column}): give yes/no (or 1/0) as at fit time")
-                continue
-        if "==" in ops and column in categories:
+                                f"numbers ({Condition.from_dict(c).name}): its type has changed, give numbers as "
+                                "at fit time" if len(bad) else f"column {column!r}: {exc}")
+            elif c["op"] == "is true":
+                bad = [v for v in pd.unique(present) if _as_truth(v) is None]
+                problems.append(f"column {column!r} holds {_shown(bad)} where the model reads yes/no ({column}): "
+                                "give yes/no (or 1/0) as at fit time" if bad else f"column {column!r}: {exc}")
+            else:
+                problems.append(f"column {column!r}: {exc}")
+            continue
+        if any(c["op"] == "==" for c in own) and column in categories:
             labels = {category_label(v) for v in pd.unique(present)}
             if not labels & categories[column]:
                 problems.append(f"column {column!r} has none of the categories the model knows "
