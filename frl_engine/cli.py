@@ -46,6 +46,21 @@ def _parse_thresholds(values) -> dict[str, list[float]] | None:
     return thresholds
 
 
+def _parse_kinds(values) -> dict[str, str] | None:
+    """``["ward=categorical", "diag_1=code"]`` -> ``{"ward": "categorical", "diag_1": "code"}``."""
+    if not values:
+        return None
+    from .columns import canonical_kind
+
+    kinds = {}
+    for text in values:
+        column, sep, kind = text.partition("=")
+        if not sep or not column.strip() or not kind.strip():
+            raise FRLError(f"--kind takes COLUMN=KIND (numeric, categorical, boolean, code, nominal or identifier); got {text!r}")
+        kinds[column.strip()] = canonical_kind(kind, column.strip())
+    return kinds
+
+
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
     parser.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
@@ -64,6 +79,12 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a column not to use (repeat for several)")
     parser.add_argument("--threshold", action="append", default=[], metavar="COLUMN=V1,V2",
                         help="your own thresholds for a numeric column, e.g. Age=45,60 (repeatable)")
+    parser.add_argument("--kind", action="append", default=[], metavar="COLUMN=KIND",
+                        help="how to read a column instead of the inferred kind: numeric, categorical, boolean, code "
+                             "(ICD/ATC codes with groups), nominal (integer labels) or identifier (leave it out); "
+                             "repeatable")
+    parser.add_argument("--explain-columns", action="store_true",
+                        help="print how each column was read (kind, items, missing share, levels, why)")
     parser.add_argument("--no-mining", action="store_true",
                         help="use each (boolean) column as one candidate rule instead of mining rules")
 
@@ -73,6 +94,7 @@ def estimator_from_args(args) -> FallingRuleListClassifier:
         lam=args.lam, min_support=args.min_support, max_conditions=args.max_conditions, max_rules=args.max_rules,
         n_steps=args.steps, n_chains=args.chains, random_state=args.seed, exclude=tuple(args.exclude),
         thresholds=_parse_thresholds(args.threshold), mine_rules=not args.no_mining,
+        column_kinds=_parse_kinds(getattr(args, "kind", None)),
     )
 
 
@@ -119,6 +141,12 @@ def cmd_fit(args) -> int:
         result = estimator.cross_validate(features, event, n_folds=args.validate, random_state=args.seed, n_jobs=-1)
         summary = result.summary("frl")
         print(f"Cross-validated AUROC ({args.validate} folds): {summary.auroc_mean:.3f} (sd {summary.auroc_std:.3f})")
+    if getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:
+        from .binarize import format_column_table
+
+        print(format_column_table(estimator.column_table()) + "\n")
+    if estimator.screening_note_:
+        print(estimator.screening_note_ + ".")
     model = _model_dict(estimator, args)
     print_model(model)
     if not model["rules"]:
