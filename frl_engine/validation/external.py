@@ -280,7 +280,7 @@ def _event_matches(values: pd.Series, positive) -> np.ndarray:
         except (TypeError, ValueError):
             pass
     if not event.any() and isinstance(positive, bool):  # a model fitted on True/False read against yes/no
-        from ..rules import _as_truth
+        from ..columns import _as_truth
 
         event = values.map(lambda v: _as_truth(v) is positive).to_numpy(dtype=bool)
     return np.asarray(event, dtype=bool)
@@ -293,7 +293,9 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
         raise DataError(f"{data_name} has no outcome column {target!r} (the model's outcome): add it; "
                         f"its columns are {shown}")
     outcome = frame[target]
-    missing = int(outcome.isna().sum() + outcome.map(lambda v: isinstance(v, str) and not v.strip()).sum())
+    from ..columns import missing_mask
+
+    missing = int(missing_mask(outcome).sum())
     if missing:
         raise DataError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
                         "remove those patients or fill in their outcome")
@@ -308,17 +310,24 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
     return event
 
 
-def _model_categories(model: dict) -> dict[str, set[str]]:
+def _model_categories(model: dict) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Per column, the category labels and the code prefixes the model knows (binarizer and rules)."""
     known: dict[str, set[str]] = {}
+    prefixes: dict[str, set[str]] = {}
     binarizer = model.get("binarizer") or {}
     for spec in binarizer.get("columns") or []:
-        if isinstance(spec, dict) and spec.get("categories"):
-            known.setdefault(str(spec.get("name")), set()).update(map(str, spec["categories"]))
+        if isinstance(spec, dict) and (spec.get("categories") or spec.get("prefixes")):
+            name = str(spec.get("name"))
+            known.setdefault(name, set()).update(map(str, spec.get("categories") or ()))
+            prefixes.setdefault(name, set()).update(str(p).upper() for p in spec.get("prefixes") or ())
     for rule in model["rules"]:
         for c in rule.get("conditions", []):
             if c.get("op") == "==":
                 known.setdefault(c["column"], set()).add(str(c["value"]))
-    return known
+            elif c.get("op") == "starts with":
+                known.setdefault(c["column"], set())
+                prefixes.setdefault(c["column"], set()).add(str(c["value"]).upper())
+    return known, prefixes
 
 
 def _shown(values, limit=3) -> str:
@@ -327,7 +336,8 @@ def _shown(values, limit=3) -> str:
 
 def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
     """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
-    from ..rules import Condition, _as_truth, category_label, missing_mask
+    from ..columns import _as_truth, _parse_numbers, category_label, is_missing_marker, missing_mask
+    from ..rules import Condition
 
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
     used = list(dict.fromkeys(c["column"] for c in conditions))
@@ -336,7 +346,7 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
         raise DataError(f"{data_name} lacks the column{'s' if len(missing) > 1 else ''} the model uses: "
                         f"{', '.join(map(repr, missing))}; add {'them' if len(missing) > 1 else 'it'} "
                         "(extra columns are ignored)")
-    categories = _model_categories(model)
+    categories, prefix_sets = _model_categories(model)
     problems = []
     for column in used:
         series = frame[column]
@@ -357,8 +367,9 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
         if failed is not None:
             c, exc = failed
             if c["op"] in (">=", "<"):
-                parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-                bad = pd.unique(present[parsed.isna().to_numpy()])
+                uniques = np.asarray(pd.unique(present), dtype=object)
+                unread = np.isnan(_parse_numbers(uniques)) & ~np.array([is_missing_marker(v) for v in uniques], bool)
+                bad = uniques[unread]
                 problems.append(f"column {column!r} holds text such as {_shown(bad)} where the model compares "
                                 f"numbers ({Condition.from_dict(c).name}): its type has changed, give numbers as "
                                 "at fit time" if len(bad) else f"column {column!r}: {exc}")
@@ -369,11 +380,13 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
             else:
                 problems.append(f"column {column!r}: {exc}")
             continue
-        if any(c["op"] == "==" for c in own) and column in categories:
+        if any(c["op"] in ("==", "starts with") for c in own) and column in categories:
+            levels, prefixes = categories[column], prefix_sets.get(column, set())
             labels = {category_label(v) for v in pd.unique(present)}
-            if not labels & categories[column]:
+            if not (labels & levels or any(label.upper().startswith(p) for label in labels for p in prefixes)):
+                known = sorted(levels) + [f"{p}..." for p in sorted(prefixes)]
                 problems.append(f"column {column!r} has none of the categories the model knows "
-                                f"({', '.join(sorted(categories[column])[:5])}); it holds {_shown(sorted(labels))}: "
+                                f"({', '.join(known[:5])}); it holds {_shown(sorted(labels))}: "
                                 "recode it as at fit time")
     if problems:
         raise DataError(f"{data_name}: " + "; ".join(problems))
@@ -394,7 +407,7 @@ def subgroup_labels(series: pd.Series, column: str) -> tuple[np.ndarray, list[st
     ``45 <= Age < 60`` ...); otherwise each value is a group.  Missing cells form
     the group ``"<column> missing"``, shown last.
     """
-    from ..rules import category_label, missing_mask, numeric_values
+    from ..columns import category_label, missing_mask, numeric_values
 
     missing = missing_mask(series)
     labels = np.empty(len(series), dtype=object)
@@ -402,7 +415,7 @@ def subgroup_labels(series: pd.Series, column: str) -> tuple[np.ndarray, list[st
     present = series[~missing]
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     if numeric and present.nunique() > MAX_BANDS_DISTINCT:
-        from ..rules import format_number
+        from ..columns import format_number
 
         values = numeric_values(series, column)
         cuts = sorted({_round2(q) for q in np.quantile(values[~missing], [0.25, 0.5, 0.75])})
