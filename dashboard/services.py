@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from frl_engine.binarize import KINDS, Binarizer, infer_column_kind, looks_like_identifier
+from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
+from frl_engine.columns import looks_like_identifier, read_columns
 from frl_engine.errors import DataError, FRLError, ModelFileError
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
@@ -150,39 +151,25 @@ PROFILE_COLUMNS = ["column", "use", "kind", "thresholds", "detected", "missing",
 
 
 def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per column: what the engine will do with it, and the defaults the editor starts from.
+    """One row per column: how the engine reads it (:func:`frl_engine.columns.read_columns`), and the
+    defaults the editor starts from.
 
-    ``kind`` is the engine's inferred kind (None when it cannot be used as is);
-    ``use`` is False for identifiers, empty columns, dates and columns with too
-    many categories; ``note`` says why.
+    ``kind`` is the engine's kind when the column makes items (None otherwise);
+    ``use`` is False for identifiers, empty, constant and near-constant columns and
+    dates; ``note`` is the engine's reason, in words.
     """
     rows = []
-    for name in frame.columns:
-        series = frame[name]
-        detected = infer_column_kind(series)
-        distinct = int(series[~missing_mask(series)].nunique())
-        missing = float(missing_mask(series).mean()) * 100.0
-        use, note = True, ""
-        identifier = looks_like_identifier(str(name), series)
-        if detected == "empty":
-            use, note = False, "no values"
-        elif detected == "unsupported":
-            use, note = False, f"{series.dtype} values: convert to numbers to use"
-        elif identifier:
-            use, note = False, identifier
-        elif detected == "constant":
-            note = "a single value: makes no item"
-        elif detected == "categorical" and distinct > MAX_CATEGORIES:
-            use, note = False, f"{distinct:,} categories: too many (max {MAX_CATEGORIES})"
-        elif detected == "numeric":
-            junk = _non_numeric_examples(series)
+    for reading in read_columns(frame):
+        note = reading.reason
+        if reading.kind == "numeric":
+            junk = _non_numeric_examples(frame[reading.name])
             if junk:
                 examples = ", ".join(f"'{v}'" for v in junk)
                 note = f"non-numeric values such as {examples}: clean them or mark them missing"
         rows.append({
-            "column": str(name), "use": use, "kind": detected if detected in KINDS else None, "thresholds": "",
-            "detected": detected, "missing": round(missing, 1), "distinct": distinct,
-            "examples": _examples(series), "note": note,
+            "column": reading.name, "use": reading.used, "kind": reading.kind if reading.used else None,
+            "thresholds": "", "detected": reading.kind, "missing": round(100.0 * reading.missing_share, 1),
+            "distinct": reading.n_levels, "examples": reading.examples, "note": note,
         })
     return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
 
@@ -374,8 +361,8 @@ class ItemPreview:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: pd.DataFrame) -> ItemPreview:
-    """The binarised items, exactly as the fit will make them, with the patients each covers."""
-    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    """The binarised items, as a fit at the default 5% support will make them, with the patients each covers."""
+    binarizer = Binarizer(n_thresholds=3, min_support=FitSettings.min_support, **choices.params())
     binarizer.fit(_features)
     return ItemPreview(binarizer.item_table(_features), tuple(s.to_dict() for s in binarizer.specs_),
                        tuple(binarizer.constant_columns_))
@@ -385,7 +372,7 @@ def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: 
 def candidate_count(data_key: str, target: str, choices: ColumnChoices, min_support: float, max_conditions: int,
                     _features: pd.DataFrame) -> int:
     """How many candidate rules the fit will search (raises RuleMiningError when none or too many)."""
-    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    binarizer = Binarizer(n_thresholds=3, min_support=min_support, **choices.params())
     items = binarizer.fit_transform(_features)
     return len(mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
                           max_rules=5000).rules)
