@@ -269,3 +269,14 @@ def test_validating_a_model_that_already_carries_a_validation_names_the_same_mod
     first = validate_model(model_dict(), frame)
     again = validate_model(attach_to_model(model_dict(), first), frame)
     assert again.model_id == first.model_id and again.auroc == first.auroc
+
+
+def test_a_list_without_rules_ranks_no_one_and_says_so():
+    model = model_dict()
+    model["rules"], model["parameters"]["gammas"] = [], [1.0]
+    frame = new_table(seed=9)
+    result = validate_model(model, frame)
+    event = (frame["readmitted"] == "<30").to_numpy()
+    assert result.auroc == 0.5 and np.isnan(result.calibration_slope) and "no ranking" in result.notes[0]
+    a = optimize.brentq(lambda a: np.sum(event - expit(a + logit(RISKS[2]))), -5, 5, xtol=1e-14)
+    assert result.calibration_intercept == pytest.approx(a, abs=1e-8)
