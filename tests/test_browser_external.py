@@ -87,9 +87,10 @@ def test_the_html_report_renders_offline(chromium, files, tmp_path, capsys):  # 
     page.set_viewport_size({"width": 1320, "height": 1000})
     page.goto(report.as_uri())
     page.locator(".plotly-graph-div .main-svg").first.wait_for()
-    assert page.locator(".plotly-graph-div").count() == 2
+    assert page.locator(".plotly-graph-div").count() == 3  # calibration, decision curve, AUROC by age
     assert page.locator(".plotly-graph-div .scatterlayer .trace").count() >= 4  # rules, recalibration, 3 curves
-    assert page.locator("table.rules tbody tr").count() == len(json.loads(model_path.read_text())["rules"]) + 1
+    assert page.locator("table.rules").first.locator("tbody tr").count() == len(json.loads(model_path.read_text())["rules"]) + 1
+    assert page.locator("details table.rules").count() == 4  # one per age band, folded
     assert page.locator("table.subgroups tbody tr").count() == 4  # age quartile bands
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / "external-validation-report.png"

@@ -10,7 +10,7 @@ from dashboard import charts, services, state, ui
 from frl_engine.errors import FRLError
 from frl_engine.validation.external import ExternalValidation, attach_to_model, validate_model
 from frl_engine.validation.report import (INTERPRETATION, calibration_figure, decision_curve_figure, rule_table_frame,
-                                          subgroup_table_frame, validation_report_html)
+                                          subgroup_figure, subgroup_table_frame, validation_report_html)
 
 log = logging.getLogger("frl_dashboard")
 ss = st.session_state
@@ -178,6 +178,8 @@ if result.subgroups:
     st.dataframe(subgroup_table_frame(result), hide_index=True, width="stretch", key="ext_subgroups",
                  column_config={c: st.column_config.NumberColumn(format="%.3f")
                                 for c in ("AUROC", "Brier", "intercept", "slope")})
+    st.plotly_chart(charts.fit_for_streamlit(subgroup_figure(result), 140 + 42 * len(result.subgroups)),
+                    width="stretch", key="ext_subgroup_chart", config={"displaylogo": False})
 
 # ---------------------------------------------------------------- keep and download
 st.subheader("Keep the result", anchor=False)

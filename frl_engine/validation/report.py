@@ -11,6 +11,7 @@ Pure functions of an :class:`~frl_engine.validation.external.ExternalValidation`
   recalibration ``expit(a + b logit(risk))``.
 * :func:`decision_curve_figure` -- net benefit of using the list, of treating
   everyone and of treating no one, against the risk threshold.
+* :func:`subgroup_figure` -- a forest plot of each subgroup's AUROC with its interval.
 * :func:`validation_report_html` -- one page that works offline (plotly.js inlined once).
 """
 
@@ -25,7 +26,7 @@ from scipy.special import expit, logit
 
 from .external import FLAG_TEXT, ExternalValidation, PopulationMetrics, rule_rows
 
-__all__ = ["calibration_figure", "decision_curve_figure", "validation_report_html", "rule_table_frame",
+__all__ = ["calibration_figure", "decision_curve_figure", "subgroup_figure", "validation_report_html", "rule_table_frame",
            "subgroup_table_frame", "INTERPRETATION"]
 
 MODEL_COLOR = "#d62728"
@@ -133,6 +134,37 @@ def decision_curve_figure(m: PopulationMetrics, *, title: str | None = None) -> 
     return fig
 
 
+def subgroup_figure(result: ExternalValidation, *, title: str | None = None) -> go.Figure:
+    """A forest plot: each subgroup's AUROC with its 95% interval, the overall AUROC as a dashed line.
+
+    Subgroups without an AUROC (no events, or only events) are listed with no point.
+    """
+    groups = list(result.subgroups)
+    labels = [f"{s.label} (n={s.metrics.n:,})" for s in groups]
+    fig = go.Figure(go.Scatter(
+        x=[s.metrics.auroc for s in groups], y=labels, mode="markers", name="AUROC (95% CI)",
+        marker={"color": MODEL_COLOR, "size": 10, "symbol": "square"},
+        error_x={"type": "data", "symmetric": False,
+                 "array": [s.metrics.auroc_ci[1] - s.metrics.auroc for s in groups],
+                 "arrayminus": [s.metrics.auroc - s.metrics.auroc_ci[0] for s in groups], "color": "#666"},
+        customdata=[[s.metrics.events, s.metrics.auroc_ci[0], s.metrics.auroc_ci[1]] for s in groups],
+        hovertemplate="%{y}: AUROC %{x:.3f} (95% CI %{customdata[1]:.3f} to %{customdata[2]:.3f}), "
+                      "%{customdata[0]} events<extra></extra>",
+    ))
+    if not math.isnan(result.overall.auroc):
+        fig.add_vline(x=result.overall.auroc, line={"color": "#444", "dash": "dash", "width": 1},
+                      annotation_text=f"all patients {result.overall.auroc:.2f}", annotation_position="top")
+    fig.add_vline(x=0.5, line={"color": "#bbb", "width": 1})
+    fig.update_layout(
+        title=title or f"AUROC by {result.by}",
+        xaxis={"title": "AUROC (95% CI)", "range": [0.4, 1.0]},
+        yaxis={"autorange": "reversed", "title": ""},
+        template="plotly_white", width=620, height=max(260, 110 + 42 * len(groups)), showlegend=False,
+        margin={"l": 10, "r": 20, "t": 70, "b": 50},
+    )
+    return fig
+
+
 _STYLE = """
 body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1250px;
        color: #222; padding: 0 1em; }
@@ -144,6 +176,7 @@ tr.flag td { background: #fff1e0; }
 .figures { display: flex; flex-wrap: wrap; gap: 1em; }
 .note { color: #555; font-size: 0.92em; }
 .headline { font-size: 1.25em; margin: 0.4em 0 0.8em 0; }
+details { margin: 0.3em 0; } summary { cursor: pointer; color: #333; }
 dl { margin: 0.5em 0; } dt { font-weight: 600; margin-top: 0.4em; } dd { margin-left: 1.2em; color: #444; }
 """
 
@@ -204,6 +237,8 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
     o = result.overall
     title = title or f"External validation on {result.data_name}"
     figures = [calibration_figure(o), decision_curve_figure(o)]
+    if result.subgroups:
+        figures.append(subgroup_figure(result))
     fragments = figures_html(figures)
     trained = ""
     if model is not None:
@@ -228,7 +263,7 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
         "<h2>Each rule on the new patients</h2>",
         f"<p>{html.escape(verdict)}</p>",
         _rule_table(o),
-        f"<div class=\"figures\">{''.join(fragments)}</div>",
+        f"<div class=\"figures\">{''.join(fragments[:2])}</div>",
     ]
     useful = o.net_benefit.useful_range()
     parts.append("<p class=\"note\">" + html.escape(
@@ -236,12 +271,15 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
         f"{100 * useful[1]:.0f}%." if useful else
         "At no threshold does the list beat both treating everyone and treating no one.") + "</p>")
     if result.subgroups:
-        parts += [f"<h2>By {html.escape(str(result.by))}</h2>", _subgroup_table(result)]
+        parts += [f"<h2>By {html.escape(str(result.by))}</h2>", _subgroup_table(result), "@@SUBGROUP_FIGURE@@"]
+        for s in result.subgroups:
+            parts.append(f"<details><summary>Each rule in {html.escape(s.label)} ({s.metrics.n:,} patients)"
+                         f"</summary>{_rule_table(s.metrics)}</details>")
     parts.append("<h2>What the numbers mean</h2><dl>" + "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in INTERPRETATION) + "</dl>")
     parts.append("<p class=\"note\">Flags: " + html.escape("; ".join(f"{k}: {v}" for k, v in FLAG_TEXT.items()))
                  + ". Observed intervals are Wilson 95% intervals; the AUROC interval is DeLong's.</p>")
-    body = "\n".join(parts)
+    body = "\n".join(parts).replace("@@SUBGROUP_FIGURE@@", "".join(fragments[2:]))
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{html.escape(title)}"
             f"</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
