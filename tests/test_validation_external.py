@@ -163,8 +163,14 @@ def test_a_numeric_by_column_is_cut_into_rounded_quartile_bands_and_missing_is_i
     assert order[-1] == "Age missing" and labels[-1] == "Age missing"
     assert order[0].startswith("Age < ") and order[-2].startswith("Age >= ")
     assert len(order) == 5 and all((labels == label).any() for label in order)
-    few, few_order = subgroup_labels(pd.Series([1, 2, 1, 2]), "Band")
-    assert few_order == ["1", "2"]
+    few, few_order = subgroup_labels(pd.Series([10, 2, 10, 2]), "Band")
+    assert few_order == ["2", "10"]  # numbers in numeric order
+    # numbers written as text with '?' markers are banded too; the markers are missing
+    text = pd.Series([str(v) for v in range(20, 95)] + ["?"] * 5, dtype=object)
+    labels, order = subgroup_labels(text, "Age")
+    assert order[-1] == "Age missing" and (labels == "Age missing").sum() == 5 and len(order) == 5
+    with pytest.raises(DataError, match="'Name' has 40 different values"):
+        subgroup_labels(pd.Series([f"patient {i}" for i in range(40)]), "Name")
 
 
 def test_a_subgroup_without_events_keeps_its_counts_and_says_why_there_is_no_auroc():

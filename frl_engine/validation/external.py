@@ -60,7 +60,7 @@ __all__ = [
 RESULT_FORMAT = "frl-external-validation"
 RESULT_FORMAT_VERSION = 1
 RISE_ALPHA = 0.05  # a rule's rate "rises" when a one-sided Fisher exact test against the rule above gives p < this
-MAX_BANDS_DISTINCT = 8  # a numeric --by column with more distinct values than this is cut into 4 bands
+MAX_GROUPS = 12  # a --by column with more distinct values than this is cut into 4 bands (numeric) or refused
 FLAG_TEXT = {
     "rises": "observed rate is clearly higher than the rule above: the risks no longer fall here",
     "outside": "observed rate disagrees with the model's risk",
@@ -402,22 +402,33 @@ def _round2(x: float) -> float:
 def subgroup_labels(series: pd.Series, column: str) -> tuple[np.ndarray, list[str]]:
     """A label per patient for ``--by``, and the labels in display order.
 
-    A numeric column with more than ``MAX_BANDS_DISTINCT`` values is cut into four
-    bands at its quartiles rounded to 2 significant figures (``Age < 45``,
-    ``45 <= Age < 60`` ...); otherwise each value is a group.  Missing cells form
-    the group ``"<column> missing"``, shown last.
+    A column with at most ``MAX_GROUPS`` distinct values gives one group per value
+    (numbers in numeric order).  A numeric column with more is cut into four bands
+    at its quartiles rounded to 2 significant figures (``Age < 45``,
+    ``45 <= Age < 60`` ...); a text column with more is refused (DataError).
+    Missing cells form the group ``"<column> missing"``, shown last.
     """
     from ..columns import category_label, missing_mask, numeric_values
 
     missing = missing_mask(series)
     labels = np.empty(len(series), dtype=object)
-    labels[missing] = f"{column} missing"
     present = series[~missing]
-    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    if numeric and present.nunique() > MAX_BANDS_DISTINCT:
+    n_distinct = int(present.nunique())
+    values = None
+    if n_distinct > MAX_GROUPS:
+        if not pd.api.types.is_bool_dtype(series):
+            try:
+                values = numeric_values(series, column)
+            except DataError:
+                values = None
+        if values is None:
+            raise DataError(f"--by column {column!r} has {n_distinct:,} different values: choose a column with a "
+                            "few groups (sex, a ward, an age band) or a numeric one (it is cut into four bands)")
+        missing = missing | np.isnan(values)
+    labels[missing] = f"{column} missing"
+    if values is not None:
         from ..columns import format_number
 
-        values = numeric_values(series, column)
         cuts = sorted({_round2(q) for q in np.quantile(values[~missing], [0.25, 0.5, 0.75])})
         cuts = [c for c in cuts if values[~missing].min() < c <= values[~missing].max()]
         edges = [-np.inf, *cuts, np.inf]
@@ -433,6 +444,7 @@ def subgroup_labels(series: pd.Series, column: str) -> tuple[np.ndarray, list[st
             labels[inside] = label
             order.append(label)
     else:
+        present = series[~missing]
         text = np.array([category_label(v) for v in present], dtype=object)
         labels[~missing] = text
         try:  # numbers in numeric order, text alphabetically
