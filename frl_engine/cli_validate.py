@@ -58,7 +58,7 @@ def register(subparsers) -> None:
     validate = subparsers.add_parser(
         "validate", help="externally validate a saved model on a new table (a later period, another hospital)",
         description="Score a saved model on a new table holding the model's columns and its outcome, and report "
-                    "the AUROC (95%% CI, DeLong), Brier score, calibration intercept and slope, each rule's "
+                    "the AUROC (95% CI, DeLong), Brier score, calibration intercept and slope, each rule's "
                     "observed rate against the model's risk, and the decision curve. Extra columns are ignored.")
     validate.add_argument("model", help="model JSON file written by `frl fit --out`")
     validate.add_argument("data", help="the new patients: CSV, Excel (.xlsx) or Parquet, with the outcome column")
