@@ -1,7 +1,6 @@
 """External validation of a saved model on a new table: numbers against independent computations, flags, subgroups,
 and one clear message per bad second file."""
 
-import copy
 import json
 
 import numpy as np
