@@ -75,3 +75,21 @@ def test_a_file_that_is_not_a_model(files, tmp_path, capsys):
     _, data_path = files
     status, _, err = run(["validate", data_path, data_path], capsys)
     assert status == 2 and "not a model file" in err
+
+
+def test_a_parquet_or_excel_table_gives_the_same_result_as_the_csv(files, tmp_path, capsys):
+    model_path, data_path = files
+    frame = new_table(n=2000, seed=0)
+    results = []
+    for name, write in (("2025.parquet", frame.to_parquet), ("2025.xlsx", frame.to_excel)):
+        path = tmp_path / name
+        write(path, index=False)
+        out = tmp_path / f"{name}.json"
+        status, _, err = run(["validate", model_path, path, "--out", out], capsys)
+        assert status == 0, err
+        results.append(json.loads(out.read_text()))
+    out = tmp_path / "csv.json"
+    assert run(["validate", model_path, data_path, "--out", out], capsys)[0] == 0
+    expected = json.loads(out.read_text())
+    for result in results:
+        assert result["auroc"] == expected["auroc"] and result["rules"] == expected["rules"]
