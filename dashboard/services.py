@@ -37,7 +37,7 @@ import pandas as pd
 import streamlit as st
 
 from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
-from frl_engine.columns import looks_like_identifier, read_columns
+from frl_engine.columns import looks_like_identifier, numeric_values, parse_interval, read_columns
 from frl_engine.errors import DataError, FRLError, ModelFileError
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
@@ -137,7 +137,7 @@ def _non_numeric_examples(series: pd.Series) -> list[str]:
         return []
     present = series[~missing_mask(series)]
     parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-    return [str(v) for v in pd.unique(present[parsed.isna()])[:3]]
+    return [str(v) for v in pd.unique(present[parsed.isna()]) if parse_interval(v) is None][:3]
 
 
 def _examples(series: pd.Series, limit: int = 4) -> str:
@@ -162,10 +162,11 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
     for reading in read_columns(frame):
         note = reading.reason
         if reading.kind == "numeric":
-            junk = _non_numeric_examples(frame[reading.name])
-            if junk:
-                examples = ", ".join(f"'{v}'" for v in junk)
-                note = f"non-numeric values such as {examples}: clean them or mark them missing"
+            try:
+                numeric_values(frame[reading.name], reading.name)
+            except DataError:  # the engine's own reading (bands such as [70-80) are numbers)
+                junk = _non_numeric_examples(frame[reading.name])
+                note = f"non-numeric values such as {', '.join(repr(v) for v in junk)}: clean them or mark them missing"
         rows.append({
             "column": reading.name, "use": reading.used, "kind": reading.kind if reading.used else None,
             "thresholds": "", "detected": reading.kind, "missing": round(100.0 * reading.missing_share, 1),
@@ -634,7 +635,7 @@ class PatientField:
     """One input of the "which rule applies" form: a column the list uses."""
 
     column: str
-    kind: str  # numeric | categorical | boolean
+    kind: str  # numeric | categorical | boolean | code (typed in)
     options: tuple[str, ...] = ()  # categories (categorical)
     thresholds: tuple[float, ...] = ()  # the cut points the list uses (numeric)
 
@@ -663,9 +664,11 @@ def patient_fields(model: dict) -> list[PatientField]:
             kind = "categorical"
         else:
             kind = "boolean"
-        if kind == "categorical":
+        if kind in ("categorical", "nominal"):
             options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
-            fields.append(PatientField(column, kind, options=options))
+            fields.append(PatientField(column, "categorical", options=options))
+        elif kind == "code" or "starts with" in column_ops:
+            fields.append(PatientField(column, "code"))
         elif kind == "numeric":
             cuts = sorted(float(v) for v in values.get(column, ()) if isinstance(v, (int, float)))
             fields.append(PatientField(column, kind, thresholds=tuple(cuts)))
