@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_raw_export")
 SLOW_SECTIONS = ("bench_reproduce", "bench_real_export")
+SLOW_SECTIONS += ("bench_validate",)  # frl validate at 100,000 patients and on a later period of the raw export
 
 
 def main(argv=None) -> int:

@@ -26,6 +26,7 @@ PAGES = {
     "rules": "views/rules.py",
     "posterior": "views/posterior.py",
     "validation": "views/validation.py",
+    "external": "views/external.py",
     "card": "views/card.py",
     "compare": "views/compare.py",
     "models": "views/models.py",

@@ -19,7 +19,8 @@ from .estimator import FallingRuleListClassifier
 from .io import read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
-EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models")
+EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
+                  "frl_engine.cli_validate")
 
 
 class _Parser(argparse.ArgumentParser):
