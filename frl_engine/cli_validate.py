@@ -33,6 +33,9 @@ def cmd_validate(args) -> int:
     started = time.perf_counter()
     outputs = {name: _writable(getattr(args, name), what) for name, what in
                (("out", "result"), ("html", "report"), ("model_out", "model")) if getattr(args, name)}
+    from .cli_models import command_line, registry_for
+
+    registry = registry_for(args)  # opened first: a registry that cannot be used fails before the work
     model = load_model_dict(args.model)
     frame = read_table(args.data)
     name = Path(args.data).name
@@ -50,6 +53,18 @@ def cmd_validate(args) -> int:
         save_model(attach_to_model(model, result), outputs["model_out"])
         print(f"Model with its external validation written to {outputs['model_out']} "
               "(`frl card` prints it on the back)")
+    if registry is not None:
+        from .io import dumps_model
+
+        if registry.find(result.model_id) is None:  # a model file never registered: keep it now
+            registry.register(Path(args.model).read_text(encoding="utf-8"), created_by="cli",
+                              command=command_line(args), note=args.note or "registered by frl validate")
+        registry.attach_results(result.model_id, external_validation=result.model_block())
+        print(f"External validation attached to model ID {result.model_id} in {registry.location}")
+        if "model_out" in outputs:
+            entry = registry.register(dumps_model(attach_to_model(model, result)) + "\n", created_by="cli",
+                                      command=command_line(args), parent=result.model_id, note=args.note)
+            print(f"The validated model file is registered as model ID {entry.model_id}")
     print(f"Took {time.perf_counter() - started:.1f} s.")
     return 0
 
@@ -67,6 +82,9 @@ def register(subparsers) -> None:
     validate.add_argument("--html", help="write a self-contained HTML report with the calibration plot and decision curve")
     validate.add_argument("--model-out", dest="model_out",
                           help="write a copy of the model with this validation in it (the card prints it)")
+    from .cli_models import add_register_arguments
+
+    add_register_arguments(validate)
     validate.set_defaults(handler=cmd_validate)
 
 
