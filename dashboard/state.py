@@ -239,6 +239,14 @@ def _accept_fit(result, *, first: bool, job_obj: jobs.Job) -> None:
     validation = ss[VALIDATION]
     if validation is not None and validation.fit_id == result.id and not result.model.get("validation"):
         result = result.with_validation(validation.model_block())  # a posterior sampled after validating
+    earlier = next((old for old in ss[HISTORY] if old.id == result.id), None)
+    if earlier is not None and earlier.model.get("external_validation") and not result.model.get("external_validation"):
+        import copy
+        import dataclasses
+
+        model = copy.deepcopy(result.model)  # an external validation put on the card before the posterior arrived
+        model["external_validation"] = earlier.model["external_validation"]
+        result = dataclasses.replace(result, model=model)
     if job_obj.meta.get("make_current", True):
         ss[FIT] = result
         ss[PATIENT] = None
