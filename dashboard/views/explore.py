@@ -37,7 +37,7 @@ running = job is not None and not job.done
 
 KEEP = {"persist_state": state.PERSIST}
 with st.container(border=True):
-    c1, c2, c3, c4 = st.columns([2.6, 3.8, 1.4, 0.9], gap="medium")
+    c1, c2, c3, c4 = st.columns([3.1, 3.7, 1.25, 0.75], gap="small")
     c1.pills("λ, prior list length", list(ej.LAM_CHOICES), selection_mode="multi", key=W_LAMS, **KEEP,
              format_func=lambda v: f"{v:g}", help="L ~ Poisson(λ): smaller λ favours shorter lists.")
     c2.pills("Minimum support (% of patients)", list(ej.SUPPORT_CHOICES), selection_mode="multi", key=W_SUPPORTS,
