@@ -46,6 +46,7 @@ __all__ = [
     "format_risk",
     "layout_card",
     "model_identifier",
+    "model_sha256",
     "render_card",
     "render_layout",
 ]
@@ -234,12 +235,21 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
 
 
+MODEL_ID_LENGTH = 10  # hex digits of the SHA-256 printed as the model ID
+
+
 def model_identifier(model: dict) -> str:
     """First 10 hex digits of the SHA-256 of the model in canonical JSON form.
 
     Canonical form: ``json.dumps(model, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
-    encoded as UTF-8.  Printed on the back of the card so a card can be traced to its model file.
+    encoded as UTF-8.  Printed on the back of the card so a card can be traced to its model file
+    (and to its entry in the model registry, :mod:`frl_engine.registry`, which matches on this prefix).
     """
+    return model_sha256(model)[:MODEL_ID_LENGTH]
+
+
+def model_sha256(model: dict) -> str:
+    """The full SHA-256 (64 hex digits) of the model in the canonical JSON form of :func:`model_identifier`."""
     if not isinstance(model, dict):
         raise ModelFileError(f"A model must be a JSON object, not {type(model).__name__}")
     try:
@@ -248,7 +258,7 @@ def model_identifier(model: dict) -> str:
         )
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"The model cannot be written as JSON: {exc}") from None
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:10]
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _round_half_up(value: float, places: int) -> Decimal:
@@ -589,6 +599,27 @@ def _fit_date(created_at: str) -> str:
     return stamp.date().isoformat()
 
 
+def _external_text(model: dict, clean) -> str | None:
+    """``externally validated: AUROC 0.78 (95% CI 0.75-0.81) on 1,000 patients (2025.csv)``, or None.
+
+    From the model's ``external_validation`` block (``frl validate --model-out``).
+    """
+    block = model.get("external_validation")
+    if not isinstance(block, dict) or block.get("auroc") is None:
+        return None
+    auc = _number(block["auroc"], "external_validation.auroc", 0.0, 1.0)
+    n = _count(_need(block, "n", "external_validation."), "external_validation.n")
+    interval = ""
+    ci = block.get("auroc_ci")
+    if isinstance(ci, list) and len(ci) == 2 and all(v is not None for v in ci):
+        lo = _number(ci[0], "external_validation.auroc_ci", 0.0, 1.0)
+        hi = _number(ci[1], "external_validation.auroc_ci", 0.0, 1.0)
+        interval = f" (95% CI {lo:.2f}–{hi:.2f})"
+    where = block.get("data_name")
+    where = f" ({_shorten(clean(where), 40, middle=True)})" if where else ""
+    return f"externally validated: AUROC {auc:.2f}{interval} on {n:,} patients{where}"
+
+
 def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     if not isinstance(model, dict):
         raise ModelFileError(f"Not a falling rule list model: expected a JSON object, got {type(model).__name__}")
@@ -711,9 +742,9 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
             text = f"AUROC {auc:.2f}{sd} by {_shorten(clean(method), 60)}"
         else:
             text = f"cross-validated AUROC {auc:.2f}{sd}"
-        validated = text + "; not externally validated"
+        validated = text + "; " + (_external_text(model, clean) or "not externally validated")
     else:
-        validated = "not externally validated"
+        validated = _external_text(model, clean) or "not externally validated"
 
     if unconverged:
         risk_text = "none: the posterior sample did not converge, so risks are point estimates"

@@ -19,7 +19,8 @@ from .estimator import FallingRuleListClassifier
 from .io import read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
-EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card")
+EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
+                  "frl_engine.cli_validate", "frl_engine.cli_explore")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,8 +142,15 @@ def search_warning(estimator) -> str | None:
 
 
 def cmd_fit(args) -> int:
+    from .cli_models import register_fit, registry_for
+
+    registry = registry_for(args)  # before the fit: a bad registry fails at once
     started = time.perf_counter()
-    estimator, _ = fit_from_args(args)
+    if getattr(args, "tune", False):  # frl fit --tune: choose the settings by cross-validation first
+        from .cli_explore import apply_tuning
+
+        apply_tuning(args)
+    estimator, features = fit_from_args(args)
     if args.validate:
         features, event, _ = load_training_data(args)
         result = estimator.cross_validate(features, event, n_folds=args.validate, random_state=args.seed, n_jobs=-1)
@@ -165,6 +173,8 @@ def cmd_fit(args) -> int:
     if args.out:
         save_model(model, args.out)
         print(f"Model written to {args.out}")
+    if registry is not None:
+        register_fit(registry, args, estimator, features, model)
     return 0
 
 
@@ -211,7 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", help="write the model to this JSON file")
     fit.add_argument("--validate", type=int, metavar="FOLDS", default=0,
                      help="also cross-validate the AUROC with this many folds; stored in the model and printed on the card")
+    from .cli_models import add_register_arguments
+
+    add_register_arguments(fit)
     fit.set_defaults(handler=cmd_fit)
+    from .cli_explore import add_tune_arguments
+
+    add_tune_arguments(fit)
 
     show = sub.add_parser("show", help="print a saved model", description="Print a saved model's rule list.")
     show.add_argument("model", help="model JSON file written by `frl fit --out`")
@@ -239,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`
     try:
         return int(args.handler(args) or 0)
     except FRLError as exc:

@@ -264,3 +264,10 @@ def test_spambase_fits_at_the_defaults_by_screening(tmp_path):
     model = FallingRuleListClassifier(random_state=0, n_steps=500, search="paper").fit(data.X, data.y)
     assert model.screening_note_.startswith("Kept 5,000 of ")
     assert len(model.candidate_names_) == 5000 and model.rules_
+
+
+def test_dates_written_as_text_are_unsupported_with_what_to_do():
+    dates = pd.Series(pd.date_range("2020-01-01", periods=300, freq="D").strftime("%Y-%m-%d"))
+    reading = read_column("admit_date", dates)
+    assert reading.kind == "unsupported" and "days" in reading.reason
+    assert read_column("visit", pd.Series(["03/04/2021", "?", "12/11/2020"] * 10)).kind == "unsupported"
