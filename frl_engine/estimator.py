@@ -240,24 +240,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.positive_class_ = positive
         event = y_array == positive
 
-        if self.mine_rules:
-            binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
-                                  column_kinds=self.column_kinds, exclude=self.exclude,
-                                  min_support=float(self.min_support))
-            binarizer.fit(frame)
-            candidates = mine_packed(binarizer.transform_packed(frame), len(frame), binarizer.conditions_,
-                                     min_support=self.min_support, max_conditions=self.max_conditions,
-                                     max_rules=self.max_rules, method=self.miner, event=event)
-            self.binarizer_ = binarizer
-        else:
-            used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])
-            candidates = rules_from_boolean_columns(used)
-            self.binarizer_ = None
+        binarizer, candidates = self._candidate_rules(frame, event)
+        self.binarizer_ = binarizer
         self.screening_note_ = candidates.note
-        problem = PackedProblem.from_packed(candidates.packed, len(frame), event, hyper, self.rule_weights)
-        result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
-                        cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs,
-                        polish=self.search == "restarts")
+        problem, result = self._search_list(candidates, event)
         best = result.best
 
         self.n_features_in_ = frame.shape[1]
@@ -280,6 +266,33 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.posterior_summary_ = None
         self.validation_summary_ = None
         return self
+
+    def _candidate_rules(self, frame: pd.DataFrame, event: np.ndarray):
+        """``(binarizer or None, CandidateRules)``: the items and mined rules ``fit`` searches over.
+
+        The first half of :meth:`fit`, on its own so that a grid of settings (:mod:`frl_engine.explore`)
+        can mine once and search once per ``lam`` exactly as ``fit`` would.
+        """
+        if not self.mine_rules:
+            used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])
+            return None, rules_from_boolean_columns(used)
+        binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
+                              column_kinds=self.column_kinds, exclude=self.exclude, min_support=float(self.min_support))
+        binarizer.fit(frame)
+        candidates = mine_packed(binarizer.transform_packed(frame), len(frame), binarizer.conditions_,
+                                 min_support=self.min_support, max_conditions=self.max_conditions,
+                                 max_rules=self.max_rules, method=self.miner, event=event)
+        return binarizer, candidates
+
+    def _search_list(self, candidates, event: np.ndarray):
+        """``(PackedProblem, AnnealResult)``: the MAP search of :meth:`fit` over these candidate rules."""
+        self._validate_params()
+        problem = PackedProblem.from_packed(candidates.packed, candidates.n_rows, event, self._hyperparameters(),
+                                            self.rule_weights)
+        result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
+                        cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs,
+                        polish=self.search == "restarts")
+        return problem, result
 
     def _set_list(self, rules, probabilities, supports, positives) -> None:
         self.rule_objects_ = list(rules)
