@@ -199,10 +199,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from .stopping import Stopped, kill_children, stop_on_signals
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        with stop_on_signals():
+            return int(args.handler(args) or 0)
+    except Stopped as exc:  # Ctrl-C or SIGTERM: no worker is left behind, one line, 130 / 143
+        kill_children()
+        print("frl: stopped", file=sys.stderr)
+        return 128 + (exc.signum or 2)
     except FRLError as exc:
         print(f"frl: error: {exc}", file=sys.stderr)
         return 2
