@@ -89,6 +89,10 @@ class CancelToken:
         if self._event.is_set():
             raise Stopped(self.reason or "stopped", self.signum)
 
+    def _clear(self) -> None:  # only for PROCESS_TOKEN, when a new command starts in the same process (tests)
+        self._event.clear()
+        self.reason, self.signum = "", None
+
     def wait(self, timeout: float) -> bool:
         """Sleep up to ``timeout`` seconds, waking early on cancel; True if cancelled."""
         return self._event.wait(timeout)
@@ -162,14 +166,18 @@ def _pool_pids(pool) -> list[int]:
     return [p.pid for p in list(processes.values()) if getattr(p, "pid", None)]
 
 
-def _kill_pool(pool) -> None:
+def _kill_pool(pool, futures=()) -> None:
     """Kill a pool's workers now and wait (briefly) until they are gone."""
     pids = _pool_pids(pool)
+    del futures  # loky fails the pending futures itself (cancelling them here would race with it)
+    manager = getattr(pool, "_executor_manager_thread", None)
     try:
         pool.shutdown(wait=False, kill_workers=True)
     except Exception:  # noqa: BLE001 - a broken pool is being thrown away anyway
         pass
-    _kill_pids(pids)
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=2.0)  # loky kills the workers and releases its queues and locks
+    _kill_pids(pids)  # whatever is still alive
     with _live_lock:
         _live_pools.discard(pool)
 
@@ -294,6 +302,7 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
 
     taken = slots.acquire(wanted, token, on_wait)
     pool = None
+    futures: dict = {}
     clean = False
     try:
         if stopped():
@@ -304,18 +313,33 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
                                         "MKL_NUM_THREADS": threads})
         with _live_lock:
             _live_pools.add(pool)
-        futures = {pool.submit(_call_in_worker, fn, task): index for index, task in enumerate(tasks)}
+        # At most one task per worker is handed to the pool at a time: the pool then holds no queue of
+        # waiting tasks, so killing it is immediate and clean.
+        queue_of_tasks = iter(enumerate(tasks))
         results: list = [None] * total
-        pending = set(futures)
+        pending = set()
         done_count = 0
+
+        def submit_next() -> None:
+            item = next(queue_of_tasks, None)
+            if item is not None:
+                future = pool.submit(_call_in_worker, fn, item[1])
+                futures[future] = item[0]
+                pending.add(future)
+
+        for _ in range(taken):
+            submit_next()
         while pending:
-            finished, pending = cf.wait(pending, timeout=_POLL, return_when=cf.FIRST_COMPLETED)
+            finished, _ = cf.wait(pending, timeout=_POLL, return_when=cf.FIRST_COMPLETED)
             for future in finished:
+                pending.discard(future)
                 results[futures[future]] = future.result()  # re-raises a task's exception
                 done_count += 1
                 if on_done is not None:
                     on_done(done_count, total)
-            if pending and stopped():
+                if not stopped():
+                    submit_next()
+            if stopped():
                 raise _reason(token)
         clean = True
         return results
@@ -326,16 +350,25 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
                 with _live_lock:
                     _live_pools.discard(pool)
             else:
-                _kill_pool(pool)
+                _kill_pool(pool, futures)
         slots.release(taken)
 
 
 # ---------------------------------------------------------------------------------------------- command line
 def _children_pids() -> list[int]:
+    """Child processes, except loky's resource tracker (it cleans up shared memory and exits with us)."""
     try:
         import psutil
 
-        return [p.pid for p in psutil.Process().children(recursive=True)]
+        pids = []
+        for child in psutil.Process().children(recursive=True):
+            try:
+                if any("resource_tracker" in part for part in child.cmdline()):
+                    continue
+            except psutil.Error:
+                continue
+            pids.append(child.pid)
+        return pids
     except Exception:  # noqa: BLE001
         return []
 
@@ -359,6 +392,7 @@ def stop_on_signals(message: str = "frl: stopped", stream=None):
         yield PROCESS_TOKEN
         return
     stream = stream or sys.stderr
+    PROCESS_TOKEN._clear()
     previous = {}
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
