@@ -43,8 +43,9 @@ if target is not None:
     if page is PAGES["fit"] or page.url_path == PAGES["fit"].url_path:  # only if the user is still waiting there
         st.switch_page(PAGES[target])
 
-ui.sidebar_status()
+status = ui.sidebar_status()
 try:
     page.run()
 finally:  # after the first page is drawn (also when a page stops early)
     ui.warm_up_once()
+ui.refresh_sidebar_status(status)  # the page may have loaded another table or model

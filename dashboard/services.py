@@ -54,6 +54,15 @@ DEFAULT_UPLOAD_MB = 200
 CARD_SIZES = {"pocket": "Pocket (85.6 × 54 mm)", "index": "Index card (5 × 3 in)", "a6": "A6 (148 × 105 mm)"}
 OUTCOME_HINTS = ("readmit", "outcome", "target", "label", "event", "death", "died", "mortality", "malignan",
                  "class", "y")
+# Words of a column name that say "outcome", most telling first: a word of the name must start with the stem
+# (readmitted, readmission, Readmitted30d) or equal the word (y, event, status).
+OUTCOME_STEMS = ("readmi", "rehospitali", "outcome", "death", "dead", "died", "deceased", "mortalit", "surviv",
+                 "malignan", "target", "label", "event", "class", "status", "y")
+_STEM_PREFIX = ("readmi", "rehospitali", "mortalit", "surviv", "malignan")
+# Words that make a column an attribute of the outcome rather than the outcome (readmission_date, event_id).
+_NOT_OUTCOME_WORDS = ("id", "nbr", "number", "num", "date", "time", "count", "type", "code")
+# Values that read as "no event" (compared as lower-case text).
+NEGATIVE_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "no event", "alive")
 
 
 # ============================================================================ data
@@ -248,15 +257,74 @@ def column_choices(table: pd.DataFrame, target: str | None = None) -> ColumnChoi
 
 
 # ============================================================================ outcome
+def name_words(name) -> list[str]:
+    """The lower-case words of a column name: ``"Readmitted30d"`` -> ``["readmitted", "30", "d"]``."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(name))
+    text = re.sub(r"([0-9])([A-Za-z])", r"\1 \2", re.sub(r"([A-Za-z])([0-9])", r"\1 \2", text))
+    return [word for word in re.split(r"[^0-9a-zA-Z]+", text.lower()) if word]
+
+
+def outcome_name_rank(name) -> int | None:
+    """How strongly a column's name says "outcome" (0 = most, the index in :data:`OUTCOME_STEMS`), or None."""
+    words = name_words(name)
+    if not words or any(word in _NOT_OUTCOME_WORDS for word in words):
+        return None
+    if "status" in words and words != ["status"] and "vital" not in words:
+        words = [word for word in words if word != "status"]  # smoking_status, marital_status: not outcomes
+    ranks = [rank for rank, stem in enumerate(OUTCOME_STEMS)
+             if any(word.startswith(stem) if stem in _STEM_PREFIX else word == stem for word in words)]
+    return min(ranks) if ranks else None
+
+
+def _rare_share(series: pd.Series) -> float:
+    counts = series.dropna().value_counts()
+    return float(counts.min() / counts.sum()) if len(counts) else 0.0
+
+
 def suggest_target(frame: pd.DataFrame) -> str | None:
-    """A two-valued column whose name sounds like an outcome; else the last two-valued column."""
-    two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2]
-    for hint in OUTCOME_HINTS:
-        for column in two_valued:
-            name = str(column).lower()
-            if (hint == "y" and name == "y") or (hint != "y" and hint in name):
-                return column
+    """The column most likely to be the outcome.
+
+    1. A column whose name says outcome (``readmitted``, ``Readmitted30d``,
+       ``mortality``, ``DEATH_EVENT``, ``y`` ...; see :data:`OUTCOME_STEMS`) with
+       2 to ``MAX_EVENT_CHOICES`` values, the most telling name first, a two-valued
+       one before others of the same rank;
+    2. else the last yes/no (two-valued) column whose rarer value is at least 1%
+       of the rows (a medication flag used once in a thousand rows is not an outcome);
+    3. else the last column.
+    """
+    named = []
+    for position, column in enumerate(frame.columns):
+        rank = outcome_name_rank(column)
+        if rank is None:
+            continue
+        n_values = frame[column].dropna().nunique()
+        if 2 <= n_values <= MAX_EVENT_CHOICES:
+            named.append((rank, n_values != 2, position, column))
+    if named:
+        return min(named)[3]
+    two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2 and _rare_share(frame[c]) >= 0.01]
     return two_valued[-1] if two_valued else (frame.columns[-1] if len(frame.columns) else None)
+
+
+def suggest_event(series: pd.Series):
+    """The event value to offer first for an outcome column (None: the user must pick).
+
+    Two values: the engine's choice (:func:`default_event`). More values, of which
+    exactly one reads as "no event" (``NO``, ``0``, ``false``, ``none`` ...): the
+    rarest of the others, e.g. ``<30`` for ``readmitted`` with ``NO`` / ``>30`` /
+    ``<30``. Otherwise None.
+    """
+    counts = series.dropna().value_counts()
+    if len(counts) == 2:
+        return default_event(series)
+    if len(counts) < 2 or len(counts) > MAX_EVENT_CHOICES:
+        return None
+    negative = [v for v in counts.index if str(v).strip().lower() in NEGATIVE_TOKENS]
+    if len(negative) != 1:
+        return None
+    others = counts.drop(index=negative)
+    rarest = others[others == others.min()].index
+    return sorted(rarest, key=str)[0]
 
 
 def outcome_values(series: pd.Series) -> list:

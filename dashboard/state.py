@@ -141,7 +141,7 @@ def reset_event() -> None:
     ss = st.session_state
     data, target = ss.get(DATA), ss.get(W_TARGET)
     if data is not None and target in data.frame.columns:
-        ss[W_EVENT] = services.plain(services.default_event(data.frame[target]))
+        ss[W_EVENT] = services.plain(services.suggest_event(data.frame[target]))
     else:
         ss[W_EVENT] = None
 

@@ -151,23 +151,43 @@ def warm_up_once() -> None:
         _warm_up_thread()
 
 
-def sidebar_status() -> None:
+def _status_lines() -> str:
     ss = st.session_state
+    data = ss[state.DATA]
+    fit = ss[state.FIT]
+    lines = []
+    if data is not None:
+        lines.append(f":material/table: **{md(data.name)}** · {data.n_rows:,} rows")
+    if fit is not None:
+        n = len(fit.model["rules"])
+        extra = " · posterior" if fit.has_posterior else ""
+        lines.append(f":material/format_list_numbered: **{n} rule{'s' if n != 1 else ''}** + ELSE{extra}")
+    return "  \n".join(lines)
+
+
+def sidebar_status():
+    """The sidebar: current table and list, job progress. Returns the slot :func:`refresh_sidebar_status` redraws."""
     with st.sidebar:
-        data = ss[state.DATA]
-        fit = ss[state.FIT]
-        lines = []
-        if data is not None:
-            lines.append(f":material/table: **{md(data.name)}** · {data.n_rows:,} rows")
-        if fit is not None:
-            n = len(fit.model["rules"])
-            extra = " · posterior" if fit.has_posterior else ""
-            lines.append(f":material/format_list_numbered: **{n} rule{'s' if n != 1 else ''}** + ELSE{extra}")
-        if lines:
-            st.markdown("  \n".join(lines))
+        slot = st.empty()
+        text = _status_lines()
+        if text:
+            slot.markdown(text)
         for kind in ("fit", "validation"):
             job_progress(kind, compact=True)
         st.caption("Falling rule lists · Wang & Rudin, AISTATS 2015")
+    return slot
+
+
+def refresh_sidebar_status(slot) -> None:
+    """Redraw the table and list lines after the page ran: it may have loaded another file or model.
+
+    The sidebar is drawn before the page, so without this it named the previous file after an upload.
+    """
+    text = _status_lines()
+    if text:
+        slot.markdown(text)
+    else:
+        slot.empty()
 
 
 # ---------------------------------------------------------------- what a fit is made of

@@ -1,39 +1,36 @@
-"""From a raw clinical table to readable yes/no *items*.
+"""From a raw clinical table to readable yes/no *items*, packed as bits.
 
 Rules are built from items, each a :class:`~frl_engine.rules.Condition` a
-clinician can read. A column gives items according to its kind:
+clinician can read. How a column is read (its *kind*, and why) is decided in
+:mod:`frl_engine.columns`; this module turns each used column into items:
 
-- **boolean** (``BedSores`` = yes/no, true/false, y/n in any case, 0/1, or a
-  bool column): one item ``BedSores``, true for the "yes" rows.
-- **numeric** (``Age``): thresholds at evenly spaced interior quantiles (the
-  25/50/75% quantiles for ``n_thresholds=3``), rounded to 2 significant
-  figures so they read well (59.73 -> 60, 0.2374 -> 0.24, 1234 -> 1200), and
-  two items per threshold: ``Age >= 60`` and ``Age < 60``. Thresholds that
-  round to the same value, or split the patients the same way, are kept once.
-  A threshold at (or rounding below) the column's minimum would put every
-  patient on one side, so it moves up to the smallest value above the minimum
-  (for a mostly-zero count this gives ``PriorAdmissions >= 1``). Only if 2
-  significant figures leave no threshold inside the column's range are more
-  figures used. Thresholds a user gives (``thresholds={"Age": [45, 60]}``)
-  are used exactly as given.
-- **categorical** (``DischargeTo``): one item per category,
-  ``DischargeTo = home``, categories ordered by frequency then name. Two-valued
-  text that is not yes/no-like (``Sex`` = F/M) is categorical; so is a
-  two-valued number column other than 0/1.
+- **boolean** (``BedSores`` = yes/no, true/false, y/n, 0/1): one item ``BedSores``.
+- **numeric** (``Age``, or age bands ``[70-80)`` read by their lower bound):
+  thresholds at evenly spaced interior quantiles (25/50/75% for
+  ``n_thresholds=3``), rounded to 2 significant figures (59.73 -> 60), and two
+  items per threshold, ``Age >= 60`` and ``Age < 60``. A threshold at the
+  column's minimum moves up to the smallest value above it (``PriorAdmissions
+  >= 1``). When rounding and ties leave fewer thresholds than asked for (a
+  count that is mostly 0), the quantiles of the values above the most common
+  one are added, so the tail still gets cuts (``number_inpatient >= 2``, ``>= 3``).
+  Thresholds a user gives are used exactly as given.
+- **categorical** and **nominal** (integer labels such as a discharge code):
+  one item per level covering at least ``min_support`` of the rows
+  (``DischargeTo = home``), most frequent first; rarer levels make no item of
+  their own and are never refused.
+- **code** (ICD-9/ICD-10/ATC-like): an item per frequent code
+  (``diag_1 = 250.83``) and per frequent code group by prefix
+  (``diag_1 starts with 428``, ``diag_1 starts with 25``), most specific
+  first, so rare codes still count through their group.
 
-Missing values (NaN, None, blank text) never match a threshold, category or
-yes/no item: ``Age >= 60`` is False for a patient whose age is unknown. When a
-column has missing values in the data the binarizer is fitted on, it also
-gets the item ``Age is missing``, so a rule can say so in words.
+A missing value (NaN, blank, ``?``, ``NA``, ``NULL``...) matches no item except
+``<column> is missing``, which exists when the fitting data had missing values
+in that column (and it is not near-universal).
 
-Columns holding a single value (ignoring missing values) are skipped
-silently, since they make no useful item; their names are kept in
-``constant_columns_``. If blanks in such a column mean something (a box left
-unticked), fill them in first.
-
-Everything learned by :meth:`Binarizer.fit` (kinds, thresholds, categories,
-whether a missing item exists) is a list of frozen :class:`ColumnSpec`, and
-:meth:`Binarizer.transform` applies exactly that to new data.
+Items are computed column by column from the column's distinct values and
+packed into ``uint64`` bit vectors (:meth:`Binarizer.transform_packed`): no
+dense one-hot table is built. Everything learned by :meth:`Binarizer.fit` is a
+list of frozen :class:`ColumnSpec`, and transforming new data applies exactly that.
 """
 
 from __future__ import annotations
@@ -41,132 +38,49 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, ModelFileError
-from .rules import (
-    FALSE_WORDS,
-    TRUE_WORDS,
-    Condition,
+from .columns import (
+    ITEM_KINDS,
+    NEAR_CONSTANT_SHARE,
+    ColumnReading,
     boolean_values,
+    canonical_kind,
     category_label,
+    code_label,
+    code_prefixes,
+    has_identifier_name,
     is_number,
+    looks_like_identifier,
     missing_mask,
     numeric_values,
+    read_column,
 )
+from .errors import DataError, ModelFileError
+from .rules import Condition
 
-__all__ = ["KINDS", "ColumnSpec", "infer_column_kind", "round_threshold", "Binarizer"]
+__all__ = ["KINDS", "ColumnSpec", "infer_column_kind", "round_threshold", "Binarizer", "has_identifier_name",
+           "looks_like_identifier"]
 
-KINDS = ("numeric", "categorical", "boolean")
-# Share of the non-missing values that must read as numbers for a text column
-# to be taken as a numeric column with some junk in it (rather than categories).
-NUMERIC_SHARE = 0.9
+KINDS = ITEM_KINDS
 
 
 def round_threshold(x: float, digits: int = 2) -> float:
-    """Round to ``digits`` significant figures: 59.73 -> 60, 0.2374 -> 0.24, 1234 -> 1200.
-
-    Parameters
-    ----------
-    x : float
-    digits : int, default 2
-
-    Returns
-    -------
-    float
-    """
+    """Round to ``digits`` significant figures: 59.73 -> 60, 0.2374 -> 0.24, 1234 -> 1200."""
     return float(f"{float(x):.{digits}g}")
 
 
-def _numbers_kind(values: np.ndarray) -> str:
-    distinct = np.unique(values)
-    if len(distinct) == 1:
-        return "constant"
-    if len(distinct) == 2:
-        return "boolean" if set(distinct.tolist()) == {0.0, 1.0} else "categorical"
-    return "numeric"
-
-
-_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
-                       r"|^(record|patient|subject|encounter|visit|case|admission)[_\s.\-]?"
-                       r"(no|num|number|nr|key|code)$", re.IGNORECASE)
-_ID_CAMEL = re.compile(r"[a-z0-9](ID|Id)$")
-
-
-def has_identifier_name(name: str) -> bool:
-    """``PatientID``, ``patient_id``, ``MRN``, ``record_no``...: a name that says "identifier"."""
-    return bool(_ID_WORDS.search(name.strip()) or _ID_CAMEL.search(name.strip()))
-
-
-def looks_like_identifier(name: str, series: pd.Series) -> str | None:
-    """Why a column looks like an identifier, or None.
-
-    A name such as ``PatientID``, ``patient_id``, ``MRN``; or text / whole numbers
-    that are different in every row (at least 20 rows).  The dashboard leaves such
-    columns out by default.  :class:`Binarizer` refuses a numeric column with an
-    identifier's name and a different value in every row (a rule
-    ``PatientID >= 100750`` would be meaningless); a text one is refused for having
-    too many categories.
-    """
-    if has_identifier_name(name):
-        return "identifier (by its name)"
-    present = series.dropna()
-    n = len(series)
-    if n >= 20 and len(present) == n and present.nunique() == n:
-        dtype, types = series.dtype, pd.api.types
-        if types.is_integer_dtype(dtype) or types.is_object_dtype(dtype) or types.is_string_dtype(dtype):
-            return "identifier (different in every row)"
-    return None
-
-
 def infer_column_kind(series: pd.Series) -> str:
-    """What the binarizer does with this column when not told otherwise.
+    """The kind :func:`frl_engine.columns.read_column` gives this column (name-blind: ``"column"``).
 
-    Parameters
-    ----------
-    series : pandas.Series
-
-    Returns
-    -------
-    str
-        ``"numeric"``, ``"categorical"`` or ``"boolean"`` (see the module
-        docstring), ``"constant"`` (one value only: skipped), ``"empty"`` (no
-        values: an error unless excluded) or ``"unsupported"`` (dates,
-        durations, complex numbers: an error unless excluded). A text column
-        that is mostly numbers is ``"numeric"`` even if some values are junk
-        (fitting then says which ones).
+    Returns one of ``numeric``, ``categorical``, ``boolean``, ``code``, ``nominal``,
+    ``identifier``, ``near-constant``, ``constant``, ``empty``, ``unsupported``.
     """
-    missing = missing_mask(series)
-    if missing.all():
-        return "empty"
-    dtype = series.dtype
-    if (
-        pd.api.types.is_datetime64_any_dtype(dtype)
-        or pd.api.types.is_timedelta64_dtype(dtype)
-        or pd.api.types.is_complex_dtype(dtype)
-        or isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype))
-    ):
-        return "unsupported"
-    present = series[~missing]
-    if pd.api.types.is_bool_dtype(dtype):
-        return "boolean" if present.nunique() == 2 else "constant"
-    if pd.api.types.is_numeric_dtype(dtype):
-        return _numbers_kind(present.to_numpy(dtype=float))
-    words = {category_label(v).lower() for v in pd.unique(present)}
-    if len(words) == 1:
-        return "constant"
-    if len(words) == 2 and words & TRUE_WORDS and words & FALSE_WORDS:
-        return "boolean"
-    parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-    share = parsed.notna().mean()
-    if share == 1:
-        return _numbers_kind(parsed.to_numpy(dtype=float))
-    return "numeric" if share >= NUMERIC_SHARE else "categorical"
+    return read_column(str(series.name) if series.name is not None else "column", series).kind
 
 
 @dataclass(frozen=True)
@@ -176,15 +90,15 @@ class ColumnSpec:
     Parameters
     ----------
     name : str
-        Column name.
-    kind : {"numeric", "categorical", "boolean"}
+    kind : {"numeric", "categorical", "boolean", "code", "nominal"}
     thresholds : tuple of float
         Cut points, ascending (numeric only).
     categories : tuple of str
-        Category labels, most frequent first (categorical only).
+        Levels with an item (categorical, nominal), or whole codes with an item (code).
     has_missing : bool
-        Whether the column had missing values when fitted (then it has an
-        ``is missing`` item).
+        Whether the column has an ``is missing`` item.
+    prefixes : tuple of str
+        Code groups with an item (code only), most specific first.
     """
 
     name: str
@@ -192,6 +106,7 @@ class ColumnSpec:
     thresholds: tuple[float, ...] = ()
     categories: tuple[str, ...] = ()
     has_missing: bool = False
+    prefixes: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -200,6 +115,7 @@ class ColumnSpec:
             raise ValueError(f"Column kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         thresholds = tuple(float(t) for t in self.thresholds)
         categories = tuple(self.categories)
+        prefixes = tuple(self.prefixes)
         if self.kind == "numeric":
             if not thresholds or not all(math.isfinite(t) for t in thresholds):
                 raise ValueError(f"Numeric column '{self.name}' needs finite thresholds, got {self.thresholds!r}")
@@ -207,40 +123,86 @@ class ColumnSpec:
                 raise ValueError(f"Thresholds of '{self.name}' must increase, got {self.thresholds!r}")
         elif thresholds:
             raise ValueError(f"Only numeric columns have thresholds ('{self.name}' is {self.kind})")
-        if self.kind == "categorical":
-            if not categories or not all(isinstance(c, str) and c for c in categories):
-                raise ValueError(f"Categorical column '{self.name}' needs category names, got {self.categories!r}")
-            if len(set(categories)) != len(categories):
-                raise ValueError(f"Categories of '{self.name}' repeat: {self.categories!r}")
+        if self.kind in ("categorical", "nominal", "code"):
+            if not all(isinstance(c, str) and c for c in categories + prefixes):
+                raise ValueError(f"Column '{self.name}' needs text levels, got {self.categories!r}")
+            if not (categories or prefixes or self.has_missing):
+                raise ValueError(f"Column '{self.name}' ({self.kind}) has no item")
+            if len(set(categories)) != len(categories) or len(set(prefixes)) != len(prefixes):
+                raise ValueError(f"Levels of '{self.name}' repeat: {self.categories!r}")
         elif categories:
-            raise ValueError(f"Only categorical columns have categories ('{self.name}' is {self.kind})")
+            raise ValueError(f"Only categorical, nominal and code columns have levels ('{self.name}' is {self.kind})")
+        if prefixes and self.kind != "code":
+            raise ValueError(f"Only code columns have code groups ('{self.name}' is {self.kind})")
         if not isinstance(self.has_missing, (bool, np.bool_)):
             raise ValueError(f"has_missing must be true or false, got {self.has_missing!r}")
         object.__setattr__(self, "thresholds", thresholds)
         object.__setattr__(self, "categories", categories)
+        object.__setattr__(self, "prefixes", prefixes)
         object.__setattr__(self, "has_missing", bool(self.has_missing))
 
     def conditions(self) -> list[Condition]:
-        """The column's items, in order: ``>=``/``<`` per threshold, or one per category, or the yes item; then ``is missing``."""
+        """The column's items, in order (the columns of :meth:`item_matrix`)."""
         if self.kind == "numeric":
             items = [Condition(self.name, op, t) for t in self.thresholds for op in (">=", "<")]
-        elif self.kind == "categorical":
+        elif self.kind in ("categorical", "nominal", "code"):
             items = [Condition(self.name, "==", c) for c in self.categories]
+            items += [Condition(self.name, "starts with", p) for p in self.prefixes]
         else:
             items = [Condition(self.name, "is true")]
         if self.has_missing:
             items.append(Condition(self.name, "is missing"))
         return items
 
+    def item_matrix(self, series: pd.Series) -> np.ndarray:
+        """The items of this column for each row, shape (len(series), n_items), bool.
+
+        The same truth as evaluating each of :meth:`conditions` on the column
+        (tested), computed once per distinct value.
+        """
+        n_items = len(self.conditions())
+        out = np.zeros((len(series), n_items), dtype=bool)
+        missing = missing_mask(series)
+        if self.kind == "numeric":
+            values = numeric_values(series, self.name)
+            with np.errstate(invalid="ignore"):
+                for j, t in enumerate(self.thresholds):
+                    out[:, 2 * j] = values >= t
+                    out[:, 2 * j + 1] = values < t
+        elif self.kind == "boolean":
+            out[:, 0] = boolean_values(series, self.name)
+        else:
+            codes, uniques = pd.factorize(series, use_na_sentinel=True)
+            labels = [category_label(v) for v in np.asarray(uniques, dtype=object)]
+            present = (codes >= 0) & ~missing
+            truth = np.zeros((len(labels) + 1, n_items), dtype=bool)  # last row: NaN cells
+            index = {label: i for i, label in enumerate(labels)}
+            for j, category in enumerate(self.categories):
+                i = index.get(category)
+                if i is not None:
+                    truth[i, j] = True
+            upper = [label.upper() for label in labels]
+            for k, prefix in enumerate(self.prefixes):
+                j = len(self.categories) + k
+                want = prefix.upper()
+                truth[: len(labels), j] = [u.startswith(want) for u in upper]
+            out[:] = truth[np.where(present, codes, len(labels))]
+        if self.has_missing:
+            out[:, -1] = missing
+        return out
+
     def to_dict(self) -> dict:
         """JSON-safe dict; whole-number thresholds are written as ints."""
-        return {
+        d = {
             "name": self.name,
             "kind": self.kind,
             "thresholds": [int(t) if t.is_integer() and abs(t) < 2**53 else t for t in self.thresholds],
             "categories": list(self.categories),
             "has_missing": self.has_missing,
         }
+        if self.prefixes:
+            d["prefixes"] = list(self.prefixes)
+        return d
 
     @classmethod
     def from_dict(cls, d) -> ColumnSpec:
@@ -253,43 +215,62 @@ class ColumnSpec:
         """
         if not isinstance(d, dict) or "name" not in d or "kind" not in d:
             raise ModelFileError(f"A binarizer column should be an object with name and kind, got {d!r}: the model file is damaged")
-        unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing"})
+        unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing", "prefixes"})
         thresholds = d.get("thresholds", [])
         categories = d.get("categories", [])
-        if (
-            unknown
-            or not isinstance(thresholds, list)
-            or not all(is_number(t) for t in thresholds)
-            or not isinstance(categories, list)
-        ):
+        prefixes = d.get("prefixes", [])
+        if (unknown or not isinstance(thresholds, list) or not all(is_number(t) for t in thresholds)
+                or not isinstance(categories, list) or not isinstance(prefixes, list)):
             raise ModelFileError(f"Bad binarizer column {d!r}: the model file is damaged")
         try:
-            return cls(d["name"], d["kind"], tuple(thresholds), tuple(categories), d.get("has_missing", False))
+            return cls(d["name"], d["kind"], tuple(thresholds), tuple(categories), d.get("has_missing", False),
+                       tuple(prefixes))
         except ValueError as err:
             raise ModelFileError(f"Bad binarizer column {d!r} ({err}): the model file is damaged") from None
 
 
-def _quantile_thresholds(values: np.ndarray, n_thresholds: int) -> tuple[float, ...]:
-    """Readable cut points at evenly spaced interior quantiles (see the module docstring)."""
-    low, high = values.min(), values.max()
-    if low == high:
-        return ()
-    quantiles = np.quantile(values, np.arange(1, n_thresholds + 1) / (n_thresholds + 1))
-    above_min = values[values > low].min()
-    ordered = np.sort(values)
+def _cuts(values: np.ndarray, levels: np.ndarray, low: float, high: float, ordered: np.ndarray) -> list[float]:
+    """Rounded cut points at the given quantile levels of ``values``, inside (low, high], distinct splits."""
+    quantiles = np.quantile(values, levels)
+    above_min = ordered[np.searchsorted(ordered, low, side="right")]
     for digits in range(2, 7):
         chosen, splits = [], set()
         for q in quantiles:
             t = round_threshold(q, digits)
             if t <= low:  # everyone would be on one side: cut just above the minimum instead
                 t = round_threshold(above_min, digits)
-            split = int(np.searchsorted(ordered, t))  # patients below t
+                if t <= low:
+                    t = float(above_min)
+            split = int(np.searchsorted(ordered, t))
             if low < t <= high and split not in splits:
                 chosen.append(t)
                 splits.add(split)
         if chosen:
-            return tuple(sorted(chosen))
-    return (float(above_min),)
+            return chosen
+    return [float(above_min)]
+
+
+def _quantile_thresholds(values: np.ndarray, n_thresholds: int, min_count: int = 1) -> tuple[float, ...]:
+    """Readable cut points at evenly spaced interior quantiles (see the module docstring)."""
+    low, high = values.min(), values.max()
+    if low == high:
+        return ()
+    ordered = np.sort(values)
+    levels = np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
+    chosen = _cuts(values, levels, low, high, ordered)
+    _, tie_counts = np.unique(values, return_counts=True)
+    if len(chosen) < n_thresholds and tie_counts.max() >= len(values) / (n_thresholds + 1):
+        # Ties (a count that is mostly 0): cut the values above the top threshold found so far too.
+        tail = values[values >= max(chosen)]
+        if len(tail) and tail.min() < tail.max():
+            extra = _cuts(tail, levels, tail.min(), high, ordered)
+            for t in extra:
+                upper = len(ordered) - int(np.searchsorted(ordered, t))
+                if t not in chosen and upper >= min_count and round_threshold(t) == t:
+                    chosen.append(t)
+    chosen = sorted(set(chosen))
+    # Keep one threshold per distinct split, and at most n_thresholds + the tail's (never more than 2n).
+    return tuple(chosen[: 2 * n_thresholds])
 
 
 def _suggest(name: str, columns: Sequence[str]) -> str:
@@ -298,88 +279,87 @@ def _suggest(name: str, columns: Sequence[str]) -> str:
 
 
 class Binarizer:
-    """Turns a raw clinical table into a bool matrix of readable items.
+    """Turns a raw clinical table into readable items (bits).
 
     Parameters
     ----------
     n_thresholds : int, default 3
         Quantile thresholds per numeric column (3: the 25/50/75% quantiles).
     thresholds : dict of str to sequence of float, optional
-        Your own thresholds for some columns, used as given
-        (``{"Age": [45, 60]}``); those columns are numeric.
+        Your own thresholds for some columns, used as given (``{"Age": [45, 60]}``).
     column_kinds : dict of str to str, optional
-        Force a kind (``"numeric"``, ``"categorical"``, ``"boolean"``) for
-        some columns instead of inferring it.
+        Force a kind for some columns (``"numeric"``, ``"categorical"``,
+        ``"boolean"``, ``"code"``, ``"nominal"``, or ``"identifier"`` to leave
+        it out) instead of inferring it (:mod:`frl_engine.columns`).
     exclude : sequence of str, default ()
         Columns to leave out (identifiers, the outcome).
     max_categories : int, default 30
-        A categorical column with more distinct values is refused.
+        Most levels (or codes, or code groups) of one column that get an item;
+        the most frequent are kept.
+    min_support : float, default 0
+        A level, code or code group gets an item only if it covers at least
+        this fraction of rows (the estimator passes its ``min_support``: a rarer
+        item could never be in a rule).
 
     Attributes
     ----------
+    readings_ : list of ColumnReading
+        How every column was read, and why (kinds, reasons), in table order.
     specs_ : list of ColumnSpec
         What was learned, one per used column, in table order.
     conditions_ : list of Condition
         The items, in order: column ``j`` of :meth:`transform`'s output.
     constant_columns_ : tuple of str
-        Columns skipped because they hold a single value.
+        Columns that make no item (constant, near-constant, empty, identifiers...).
     """
 
-    def __init__(
-        self,
-        *,
-        n_thresholds: int = 3,
-        thresholds: dict[str, Sequence[float]] | None = None,
-        column_kinds: dict[str, str] | None = None,
-        exclude: Sequence[str] = (),
-        max_categories: int = 30,
-    ):
+    def __init__(self, *, n_thresholds: int = 3, thresholds: dict[str, Sequence[float]] | None = None,
+                 column_kinds: dict[str, str] | None = None, exclude: Sequence[str] = (), max_categories: int = 30,
+                 min_support: float = 0.0):
         self.n_thresholds = n_thresholds
         self.thresholds = thresholds
         self.column_kinds = column_kinds
         self.exclude = exclude
         self.max_categories = max_categories
+        self.min_support = min_support
 
     # ---- fitting --------------------------------------------------------
 
     def fit(self, frame: pd.DataFrame) -> Binarizer:
-        """Learn each column's kind, thresholds and categories.
-
-        Parameters
-        ----------
-        frame : pandas.DataFrame
-            The raw table (without the outcome, or with it in ``exclude``).
-
-        Returns
-        -------
-        Binarizer
-            ``self``, fitted.
+        """Read each column (kind, reason) and learn its thresholds, levels and code groups.
 
         Raises
         ------
         DataError
-            For an unusable table or setting; the message names the column
-            and what to do.
+            For an unusable table or setting; the message names the column and what to do.
         """
         _check_table(frame)
         columns = list(frame.columns)
         user_thresholds, kinds, excluded = self._checked_settings(columns)
-        used = [c for c in columns if c not in excluded]
-        if not used:
-            raise DataError("Every column is excluded, so there is nothing to make items from: exclude fewer columns")
-        specs, constant = [], []
-        for column in used:
-            spec = self._fit_column(frame[column], column, kinds.get(column), user_thresholds.get(column))
+        n_rows = len(frame)
+        min_count = max(1, math.ceil(round(float(self.min_support) * n_rows, 6)))
+        readings, specs, skipped = [], [], []
+        for column in columns:
+            series = frame[column]
+            if column in excluded:
+                reading = ColumnReading(column, "identifier", "excluded by you", float(missing_mask(series).mean()),
+                                        0, 0.0, declared=True)
+                readings.append(reading)
+                continue
+            reading = read_column(column, series, declared=kinds.get(column))
+            spec, reading = self._fit_column(series, reading, user_thresholds.get(column), min_count)
+            readings.append(reading)
             if spec is None:
-                constant.append(column)
+                skipped.append(column)
             else:
                 specs.append(spec)
+        if len(excluded) and all(c in excluded for c in columns):
+            raise DataError("Every column is excluded, so there is nothing to make items from: exclude fewer columns")
         if not specs:
-            raise DataError(
-                f"Every used column holds a single value ({', '.join(constant[:5])}), so no item can tell "
-                "patients apart: use columns that vary"
-            )
-        self._set_specs(specs, tuple(constant))
+            shown = "; ".join(f"{r.name}: {r.reason}" for r in readings[:4])
+            raise DataError(f"No column can make an item ({shown}): use columns that vary, or declare their kinds")
+        self.readings_ = readings
+        self._set_specs(specs, tuple(skipped))
         return self
 
     def _set_specs(self, specs: list[ColumnSpec], constant: tuple[str, ...] = ()) -> None:
@@ -392,19 +372,17 @@ class Binarizer:
             raise DataError(f"n_thresholds must be a whole number of at least 1, got {self.n_thresholds!r}")
         if not isinstance(self.max_categories, numbers.Integral) or isinstance(self.max_categories, bool) or self.max_categories < 2:
             raise DataError(f"max_categories must be a whole number of at least 2, got {self.max_categories!r}")
+        if not is_number(self.min_support) or not 0 <= self.min_support <= 1:
+            raise DataError(f"min_support must be a fraction in [0, 1], got {self.min_support!r}")
         exclude = [self.exclude] if isinstance(self.exclude, str) else list(self.exclude)
         thresholds = dict(self.thresholds or {})
         kinds = dict(self.column_kinds or {})
         for setting, names in (("exclude", exclude), ("thresholds", thresholds), ("column_kinds", kinds)):
             for name in names:
                 if name not in columns:
-                    raise DataError(
-                        f"{setting} names column '{name}', which is not in the data{_suggest(str(name), columns)}: "
-                        "check the spelling"
-                    )
-        for name, kind in kinds.items():
-            if kind not in KINDS:
-                raise DataError(f"column_kinds gives '{name}' the kind {kind!r}: use 'numeric', 'categorical' or 'boolean'")
+                    raise DataError(f"{setting} names column '{name}', which is not in the data"
+                                    f"{_suggest(str(name), columns)}: check the spelling")
+        kinds = {name: canonical_kind(kind, name) for name, kind in kinds.items()}
         user_thresholds = {}
         for name, cuts in thresholds.items():
             if kinds.get(name, "numeric") != "numeric":
@@ -415,55 +393,85 @@ class Binarizer:
             if isinstance(cuts, (str, dict)) or not isinstance(cuts, (Sequence, np.ndarray, pd.Series)):
                 cuts = None
             if cuts is None or len(cuts) == 0 or not all(is_number(t) and math.isfinite(t) for t in cuts):
-                raise DataError(
-                    f"thresholds for '{name}' must be a list of finite numbers, got {self.thresholds[name]!r}: "
-                    f"e.g. thresholds={{'{name}': [45, 60]}}"
-                )
-            values = sorted({float(t) for t in cuts})
-            user_thresholds[name] = tuple(values)
+                raise DataError(f"thresholds for '{name}' must be a list of finite numbers, got "
+                                f"{self.thresholds[name]!r}: e.g. thresholds={{'{name}': [45, 60]}}")
+            user_thresholds[name] = tuple(sorted({float(t) for t in cuts}))
             kinds[name] = "numeric"
         return user_thresholds, kinds, set(exclude)
 
-    def _fit_column(self, series: pd.Series, column: str, kind: str | None, cuts) -> ColumnSpec | None:
-        inferred = infer_column_kind(series)
-        if inferred == "empty":
-            raise DataError(f"Column '{column}' has no values: fill it or exclude it")
-        if inferred == "unsupported":
-            raise DataError(
-                f"Column '{column}' holds {series.dtype} values, which cannot become items: "
-                "turn them into numbers (e.g. days) or exclude the column"
-            )
-        if (kind is None and inferred == "numeric" and has_identifier_name(column)
-                and series.dropna().is_unique):
-            raise DataError(
-                f"Column '{column}' looks like a patient identifier, not a measurement: exclude it "
-                f"(--exclude {column}), or declare it numeric if it really is one"
-            )
-        kind = kind or inferred
-        if kind == "constant":
-            return None
-        has_missing = bool(missing_mask(series).any())
+    def _fit_column(self, series: pd.Series, reading: ColumnReading, cuts, min_count: int):
+        """``(spec or None, reading)`` for one column; the reading says why a column makes no item."""
+        column, kind = reading.name, reading.kind
+        if cuts is not None and not reading.declared:
+            reading = ColumnReading(column, "numeric", "your thresholds", reading.missing_share, reading.n_levels,
+                                    reading.top_share, reading.examples, declared=True)
+            kind = "numeric"
+        if kind not in KINDS:
+            return None, reading
+        missing = missing_mask(series)
+        n_missing = int(missing.sum())
+        n = len(series)
+        # An "is missing" item only when it could be in a rule and is not near-universal.
+        has_missing = n_missing >= min_count and n_missing < NEAR_CONSTANT_SHARE * n
+
+        def skipped(reason):
+            return None, ColumnReading(column, reading.kind, reason, reading.missing_share, reading.n_levels,
+                                       reading.top_share, reading.examples, reading.declared)
+
         if kind == "numeric":
             values = numeric_values(series, column)
             present = values[~np.isnan(values)]
+            if not len(present):
+                return skipped("no values")
             if np.isinf(present).any():
                 raise DataError(f"Column '{column}' has infinite values: replace them with numbers or mark them missing")
-            cuts = cuts if cuts is not None else _quantile_thresholds(present, self.n_thresholds)
-            return ColumnSpec(column, "numeric", thresholds=cuts, has_missing=has_missing) if cuts else None
+            cuts = cuts if cuts is not None else _quantile_thresholds(present, self.n_thresholds, min_count)
+            if not cuts:
+                return skipped("a single value: makes no item")
+            return ColumnSpec(column, "numeric", thresholds=cuts, has_missing=has_missing), reading
         if kind == "boolean":
-            yes = boolean_values(series, column)[~missing_mask(series)]
-            return ColumnSpec(column, "boolean", has_missing=has_missing) if 0 < yes.sum() < len(yes) else None
-        labels = series[~missing_mask(series)].map(category_label)
+            yes = boolean_values(series, column)[~missing]
+            if not 0 < yes.sum() < len(yes):
+                return skipped("a single value: makes no item")
+            return ColumnSpec(column, "boolean", has_missing=has_missing), reading
+        labels = series[~missing].map(category_label)
         counts = labels.value_counts()
-        if len(counts) > self.max_categories:
-            raise DataError(
-                f"Column '{column}' has {len(counts):,} distinct values, too many to use as categories "
-                f"(max {self.max_categories}): exclude it, or group its values"
-            )
-        if len(counts) < 2:
-            return None
-        categories = sorted(counts.index, key=lambda label: (-counts[label], label))
-        return ColumnSpec(column, "categorical", categories=tuple(categories), has_missing=has_missing)
+        if kind == "code":
+            return self._fit_codes(column, counts, has_missing, min_count, reading, skipped)
+        levels = sorted((label for label in counts.index if counts[label] >= min_count and counts[label] < n),
+                        key=lambda label: (-counts[label], label))
+        kept = levels[: self.max_categories]
+        if len(counts) < 2 or not (kept or has_missing):
+            return skipped(f"{reading.reason}; no level reaches the support threshold" if len(counts) >= 2
+                           else "a single value: makes no item")
+        rare = len(counts) - len(kept)
+        if rare:
+            reading = ColumnReading(column, reading.kind, f"{reading.reason}; {len(kept)} with an item, {rare:,} "
+                                    "rarer levels without", reading.missing_share, reading.n_levels,
+                                    reading.top_share, reading.examples, reading.declared)
+        return ColumnSpec(column, kind, categories=tuple(kept), has_missing=has_missing), reading
+
+    def _fit_codes(self, column, counts, has_missing, min_count, reading, skipped):
+        code_counts: dict[str, int] = {}
+        group_counts: dict[str, int] = {}
+        for label, count in counts.items():
+            code = code_label(label)
+            code_counts[label] = code_counts.get(label, 0) + int(count)
+            for prefix in code_prefixes(code):
+                group_counts[prefix] = group_counts.get(prefix, 0) + int(count)
+        total = int(counts.sum())
+        codes = sorted((c for c, k in code_counts.items() if k >= min_count and k < total),
+                       key=lambda c: (-code_counts[c], c))[: self.max_categories]
+        # A group is worth an item when it holds more than one code (else it is the code itself), most specific first.
+        groups = [g for g, k in group_counts.items() if k >= min_count and k < total
+                  and not (g in {code_label(c) for c in codes} and group_counts[g] == code_counts.get(g, -1))]
+        groups = sorted(groups, key=lambda g: (-len(g), -group_counts[g], g))[: self.max_categories]
+        if not (codes or groups or has_missing):
+            return skipped(f"{reading.reason}; no code or group reaches the support threshold")
+        reading = ColumnReading(column, "code", f"{reading.reason}; {len(codes)} codes and {len(groups)} groups "
+                                "with an item", reading.missing_share, reading.n_levels, reading.top_share,
+                                reading.examples, reading.declared)
+        return ColumnSpec(column, "code", categories=tuple(codes), prefixes=tuple(groups), has_missing=has_missing), reading
 
     # ---- applying -------------------------------------------------------
 
@@ -471,65 +479,67 @@ class Binarizer:
         if not hasattr(self, "specs_"):
             raise RuntimeError("This Binarizer is not fitted yet: call fit(table) first")
 
-    def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        """The items for each row, using what :meth:`fit` learned.
-
-        Parameters
-        ----------
-        frame : pandas.DataFrame
-            Must have every column the binarizer uses; may have missing
-            values and more columns. Categories not seen in fitting match no
-            category item.
-
-        Returns
-        -------
-        numpy.ndarray of bool, shape (n_rows, len(conditions_))
-
-        Raises
-        ------
-        DataError
-            If a needed column is absent or holds values that cannot be read
-            as its kind.
-        """
-        self._check_fitted()
+    def _check_columns(self, frame) -> None:
         if not isinstance(frame, pd.DataFrame):
             raise DataError(f"Expected a table (pandas DataFrame), got {type(frame).__name__}: load the data as a table")
         absent = [spec.name for spec in self.specs_ if spec.name not in frame.columns]
         if absent:
             names = ", ".join(f"'{c}'" for c in absent[:5]) + (" ..." if len(absent) > 5 else "")
             raise DataError(f"The data lacks column(s) {names}, which the model uses: add them")
-        items = np.zeros((len(frame), len(self.conditions_)), dtype=bool)
-        for j, condition in enumerate(self.conditions_):
-            items[:, j] = condition.evaluate(frame)
-        return items
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        """The items for each row, shape (n_rows, len(conditions_)), bool.
+
+        Raises
+        ------
+        DataError
+            If a needed column is absent or holds values that cannot be read as its kind.
+        """
+        self._check_fitted()
+        self._check_columns(frame)
+        blocks = [spec.item_matrix(frame[spec.name]) for spec in self.specs_]
+        return np.concatenate(blocks, axis=1) if blocks else np.zeros((len(frame), 0), dtype=bool)
+
+    def transform_packed(self, frame: pd.DataFrame) -> np.ndarray:
+        """The items as packed bit vectors, shape (len(conditions_), ceil(n_rows / 64)) uint64.
+
+        Built column by column (the layout of :mod:`frl_engine.bits`), so no
+        dense (rows x items) table is ever held.
+        """
+        from .bits import pack_columns
+
+        self._check_fitted()
+        self._check_columns(frame)
+        blocks = [pack_columns(spec.item_matrix(frame[spec.name])) for spec in self.specs_]
+        return np.concatenate(blocks, axis=0)
 
     def fit_transform(self, frame: pd.DataFrame) -> np.ndarray:
         """:meth:`fit`, then :meth:`transform` the same table."""
         return self.fit(frame).transform(frame)
 
     def item_table(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """One row per item: how many patients of ``frame`` it covers.
-
-        Parameters
-        ----------
-        frame : pandas.DataFrame
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``item`` (its name), ``column``, ``patients`` (count)
-            and ``percent`` (0-100), in item order.
-        """
+        """One row per item: ``item``, ``column``, ``patients`` (count) and ``percent`` of ``frame``."""
         items = self.transform(frame)
         counts = items.sum(axis=0)
-        return pd.DataFrame(
-            {
-                "item": [c.name for c in self.conditions_],
-                "column": [c.column for c in self.conditions_],
-                "patients": counts.astype(int),
-                "percent": 100.0 * counts / max(len(frame), 1),
-            }
-        )
+        return pd.DataFrame({
+            "item": [c.name for c in self.conditions_],
+            "column": [c.column for c in self.conditions_],
+            "patients": counts.astype(int),
+            "percent": 100.0 * counts / max(len(frame), 1),
+        })
+
+    def column_table(self) -> pd.DataFrame:
+        """How each column was read: kind, whether it makes items, why, missing share, levels, items."""
+        self._check_fitted()
+        n_items = {spec.name: len(spec.conditions()) for spec in self.specs_}
+        rows = []
+        for reading in getattr(self, "readings_", []):
+            row = reading.to_dict()
+            row["items"] = n_items.get(reading.name, 0)
+            row["used"] = row["items"] > 0
+            rows.append(row)
+        return pd.DataFrame(rows, columns=["column", "kind", "used", "items", "reason", "missing_share", "levels",
+                                           "top_share", "examples", "declared"])
 
     # ---- saving ---------------------------------------------------------
 
@@ -556,6 +566,16 @@ class Binarizer:
         binarizer = cls()
         binarizer._set_specs(specs)
         return binarizer
+
+
+def format_column_table(table: pd.DataFrame) -> str:
+    """The column table as aligned text (``frl fit --explain-columns``)."""
+    lines = [f"{'column':<28} {'kind':<14} {'items':>5} {'missing':>8} {'levels':>7}  why"]
+    for row in table.itertuples(index=False):
+        kind = row.kind if row.used else f"({row.kind})"
+        lines.append(f"{str(row.column)[:28]:<28} {kind:<14} {row.items:>5} {100 * row.missing_share:>7.1f}% "
+                     f"{row.levels:>7}  {row.reason}")
+    return "\n".join(lines)
 
 
 def _check_table(frame) -> None:

@@ -25,7 +25,8 @@ from .errors import DataError, FRLError, ModelFileError
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  save_model, to_jsonable)
 from .model import Hyperparameters, PackedProblem
-from .rules import Rule, mine_rules, rules_from_boolean_columns
+from .mining import mine_packed, rules_from_boolean_columns
+from .rules import Rule
 
 
 def _check_number(name, value, *, low=None, high=None, integer=False, low_open=False):
@@ -54,13 +55,16 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     max_conditions : int, default 2
         Most conditions joined by AND in one rule.
     max_rules : int, default 5000
-        Refuse to search more candidate rules than this (raise min_support instead).
+        Most candidate rules searched; when mining finds more, every one-condition
+        rule is kept and conjunctions are screened by their evidence for a higher
+        risk (:mod:`frl_engine.mining`; ``screening_note_`` says so).
     n_thresholds : int, default 3
         Quantile thresholds per numeric column (rounded to readable numbers).
     thresholds : dict, optional
         Your own thresholds per numeric column, e.g. ``{"Age": [45, 60]}``.
     column_kinds : dict, optional
-        Override the inferred kind of a column: "numeric", "categorical" or "boolean".
+        Override the inferred kind of a column (:mod:`frl_engine.columns`): "numeric",
+        "categorical", "boolean", "code", "nominal", or "identifier" to leave it out.
     exclude : sequence of str
         Columns not to use.
     mine_rules : bool, default True
@@ -231,17 +235,19 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
         if self.mine_rules:
             binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
-                                  column_kinds=self.column_kinds, exclude=self.exclude)
-            items = binarizer.fit_transform(frame)
-            candidates = mine_rules(items, binarizer.conditions_, min_support=self.min_support,
-                                    max_conditions=self.max_conditions, max_rules=self.max_rules,
-                                    method=self.miner)
+                                  column_kinds=self.column_kinds, exclude=self.exclude,
+                                  min_support=float(self.min_support))
+            binarizer.fit(frame)
+            candidates = mine_packed(binarizer.transform_packed(frame), len(frame), binarizer.conditions_,
+                                     min_support=self.min_support, max_conditions=self.max_conditions,
+                                     max_rules=self.max_rules, method=self.miner, event=event)
             self.binarizer_ = binarizer
         else:
             used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])
             candidates = rules_from_boolean_columns(used)
             self.binarizer_ = None
-        problem = PackedProblem.from_arrays(candidates.coverage, event, hyper, self.rule_weights)
+        self.screening_note_ = candidates.note
+        problem = PackedProblem.from_packed(candidates.packed, len(frame), event, hyper, self.rule_weights)
         result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
                         cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs)
         best = result.best

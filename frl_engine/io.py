@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, ModelFileError
+from .sniff import check_content, decode_text, parse_failure
 
 TABLE_EXTENSIONS = (".csv", ".xlsx", ".xls", ".parquet")
 MODEL_FORMAT = "frl-model"
@@ -64,11 +65,10 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
     suffix = Path(filename).suffix.lower()
     if suffix not in TABLE_EXTENSIONS:
         raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}': use a .csv, .xlsx or .parquet file")
-    if len(raw.strip()) == 0:
-        raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients")
+    check_content(raw, filename, suffix)  # a plain message when the bytes are not what the name says
     try:
         if suffix == ".csv":
-            text = raw.decode("utf-8-sig", errors="replace")
+            text = decode_text(raw)
             header = next(csv.reader(io.StringIO(text)), [])
             dups = _duplicates(header)
             if dups:
@@ -81,16 +81,12 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
                 raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
         else:
             frame = pd.read_parquet(io.BytesIO(raw))
-    except DataError:
+    except (DataError, MemoryError):
         raise
     except pd.errors.EmptyDataError:
         raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients") from None
-    except pd.errors.ParserError as exc:
-        detail = str(exc).strip().splitlines()[-1]
-        raise DataError(f"{filename} could not be read as a table ({detail}): check the delimiter and quoting") from None
-    except (ValueError, OSError, ImportError) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{filename} could not be read as {suffix[1:].upper()} ({detail})") from None
+    except Exception as exc:  # noqa: BLE001 - any parser failure becomes one plain message, never its jargon
+        raise parse_failure(exc, filename, suffix) from exc
     if frame.shape[1] == 0:
         raise DataError(f"{filename} has no columns: it needs a header row and at least one row of patients")
     if frame.shape[0] == 0:

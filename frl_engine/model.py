@@ -447,15 +447,26 @@ class PackedProblem:
     def from_arrays(cls, coverage: np.ndarray, y: np.ndarray, hyper: Hyperparameters,
                     rule_weights: np.ndarray | None = None) -> "PackedProblem":
         """Pack a boolean coverage matrix ``(N, |B|)`` and a 0/1 outcome of length N."""
-        from .bits import pack_columns, pack_vector, row_mask
+        from .bits import pack_columns
 
         coverage = np.asarray(coverage, dtype=bool)
+        return cls.from_packed(pack_columns(coverage), coverage.shape[0], y, hyper, rule_weights)
+
+    @classmethod
+    def from_packed(cls, rules: np.ndarray, n_rows: int, y: np.ndarray, hyper: Hyperparameters,
+                    rule_weights: np.ndarray | None = None) -> "PackedProblem":
+        """The problem from rules already packed as bit vectors ``(|B|, ceil(N / 64))`` and a 0/1 outcome."""
+        from .bits import pack_vector, row_mask
+
         y = np.asarray(y).astype(bool)
-        n_rows, n_rules = coverage.shape
+        if len(y) != n_rows:
+            raise ValueError(f"the outcome has {len(y)} rows but the rules cover {n_rows}")
+        n_rules = rules.shape[0]
         cum_weights, log_weights = weight_tables(rule_weights, n_rules)
         return cls(
-            rules=pack_columns(coverage), y=pack_vector(y), all_rows=row_mask(n_rows), n_rows=n_rows,
-            hyper=hyper, consts=hyper.constants(n_rules), cum_weights=cum_weights, log_weights=log_weights,
+            rules=np.ascontiguousarray(rules, dtype=np.uint64), y=pack_vector(y), all_rows=row_mask(n_rows),
+            n_rows=n_rows, hyper=hyper, consts=hyper.constants(n_rules), cum_weights=cum_weights,
+            log_weights=log_weights,
         )
 
 

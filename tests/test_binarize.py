@@ -111,8 +111,8 @@ def test_quantile_thresholds_are_rounded_readable_and_named_without_float_noise(
 
 
 def test_n_thresholds_uses_evenly_spaced_interior_quantiles():
-    frame = pd.DataFrame({"Score": np.arange(1, 1001)})
-    spec = Binarizer(n_thresholds=4).fit(frame).specs_[0]
+    frame = pd.DataFrame({"Score": np.arange(1, 1001)})  # different in every row: declared numeric, not an identifier
+    spec = Binarizer(n_thresholds=4, column_kinds={"Score": "numeric"}).fit(frame).specs_[0]
     assert spec.thresholds == tuple(round_threshold(q) for q in np.quantile(np.arange(1, 1001), [0.2, 0.4, 0.6, 0.8]))
 
 
@@ -205,24 +205,23 @@ def _frame(**columns):
         (pd.DataFrame(index=range(3)), {}, "no columns"),
         (pd.DataFrame([[1, 2], [3, 4]], columns=["Age", "Age"]), {}, "Column 'Age' appears 2 times"),
         (pd.DataFrame({0: [1, 2, 3]}), {}, "text name"),
-        (_frame(Age=[60, 70, 80], Notes=[None, None, None]), {}, "Column 'Notes' has no values: fill it or exclude it"),
+        (_frame(Notes=[None, "?", "NA"]), {}, r"No column can make an item \(Notes: no values\)"),
         (_frame(Age=["61", "abc", "72", "?"] + [str(v) for v in range(40, 76)]), {},
-         r"Column 'Age' is numeric but has non-numeric values such as 'abc', '\?': clean them or mark them missing"),
+         r"Column 'Age' is numeric but has non-numeric values such as 'abc': clean them, mark them missing"),
         (_frame(PatientName=[f"name{i}" for i in range(4980)]), {},
-         r"Column 'PatientName' has 4,980 distinct values, too many to use as categories \(max 30\): "
-         r"exclude it, or group its values"),
+         r"No column can make an item \(PatientName: a different value in 100% of rows: an identifier"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Agee": [65]}}, r"thresholds names column 'Agee'.*'Age'"),
         (_frame(Age=[60, 70, 80]), {"column_kinds": {"Sex": "categorical"}}, "column_kinds names column 'Sex'"),
         (_frame(Age=[60, 70, 80]), {"exclude": ["PatientID"]}, "exclude names column 'PatientID'"),
         (_frame(Age=[60, 70, 80]), {"exclude": "Age"}, "Every column is excluded"),
-        (_frame(Age=[60, 70, 80]), {"column_kinds": {"Age": "number"}}, r"'Age'.*'numeric', 'categorical'"),
+        (_frame(Age=[60, 70, 80]), {"column_kinds": {"Age": "numbr"}}, r"'numbr' for column 'Age'.*numeric, categorical"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Age": "sixty"}}, "thresholds for 'Age'"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Age": [60, float("nan")]}}, "thresholds for 'Age'"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Age": []}}, "thresholds for 'Age'"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Age": [65]}, "column_kinds": {"Age": "boolean"}}, "'Age'"),
         (_frame(Age=[60.0, np.inf, 80.0, 90.0]), {}, "Column 'Age' has infinite values"),
         (_frame(Flag=["yes", "no", "maybe"]), {"column_kinds": {"Flag": "boolean"}}, r"Column 'Flag'.*'maybe'"),
-        (_frame(When=pd.to_datetime(["2024-01-01", "2024-02-01"])), {}, "Column 'When' holds datetime"),
+        (_frame(When=pd.to_datetime(["2024-01-01", "2024-02-01"])), {}, r"When: datetime.*turn them into numbers"),
         (_frame(Ward=["B4", "B4"], Site=[1, 1]), {}, "single value"),
         (_frame(Age=[60, 70, 80]), {"n_thresholds": 0}, "n_thresholds"),
         (_frame(Age=[60, 70, 80]), {"max_categories": 1}, "max_categories"),
@@ -234,11 +233,13 @@ def test_unusable_tables_and_settings_raise_one_line_data_errors(frame, settings
     assert "\n" not in str(caught.value)
 
 
-def test_max_categories_is_the_limit():
-    frame = pd.DataFrame({"Code": [f"c{i}" for i in range(12)] * 2})
+def test_max_categories_caps_the_items_keeping_the_most_frequent_levels_and_never_refuses():
+    frame = pd.DataFrame({"Ward": [f"w{i}" for i in range(12)] * 2 + ["w5"]})
     assert len(Binarizer(max_categories=12).fit(frame).conditions_) == 12
-    with pytest.raises(DataError, match="12 distinct values"):
-        Binarizer(max_categories=11).fit(frame)
+    capped = Binarizer(max_categories=11).fit(frame)
+    names = [c.name for c in capped.conditions_]
+    assert len(names) == 11 and names[0] == "Ward = w5"  # the most frequent level first
+    assert "1 rarer levels without" in capped.column_table().set_index("column").loc["Ward", "reason"]
 
 
 # --------------------------------------------------------------------------
@@ -334,14 +335,17 @@ def test_column_spec_items():
                               "has_missing": True}
 
 
-def test_a_numeric_patient_identifier_is_refused_with_what_to_do():
-    """A rule like `PatientID >= 100750` would be meaningless on a card: the binarizer says to exclude the column."""
+def test_a_numeric_patient_identifier_is_left_out_with_the_reason():
+    """A rule like `PatientID >= 100750` would be meaningless on a card: the binarizer leaves the column out."""
     frame = pd.DataFrame({"PatientID": np.arange(100001, 100101), "Age": np.arange(100) % 60 + 30})
-    with pytest.raises(DataError, match=r"'PatientID' looks like a patient identifier.*--exclude PatientID"):
-        Binarizer().fit(frame)
+    binarizer = Binarizer().fit(frame)
+    assert "PatientID" not in {c.column for c in binarizer.conditions_}
+    row = binarizer.column_table().set_index("column").loc["PatientID"]
+    assert row["kind"] == "identifier" and not row["used"] and "different value in 100% of rows" in row["reason"]
     assert "PatientID" not in {c.column for c in Binarizer(exclude=["PatientID"]).fit(frame).conditions_}
     # The user can insist it is a measurement.
     kept = Binarizer(column_kinds={"PatientID": "numeric"}).fit(frame)
     assert any(c.column == "PatientID" for c in kept.conditions_)
     # A measurement that happens to differ in every row is not an identifier when its name is not one.
-    assert Binarizer().fit(frame.rename(columns={"PatientID": "Weight"})).conditions_
+    weights = frame.rename(columns={"PatientID": "Weight"}).assign(Weight=np.linspace(50.5, 99.5, 100))
+    assert any(c.column == "Weight" for c in Binarizer().fit(weights).conditions_)

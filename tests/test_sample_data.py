@@ -45,7 +45,7 @@ def test_the_csv_is_what_the_script_writes(tmp_path):
 def test_columns_have_the_documented_kinds(table):
     kinds = {column: infer_column_kind(table[column]) for column in table.columns}
     assert kinds == {
-        "PatientID": "categorical", "Age": "numeric", "AdmissionType": "categorical", "LengthOfStay": "numeric",
+        "PatientID": "identifier", "Age": "numeric", "AdmissionType": "categorical", "LengthOfStay": "numeric",
         "PriorAdmissions": "numeric", "Creatinine": "numeric", "DischargeTo": "categorical", "BedSores": "boolean",
         "NoShow": "boolean", "PoorPrognosis": "boolean", "LivesAlone": "boolean", "Diabetes": "boolean",
         "Readmitted30d": "boolean",
@@ -55,9 +55,11 @@ def test_columns_have_the_documented_kinds(table):
     assert table.drop(columns="Creatinine").notna().all().all()
 
 
-def test_the_identifier_column_must_be_excluded(table):
-    with pytest.raises(DataError, match="Column 'PatientID' has 3,000 distinct values"):
-        Binarizer(exclude=["Readmitted30d"]).fit(table)
+def test_the_identifier_column_is_left_out_by_default_with_the_reason(table):
+    binarizer = Binarizer(exclude=["Readmitted30d"]).fit(table)
+    assert "PatientID" not in {c.column for c in binarizer.conditions_}
+    reading = binarizer.column_table().set_index("column").loc["PatientID"]
+    assert reading["kind"] == "identifier" and "different value in 100% of rows" in reading["reason"]
 
 
 def test_observed_rates_match_the_true_list_within_sampling_error(table, generator):

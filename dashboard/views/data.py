@@ -75,17 +75,19 @@ target = o1.selectbox("Outcome column", columns, key=state.W_TARGET, persist_sta
                       help="The yes/no outcome the rule list predicts, e.g. readmission within 30 days.")
 values = services.outcome_values(frame[target]) if target in frame.columns else []
 if ss.get(state.W_EVENT) not in values:
-    ss[state.W_EVENT] = services.plain(services.default_event(frame[target])) if len(values) == 2 else None
+    ss[state.W_EVENT] = services.plain(services.suggest_event(frame[target])) if values else None
 o2.selectbox("Value that counts as the event", values, key=state.W_EVENT, persist_state=state.PERSIST, format_func=str,
              placeholder="Pick the event value", disabled=not values,
              help="Patients with this value are the events; all other values are 'no event'.")
 inputs = None
 try:
     inputs = ui.training_inputs(data)
+    others = [str(v) for v in values if str(v) != str(inputs.event)]
+    rest = (f"; {html.escape(', '.join(others))} count as no event" if len(others) > 1 else "")
     o3.markdown(f"<div style='padding-top:1.9rem'>Event <b>{html.escape(str(target))} = "
                 f"{html.escape(str(inputs.event))}</b>: "
-                f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)</div>",
-                unsafe_allow_html=True)
+                f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)"
+                f"{rest}</div>", unsafe_allow_html=True)
 except FRLError as exc:
     st.error(str(exc), icon=":material/error:")
 

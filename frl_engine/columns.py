@@ -1,0 +1,480 @@
+"""Reading a column of a hospital export: missing markers, values, and the column's *kind*.
+
+A real export is not a clean table. This module is the one place that decides
+how a raw column is read; the binarizer, the CLI (``frl fit --explain-columns``)
+and the dashboard's data page all use it.
+
+Missing values
+--------------
+A cell is missing when it is NaN/None/NaT, or text that is blank or one of the
+common missing markers :data:`MISSING_MARKERS` (``?``, ``NA``, ``N/A``, ``NULL``,
+``None``, ``NaN``, ``#N/A``, in any case), whatever the column's type. A missing
+value matches no condition except ``<column> is missing``.
+
+Kinds
+-----
+Each column gets one kind, with the reason in words (:func:`read_column`):
+
+- ``numeric``: numbers (or age bands such as ``[70-80)``, read by their lower
+  bound), thresholded at rounded quantiles (``Age >= 60``);
+- ``categorical``: text labels; one item per level that can reach the support
+  threshold (``race = AfricanAmerican``); rarer levels are never refused, they
+  just make no item of their own;
+- ``boolean``: yes/no, true/false, 0/1: one item (``BedSores``);
+- ``code``: hierarchical codes such as ICD-9 (``250.83``, ``428``, ``V57``),
+  ICD-10 or ATC, where a prefix is a group: items for frequent codes and for
+  code groups (``diag_1 starts with 428``), so rare codes count through their
+  group;
+- ``nominal``: an integer column whose values are labels (admission type 1-8,
+  discharge disposition 1-28): categories, never thresholds;
+- ``identifier``: a different value in nearly every row, or a repeated patient
+  number: excluded, with the reason shown;
+- ``near-constant``: one value (or missing) on at least 99% of rows: no item;
+- ``constant``, ``empty``: one value, or none at all: no item;
+- ``unsupported``: dates and durations: no item (turn them into numbers).
+
+The user can override any of them (``column_kinds={"ward": "categorical"}``,
+``frl fit --kind ward=categorical``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError
+
+__all__ = [
+    "MISSING_MARKERS", "ITEM_KINDS", "SKIPPED_KINDS", "KIND_ALIASES", "NEAR_CONSTANT_SHARE",
+    "ColumnReading", "read_column", "read_columns", "canonical_kind", "is_missing_marker",
+    "format_number", "category_label", "missing_mask", "numeric_values", "boolean_values", "is_number",
+    "code_label", "code_prefixes", "has_identifier_name", "looks_like_identifier", "parse_interval",
+]
+
+#: Text that means "missing" in exports (compared stripped and case-insensitively).
+MISSING_MARKERS = frozenset({"", "?", "na", "n/a", "null", "none", "nan", "#n/a", "nil"})
+TRUE_WORDS = frozenset({"yes", "true", "y", "1"})
+FALSE_WORDS = frozenset({"no", "false", "n", "0"})
+#: Kinds that make items.
+ITEM_KINDS = ("numeric", "categorical", "boolean", "code", "nominal")
+#: Kinds that make none (the column is left out, with the reason).
+SKIPPED_KINDS = ("identifier", "near-constant", "constant", "empty", "unsupported")
+#: Other words users may type for a kind.
+KIND_ALIASES = {"category": "categorical", "categories": "categorical", "number": "numeric", "bool": "boolean",
+                "yes/no": "boolean", "codes": "code", "nominal code": "nominal", "nominal-code": "nominal",
+                "nominal_code": "nominal", "id": "identifier", "ignore": "identifier", "near_constant": "near-constant"}
+#: A column whose most common value (missing counts as a value) covers this share of rows makes no item.
+NEAR_CONSTANT_SHARE = 0.99
+#: Share of non-missing values that must read as numbers for a text column to be numeric (with some junk).
+NUMERIC_SHARE = 0.9
+#: Share of rows with distinct values above which an integer or text column is an identifier.
+IDENTIFIER_SHARE = 0.95
+#: Fewest distinct values of a column read as codes by their shape alone (a name such as diag_1 needs 10).
+MIN_CODE_LEVELS = 40
+#: Most distinct values of an integer column read as nominal codes when its name says "code".
+MAX_NOMINAL_LEVELS = 60
+
+_INTERVAL = re.compile(r"^[\[(]\s*(-?\d+(?:\.\d+)?)\s*[-,;]\s*(-?\d+(?:\.\d+)?)\s*[\])]$")
+_OPEN_BAND = re.compile(r"^(?:>=?|≥)\s*(-?\d+(?:\.\d+)?)$|^(-?\d+(?:\.\d+)?)\s*\+$")
+# ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
+_CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
+_CODE_NAME = re.compile(r"(diag|icd|dx|diagnos|procedure|proc_code|atc|cpt|opcs|drg|code)", re.IGNORECASE)
+_NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
+                           r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender)", re.IGNORECASE)
+_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
+                       r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
+                       r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
+_ID_CAMEL = re.compile(r"[a-z0-9](ID|Id|Nbr|No)$")
+_PERSON_WORDS = re.compile(r"(patient|subject|person|member|mrn|encounter|visit|record|case)", re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------
+# Reading cells
+# --------------------------------------------------------------------------
+
+
+def is_number(value) -> bool:
+    """A real number that is not a bool (``True`` is not a threshold)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def format_number(x: float) -> str:
+    """Write a number readably: ``60`` not ``60.0``, ``0.24`` not ``0.24000000000000002``."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return np.format_float_positional(x, precision=12, unique=True, fractional=False, trim="-")
+
+
+def category_label(value) -> str:
+    """The text a category value is known by: strings stripped, ``2.0`` written ``2``."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, numbers.Real):
+        return format_number(value)
+    return str(value).strip()
+
+
+def is_missing_marker(value) -> bool:
+    """True for NaN/None and for text such as ``""``, ``"?"``, ``"NA"``, ``"NULL"`` (:data:`MISSING_MARKERS`)."""
+    if isinstance(value, str):
+        return value.strip().lower() in MISSING_MARKERS
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _distinct(series: pd.Series) -> list:
+    """Distinct non-NaN values of ``series`` in order of appearance."""
+    return list(pd.unique(series.dropna()))
+
+
+def _is_text(series: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
+                or pd.api.types.is_datetime64_any_dtype(series) or pd.api.types.is_timedelta64_dtype(series))
+
+
+def missing_mask(series: pd.Series) -> np.ndarray:
+    """Which cells are missing: NaN, None, NaT, or a missing marker (``?``, ``NA``, blank...).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (len(series),)
+    """
+    missing = np.array(series.isna(), dtype=bool)  # a writable copy
+    if _is_text(series):
+        markers = [v for v in _distinct(series) if isinstance(v, str) and v.strip().lower() in MISSING_MARKERS]
+        if markers:
+            missing |= series.isin(markers).to_numpy(dtype=bool)
+    return missing
+
+
+def _examples(values: Sequence, limit: int = 3) -> str:
+    return ", ".join(f"'{v}'" for v in list(values)[:limit])
+
+
+def parse_interval(text: str) -> float | None:
+    """The lower bound of a band label such as ``[70-80)``, ``(0, 10]``, ``>200`` or ``90+``; None for other text."""
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    match = _INTERVAL.match(text) or _OPEN_BAND.match(text)
+    return float(next(g for g in match.groups() if g is not None)) if match else None
+
+
+def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
+    """Each distinct cell as a float: numbers, numeric text, or a band's lower bound; NaN otherwise."""
+    out = np.full(len(uniques), np.nan)
+    for i, value in enumerate(uniques):
+        if isinstance(value, (bool, np.bool_)):
+            out[i] = float(value)
+        elif is_number(value):
+            out[i] = float(value)
+        elif isinstance(value, str):
+            text = value.strip()
+            try:
+                out[i] = float(text)
+            except ValueError:
+                band = parse_interval(text)
+                if band is not None:
+                    out[i] = band
+    return out
+
+
+def numeric_values(series: pd.Series, column: str) -> np.ndarray:
+    """The column as floats, NaN where missing; band labels (``[70-80)``) read as their lower bound.
+
+    Raises
+    ------
+    DataError
+        If a non-missing value is not a number.
+    """
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+        return series.astype("float64").to_numpy(dtype=float, na_value=np.nan)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    uniques = np.asarray(uniques, dtype=object)
+    parsed = _parse_numbers(uniques)
+    marker = np.array([is_missing_marker(v) for v in uniques], dtype=bool)
+    bad = np.isnan(parsed) & ~marker
+    if bad.any():
+        raise DataError(
+            f"Column '{column}' is numeric but has non-numeric values such as "
+            f"{_examples(uniques[bad])}: clean them, mark them missing, or read the column as categories"
+        )
+    parsed[marker] = np.nan
+    values = np.full(len(series), np.nan)
+    present = codes >= 0
+    values[present] = parsed[codes[present]]
+    return values
+
+
+def _as_truth(value) -> bool | None:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Real):
+        return {0.0: False, 1.0: True}.get(float(value))
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+        try:
+            return {0.0: False, 1.0: True}.get(float(word))
+        except ValueError:
+            return None
+    return None
+
+
+def boolean_values(series: pd.Series, column: str) -> np.ndarray:
+    """Which cells say yes (True, 1, "yes", "true", "y" in any case); missing cells are False.
+
+    Raises
+    ------
+    DataError
+        If a non-missing value is not yes/no-like.
+    """
+    missing = missing_mask(series)
+    present = series[~missing]
+    yes, bad = [], []
+    for value in _distinct(present):
+        truth = _as_truth(value)
+        if truth is None:
+            bad.append(value)
+        elif truth:
+            yes.append(value)
+    if bad:
+        raise DataError(f"Column '{column}' should hold yes/no values but has {_examples(bad)}: "
+                        "clean them or mark them missing")
+    return series.isin(yes).to_numpy(dtype=bool) & ~missing
+
+
+def code_label(value) -> str:
+    """A code as compared: the label, upper-cased (``v57`` -> ``V57``; ``428.0`` stays ``428.0``)."""
+    return category_label(value).upper()
+
+
+def code_prefixes(label: str) -> list[str]:
+    """The groups a code belongs to, most specific first: ``250.83`` -> ``250``, ``25``; ``V57`` -> ``V57``, ``V5``, ``V``.
+
+    The stem is the part before the dot (the ICD category); its prefixes down to
+    two characters are groups (``42`` = 420-429), and a leading letter alone is
+    one too (``V`` = supplementary codes, ``I`` = ICD-10 circulatory).
+    """
+    stem = label.split(".")[0]
+    prefixes = [stem[:k] for k in range(len(stem), 1, -1)]
+    if stem[:1].isalpha():
+        prefixes.append(stem[:1])
+    return prefixes
+
+
+def has_identifier_name(name: str) -> bool:
+    """``PatientID``, ``patient_id``, ``patient_nbr``, ``MRN``, ``record_no``...: a name that says "identifier"."""
+    name = str(name).strip()
+    return bool(_ID_WORDS.search(name) or _ID_CAMEL.search(name))
+
+
+# --------------------------------------------------------------------------
+# Kinds
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnReading:
+    """How one column is read, and why.
+
+    Attributes
+    ----------
+    name : str
+    kind : str
+        One of :data:`ITEM_KINDS` (it makes items) or :data:`SKIPPED_KINDS`.
+    reason : str
+        Why, in words (``"integer labels (8 values) named like a code"``).
+    missing_share : float
+        Fraction of rows missing (markers included).
+    n_levels : int
+        Distinct non-missing values.
+    top_share : float
+        Fraction of rows holding the most common value (missing counts as one).
+    examples : str
+        A few values, as they appear.
+    declared : bool
+        The user chose the kind (``column_kinds``), rather than the inference.
+    """
+
+    name: str
+    kind: str
+    reason: str
+    missing_share: float
+    n_levels: int
+    top_share: float
+    examples: str = ""
+    declared: bool = False
+
+    @property
+    def used(self) -> bool:
+        """Whether the column makes items."""
+        return self.kind in ITEM_KINDS
+
+    def to_dict(self) -> dict:
+        return {"column": self.name, "kind": self.kind, "used": self.used, "reason": self.reason,
+                "missing_share": round(self.missing_share, 4), "levels": self.n_levels,
+                "top_share": round(self.top_share, 4), "examples": self.examples, "declared": self.declared}
+
+
+def canonical_kind(kind: str, column: str = "") -> str:
+    """A kind the user typed, as the engine names it (``"category"`` -> ``"categorical"``).
+
+    Raises
+    ------
+    DataError
+        For a word that is no kind.
+    """
+    word = str(kind).strip().lower()
+    word = KIND_ALIASES.get(word, word)
+    if word not in ITEM_KINDS + ("identifier",):
+        where = f" for column '{column}'" if column else ""
+        raise DataError(f"Unknown column kind {kind!r}{where}: use one of numeric, categorical, boolean, code, "
+                        "nominal, or identifier (to leave it out)")
+    return word
+
+
+def _looks_like_codes(labels: list[str], name: str, n_levels: int) -> bool:
+    """Hierarchical codes: most distinct values shaped like ICD/ATC codes, with letters or dots, or a code-like name."""
+    shaped = [lab for lab in labels if _CODE.match(lab.upper())]
+    named = bool(_CODE_NAME.search(name))
+    if len(shaped) < 0.9 * len(labels) or n_levels < (10 if named else MIN_CODE_LEVELS):
+        return False
+    lettered = sum(1 for lab in shaped if any(ch.isalpha() for ch in lab))
+    dotted = sum(1 for lab in shaped if "." in lab)
+    return lettered > 0 or dotted >= 0.1 * len(shaped) or named
+
+
+def read_column(name: str, series: pd.Series, *, declared: str | None = None) -> ColumnReading:
+    """Infer the kind of one column (or check the user's), with the reason.
+
+    Parameters
+    ----------
+    name : str
+    series : pandas.Series
+    declared : str, optional
+        The user's kind for this column (see :func:`canonical_kind`).
+
+    Returns
+    -------
+    ColumnReading
+    """
+    n = len(series)
+    missing = missing_mask(series)
+    n_missing = int(missing.sum())
+    present = series[~missing]
+    codes, uniques = pd.factorize(present, use_na_sentinel=True)
+    counts = np.bincount(codes, minlength=len(uniques)) if len(uniques) else np.zeros(0, dtype=np.int64)
+    n_levels = len(uniques)
+    top = max(int(counts.max()) if n_levels else 0, n_missing)
+    top_share = top / n if n else 1.0
+    order = np.argsort(-counts, kind="stable")[:4]
+    examples = ", ".join(category_label(uniques[i]) for i in order)
+    base = dict(name=name, missing_share=n_missing / n if n else 0.0, n_levels=n_levels, top_share=top_share,
+                examples=examples)
+
+    if declared is not None:
+        kind = canonical_kind(declared, name)
+        return ColumnReading(kind=kind, reason="chosen by you", declared=True, **base)
+
+    def reading(kind, reason):
+        return ColumnReading(kind=kind, reason=reason, **base)
+
+    dtype = series.dtype
+    if n_levels == 0:
+        return reading("empty", "no values")
+    if (pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
+            or pd.api.types.is_complex_dtype(dtype) or isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype))):
+        return reading("unsupported", f"{dtype} values: turn them into numbers (e.g. days) to use them")
+    if n_levels == 1:
+        label = category_label(uniques[0])
+        extra = " (and missing)" if n_missing else ""
+        return reading("constant", f"a single value '{label}'{extra}: makes no item")
+
+    # Is the column made of numbers (or number-like text, or bands such as [70-80))?
+    uniques_obj = np.asarray(uniques, dtype=object)
+    if pd.api.types.is_bool_dtype(dtype):
+        parsed = uniques_obj.astype(float)
+    elif pd.api.types.is_numeric_dtype(dtype):
+        parsed = np.asarray(uniques, dtype=float)
+    else:
+        parsed = _parse_numbers(uniques_obj)
+    readable = ~np.isnan(parsed)
+    number_share = counts[readable].sum() / max(counts.sum(), 1)
+    bands = (not pd.api.types.is_numeric_dtype(dtype)) and any(
+        isinstance(v, str) and parse_interval(v) is not None for v in uniques_obj[readable])
+    labels = [category_label(v) for v in uniques_obj]
+    words = {lab.lower() for lab in labels}
+    integers = readable.all() and np.all(parsed == np.round(parsed)) and not bands
+    distinct_share = n_levels / max(n - n_missing, 1)
+
+    # Identifiers: a different value in nearly every row, or a patient/encounter number that repeats.
+    textual_or_integer = integers or not readable.all()
+    if n >= 20 and textual_or_integer and distinct_share >= IDENTIFIER_SHARE and n_levels >= 20:
+        return reading("identifier", f"a different value in {100 * distinct_share:.0f}% of rows: an identifier, "
+                                     "left out (declare a kind to use it)")
+    if has_identifier_name(name) and textual_or_integer and n_levels > MAX_NOMINAL_LEVELS and (
+            _PERSON_WORDS.search(name) or distinct_share >= 0.5):
+        return reading("identifier", f"named like an identifier, {n_levels:,} values (a repeated patient or "
+                                     "record number): left out")
+    if top_share >= NEAR_CONSTANT_SHARE:
+        value = "missing" if n_missing == top else f"'{labels[int(np.argmax(counts))]}'"
+        return reading("near-constant", f"{value} on {100 * top_share:.1f}% of rows: makes no item")
+    yes_no = words <= (TRUE_WORDS | FALSE_WORDS) and words & TRUE_WORDS and words & FALSE_WORDS
+    if (n_levels == 2 and (pd.api.types.is_bool_dtype(dtype) or set(parsed[readable].tolist()) == {0.0, 1.0})) or (
+            yes_no and not pd.api.types.is_numeric_dtype(dtype)):
+        return reading("boolean", "two values, yes/no-like")
+    n_numbers = int(len(np.unique(parsed[readable])))
+    if number_share == 1 or (number_share >= NUMERIC_SHARE and not _looks_like_codes(labels, name, n_levels)):
+        if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and _NOMINAL_NAME.search(name):
+            return reading("nominal", f"whole-number labels ({n_levels} values) named like a code: read as "
+                                      "categories, never thresholds")
+        if integers and _CODE_NAME.search(name) and n_levels > MAX_NOMINAL_LEVELS:
+            return reading("code", f"numbers named like codes ({n_levels:,} values): read as codes with groups")
+        if n_numbers == 2 and number_share == 1:
+            return reading("categorical", "two values")
+        if bands:
+            return reading("numeric", "bands such as "
+                           f"'{next(v for v in uniques_obj if isinstance(v, str) and parse_interval(v) is not None)}'"
+                           ", read by their lower bound")
+        junk = "" if number_share == 1 else f" ({100 * (1 - number_share):.1f}% unreadable)"
+        return reading("numeric", f"numbers, {n_levels:,} values{junk}: thresholds at rounded quantiles")
+    if _looks_like_codes(labels, name, n_levels):
+        return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "
+                               "items for frequent codes and code groups")
+    return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level")
+
+
+def read_columns(frame: pd.DataFrame, *, column_kinds: dict | None = None, exclude: Sequence[str] = ()) -> list[ColumnReading]:
+    """:func:`read_column` for every column; excluded columns read as ``identifier`` with reason "excluded by you"."""
+    kinds = dict(column_kinds or {})
+    excluded = set([exclude] if isinstance(exclude, str) else exclude)
+    readings = []
+    for name in frame.columns:
+        series = frame[name]
+        if name in excluded:
+            readings.append(ColumnReading(name=str(name), kind="identifier", reason="excluded by you",
+                                          missing_share=float(missing_mask(series).mean()) if len(series) else 0.0,
+                                          n_levels=int(series.nunique()), top_share=0.0, declared=True))
+        else:
+            readings.append(read_column(str(name), series, declared=kinds.get(name)))
+    return readings
+
+
+def looks_like_identifier(name: str, series: pd.Series) -> str | None:
+    """Why a column is read as an identifier, or None (the one heuristic of :func:`read_column`)."""
+    reading = read_column(str(name), series)
+    return reading.reason if reading.kind == "identifier" else None

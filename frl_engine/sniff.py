@@ -1,0 +1,139 @@
+"""What a file's bytes really hold, and plain messages when that is not the table its name promises.
+
+Users rename files, save web pages instead of downloads, and pick the wrong file
+in a dialog. Before a parser gets the bytes (and answers with its own jargon, such
+as "Excel file format cannot be determined" or "Error tokenizing data. C error"),
+:func:`check_content` looks at the first bytes (the file's signature) and raises a
+:class:`~frl_engine.errors.DataError` that says in plain words what the file is and
+what to do. :func:`parse_failure` turns a parser's own failure into such a message.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import DataError
+
+SNIFF_BYTES = 8192
+
+#: What each detected content is, in plain words.
+CONTENT_NAMES = {
+    "zip": "a compressed (ZIP) file or an Excel workbook",
+    "ole2": "an old Excel 97-2003 workbook (or another old Office file)",
+    "parquet": "a Parquet file",
+    "pdf": "a PDF document",
+    "gzip": "a compressed (gzip) file",
+    "html": "a web page (HTML)",
+    "binary": "binary data of an unknown kind",
+    "text": "plain text",
+}
+_HOW_TO_SAVE = "save the table as CSV (comma-separated text), .xlsx or .parquet"
+
+
+def detect_content(raw: bytes) -> str:
+    """The kind of content in ``raw``: a key of :data:`CONTENT_NAMES`, or ``"empty"``.
+
+    Parameters
+    ----------
+    raw : bytes
+        The whole file, or at least its first :data:`SNIFF_BYTES` bytes
+        (Parquet is recognised by its opening magic bytes alone).
+    """
+    if not raw[:SNIFF_BYTES].strip() and not raw.strip():  # the whole file only when its start is blank
+        return "empty"
+    if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
+        return "zip"
+    if raw.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return "ole2"
+    if raw.startswith(b"PAR1"):
+        return "parquet"
+    if raw.startswith(b"%PDF"):
+        return "pdf"
+    if raw.startswith(b"\x1f\x8b"):
+        return "gzip"
+    head = raw[:SNIFF_BYTES]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 text with its byte-order mark
+        return "text"
+    if re.match(rb"\s*<(!doctype\s+html|html|head|body)\b", head[:512].lower()):
+        return "html"
+    if b"\x00" in head:
+        return "binary"
+    control = sum(1 for byte in head if byte < 32 and byte not in (9, 10, 12, 13))
+    return "binary" if control > 0.05 * len(head) else "text"
+
+
+def check_content(raw: bytes, filename: str, suffix: str) -> str:
+    """Raise a plain :class:`DataError` if ``raw`` is not what the extension ``suffix`` promises.
+
+    Returns
+    -------
+    str
+        The detected content (see :func:`detect_content`).
+    """
+    content = detect_content(raw)
+    if content == "empty":
+        raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients")
+    what = CONTENT_NAMES[content]
+    if suffix == ".csv" and content != "text":
+        hint = {
+            "zip": "if it is an Excel workbook, rename it to .xlsx",
+            "ole2": "open it in Excel and save it as CSV or .xlsx",
+            "parquet": "rename it to .parquet",
+            "html": "download the file itself, not the web page that links to it",
+        }.get(content, _HOW_TO_SAVE)
+        raise DataError(f"{filename} could not be read: it is not a CSV file but {what}: {hint}")
+    if suffix in (".xlsx", ".xls") and content == "ole2":  # also what Excel writes for a password-protected file
+        raise DataError(f"{filename} could not be read: it is an old Excel 97-2003 workbook or a password-protected "
+                        "one: open it in Excel, remove any password, and save it as Excel Workbook (.xlsx) or CSV")
+    if suffix in (".xlsx", ".xls") and content != "zip":
+        hint = {
+            "text": "if it is comma-separated, rename it to .csv",
+            "parquet": "rename it to .parquet",
+        }.get(content, _HOW_TO_SAVE)
+        raise DataError(f"{filename} could not be read: it is not an Excel workbook but {what}: {hint}")
+    if suffix == ".parquet" and content != "parquet":
+        hint = {"text": "if it is comma-separated, rename it to .csv",
+                "zip": "if it is an Excel workbook, rename it to .xlsx"}.get(content, _HOW_TO_SAVE)
+        raise DataError(f"{filename} could not be read: it is not a Parquet file but {what}: {hint}")
+    return content
+
+
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+_OPEN_QUOTE = re.compile(r"EOF inside string starting at row (\d+)")
+
+
+def parse_failure(exc: BaseException, filename: str, suffix: str) -> DataError:
+    """A plain message for a parser's failure on a file whose content looked right.
+
+    The parser's own text is never part of the message (it stays the exception's
+    ``__cause__`` for developers).
+    """
+    text = str(exc)
+    if suffix == ".csv":
+        fields = _FIELDS.search(text)
+        if fields:
+            expected, line, seen = fields.groups()
+            return DataError(f"{filename} could not be read: line {line} has {seen} values but the header has "
+                             f"{expected} columns: "
+                             "check the delimiter (a comma) and the quoting of values that contain commas")
+        quote = _OPEN_QUOTE.search(text)
+        if quote:
+            return DataError(f"{filename} could not be read: a quote (\") opened on row {quote.group(1)} is never "
+                             "closed: check the quoting")
+        return DataError(f"{filename} could not be read as a CSV table: check that it is comma-separated text "
+                         "with a header row")
+    if suffix in (".xlsx", ".xls"):
+        return DataError(f"{filename} could not be read as an Excel workbook: it may be damaged, incomplete or "
+                         "password-protected; save it again from Excel as .xlsx, or as CSV")
+    return DataError(f"{filename} could not be read as a Parquet file: it may be damaged or incomplete; "
+                     "write it again, or save the table as CSV")
+
+
+def decode_text(raw: bytes) -> str:
+    """CSV bytes as text: UTF-8 (with or without a byte-order mark), UTF-16 with a mark, else Windows-1252."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")  # Excel's "CSV" on Windows; never fails

@@ -1,0 +1,127 @@
+"""Data page fixes of issue 12, driven by Streamlit's AppTest: the sidebar names the current file, a raw
+export's three-valued outcome gets a sensible event, and unreadable files get one plain message."""
+
+import importlib.util
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard import services, state
+
+logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "dashboard" / "app.py")
+JARGON = ("engine", "tokeniz", "C error", "zip file", "magic bytes", "Traceback", "Error:")
+
+pytestmark = pytest.mark.skipif(not services.SAMPLE_PATH.is_file(), reason="sample data not generated")
+
+
+@pytest.fixture
+def at(monkeypatch):
+    monkeypatch.setenv("FRL_DASHBOARD_WARMUP", "0")
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.run()
+    assert not app.exception
+    return app
+
+
+def upload(app, name, raw, mime="text/csv"):
+    app.switch_page("views/data.py").run()
+    app.radio(key=state.W_SOURCE).set_value(state.SOURCE_UPLOAD).run()
+    app.file_uploader(key=state.W_UPLOAD).set_value((name, raw, mime)).run()
+    assert not app.exception
+    return app
+
+
+def sidebar_text(app) -> str:
+    return " ".join(m.value for m in app.sidebar.markdown)
+
+
+def errors(app):
+    return [e.value for e in app.error]
+
+
+def _csv(n=300, seed=0) -> bytes:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, n), "Smoker": rng.choice(["yes", "no"], n),
+                          "Outcome": rng.choice(["yes", "no"], n, p=[0.3, 0.7])})
+    return frame.to_csv(index=False).encode()
+
+
+def test_the_sidebar_names_the_current_file_after_each_upload(at):
+    """Regression: the sidebar was drawn before the page loaded the upload, so it named the previous file."""
+    assert "readmission.csv" in sidebar_text(at)  # also on the very first run (it was empty then)
+    upload(at, "first.csv", _csv(300))
+    assert "first.csv" in sidebar_text(at) and "300 rows" in sidebar_text(at)
+    assert "readmission.csv" not in sidebar_text(at)
+    at.file_uploader(key=state.W_UPLOAD).set_value(("second.csv", _csv(120, seed=1), "text/csv")).run()
+    assert "second.csv" in sidebar_text(at) and "120 rows" in sidebar_text(at)
+    assert "first.csv" not in sidebar_text(at)
+    at.file_uploader(key=state.W_UPLOAD).set_value(("broken.xlsx", b"not a workbook", "text/plain")).run()
+    assert "second.csv" in sidebar_text(at)  # a failed upload keeps the table in use, and the sidebar says so
+
+
+@pytest.fixture(scope="module")
+def raw_export_csv():
+    script = ROOT / "sample_data" / "make_raw_export.py"
+    spec = importlib.util.spec_from_file_location("make_raw_export", script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.make_raw_export(2000, seed=3).to_csv(index=False).encode()
+
+
+def test_a_raw_export_offers_readmitted_and_the_event_less_than_30_days(at, raw_export_csv):
+    upload(at, "diabetic_data.csv", raw_export_csv)
+    assert at.selectbox(key=state.W_TARGET).value == "readmitted"
+    event = at.selectbox(key=state.W_EVENT)
+    assert sorted(event.options) == sorted(["<30", ">30", "NO"])
+    assert event.value == "<30"
+    said = " ".join(m.value for m in at.markdown)
+    assert "readmitted = &lt;30" in said and "&gt;30, NO count as no event" in said
+    assert not any("pick which value" in e for e in errors(at))
+    event.set_value(">30").run()
+    assert not at.exception
+    said = " ".join(m.value for m in at.markdown)
+    assert "readmitted = &gt;30" in said and "&lt;30, NO count as no event" in said
+
+
+def test_a_three_valued_outcome_without_a_no_value_waits_for_the_users_pick(at):
+    frame = pd.DataFrame({"Age": np.arange(60) % 50 + 20, "Outcome": ["home", "rehab", "nursing"] * 20})
+    upload(at, "places.csv", frame.to_csv(index=False).encode())
+    assert at.selectbox(key=state.W_TARGET).value == "Outcome"
+    assert at.selectbox(key=state.W_EVENT).value is None
+    assert any("pick which value counts as the event" in e for e in errors(at))
+    at.selectbox(key=state.W_EVENT).set_value("rehab").run()
+    assert not any("pick which value" in e for e in errors(at))
+
+
+UNREADABLE = [
+    ("notes.xlsx", b"Age,Outcome\n61,yes\n72,no\n", "not an Excel workbook"),
+    ("blob.csv", np.random.default_rng(5).integers(0, 256, 3000, dtype=np.uint8).tobytes(), "not a CSV file"),
+    ("empty.csv", b"", "is empty"),
+]
+
+
+@pytest.mark.parametrize("name, raw, words", UNREADABLE)
+def test_an_unreadable_file_gets_one_plain_message_and_the_session_goes_on(at, name, raw, words):
+    upload(at, "good.csv", _csv(200))
+    kept = at.session_state[state.DATA]
+    at.file_uploader(key=state.W_UPLOAD).set_value((name, raw, "application/octet-stream")).run()
+    assert not at.exception
+    shown = errors(at)
+    assert len(shown) == 1 and words in shown[0] and name in shown[0], shown
+    assert not any(word.lower() in shown[0].lower() for word in JARGON), shown[0]
+    assert at.session_state[state.DATA] is kept
+    assert any("Still using" in c.value and "good.csv" in c.value for c in at.caption)
+    # still usable: the next good file replaces the table and the message goes away
+    at.file_uploader(key=state.W_UPLOAD).set_value(("better.csv", _csv(250, seed=2), "text/csv")).run()
+    assert at.session_state[state.DATA].name == "better.csv" and not errors(at)
+    assert at.selectbox(key=state.W_TARGET).value == "Outcome"

@@ -1,0 +1,92 @@
+"""Which column and which event value the data page offers first (dashboard/services.py; issue 12)."""
+
+import importlib.util
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import services
+
+logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
+
+SCRIPT = Path(__file__).resolve().parents[1] / "sample_data" / "make_raw_export.py"
+
+
+@pytest.fixture(scope="module")
+def raw_export():
+    spec = importlib.util.spec_from_file_location("make_raw_export", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.make_raw_export(3000, seed=1)
+
+
+def test_the_raw_exports_outcome_is_readmitted_not_a_medication_flag(raw_export):
+    """Regression: the last yes/no column (a medication flag such as metformin) used to be suggested."""
+    assert services.suggest_target(raw_export) == "readmitted"
+    assert services.suggest_target(raw_export.iloc[:, ::-1]) == "readmitted"  # wherever it stands
+
+
+def test_an_outcome_name_wins_over_yes_no_columns():
+    frame = pd.DataFrame({"Outcome": ["died", "alive", "transferred", "alive"], "Smoker": ["yes", "no"] * 2,
+                          "Diabetic": ["no", "yes"] * 2})
+    assert services.suggest_target(frame) == "Outcome"
+
+
+@pytest.mark.parametrize("name", ["readmitted", "Readmitted30d", "readmission_30_days", "DEATH_EVENT", "died",
+                                  "mortality_1y", "y", "label", "target", "Survived", "vital_status"])
+def test_names_that_say_outcome(name):
+    frame = pd.DataFrame({"Smoker": ["yes", "no"] * 3, name: ["a", "b", "a", "a", "b", "a"], "Ward": list("ABCABC")})
+    assert services.suggest_target(frame) == name
+
+
+@pytest.mark.parametrize("name", ["readmission_date", "event_id", "A1Cresult", "number_inpatient", "smoking_status",
+                                  "time_to_event", "diabetesMed", "metformin"])
+def test_names_that_do_not(name):
+    assert services.outcome_name_rank(name) is None
+
+
+def test_the_most_telling_name_first_and_two_values_before_three():
+    frame = pd.DataFrame({"label": ["x", "y"] * 3, "readmitted": ["NO", ">30", "<30"] * 2,
+                          "readmitted_30d": ["yes", "no"] * 3})
+    assert services.suggest_target(frame) == "readmitted_30d"
+    assert services.suggest_target(frame.drop(columns="readmitted_30d")) == "readmitted"
+
+
+def test_a_column_named_like_an_outcome_with_far_too_many_values_is_passed_over():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"outcome_score": rng.normal(size=200), "Relapse": rng.choice(["yes", "no"], 200)})
+    assert services.outcome_name_rank("outcome_score") is not None
+    assert services.suggest_target(frame) == "Relapse"
+
+
+def test_without_an_outcome_name_a_near_constant_flag_is_not_suggested():
+    n = 2000
+    frame = pd.DataFrame({"Relapse": np.where(np.arange(n) % 5 == 0, "yes", "no"),
+                          "acetohexamide": np.where(np.arange(n) == 7, "Steady", "No")})  # one row in 2,000
+    assert services.suggest_target(frame) == "Relapse"
+
+
+def test_suggest_event_for_three_values_is_the_rarest_that_is_not_no(raw_export):
+    outcome = raw_export["readmitted"]
+    counts = outcome.value_counts()
+    assert counts["<30"] < counts[">30"]  # so the rarer non-"NO" value is "<30"
+    assert services.suggest_event(outcome) == "<30"
+    assert services.suggest_event(pd.Series(["none", "mild", "severe", "mild", "none", "mild"])) == "severe"
+    assert services.suggest_event(pd.Series(["0", "1", "2", "1", "0"])) == "2"
+
+
+def test_suggest_event_leaves_the_pick_to_the_user_when_no_value_reads_as_no():
+    assert services.suggest_event(pd.Series(["home", "rehab", "nursing", "home"])) is None
+    assert services.suggest_event(pd.Series(["no", "No event", "yes", "maybe"])) is None  # two 'no' values
+    assert services.suggest_event(pd.Series(["only"] * 4)) is None
+
+
+def test_suggest_event_for_two_values_is_the_engines_choice():
+    series = pd.Series(["yes", "no", "no"])
+    assert services.suggest_event(series) == services.default_event(series) == "yes"
+    assert services.suggest_event(pd.Series([0, 1, 1])) == 1
