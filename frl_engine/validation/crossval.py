@@ -75,7 +75,7 @@ __all__ = [
     "METHODS", "METHOD_NAMES", "SVM_GRID", "LOGREG_GRID", "INNER_FOLDS", "RF_TREES", "RESULT_FORMAT",
     "CalibrationBin", "FoldResult", "MethodSummary", "EvaluationResult", "cross_validate_models",
     "check_methods", "method_seed", "split_seed", "mean_roc_curve", "PAPER_METHODS", "TUNE_MAX_ROWS",
-    "SVM_EXACT_MAX_ROWS", "NYSTROEM_COMPONENTS", "RF_MAX_SAMPLES", "MAX_LEVELS", "MISSING_MARKERS",
+    "SVM_EXACT_MAX_ROWS", "NYSTROEM_COMPONENTS", "RF_MAX_SAMPLES", "MAX_LEVELS",
 ]
 
 METHODS = ("frl", "svm", "logreg", "cart", "rf", "hgb")
@@ -93,15 +93,16 @@ SVM_GRID = {"C": (0.1, 1.0, 10.0), "gamma": ("scale", 0.01, 0.1)}
 LOGREG_GRID = {"C": (0.01, 0.1, 1.0, 10.0, 100.0)}
 INNER_FOLDS = 3
 RF_TREES = 100
-TUNE_MAX_ROWS = 10_000
+TUNE_MAX_ROWS = 5_000
 SVM_EXACT_MAX_ROWS = 10_000
 NYSTROEM_COMPONENTS = 300
 RF_MAX_SAMPLES = 10_000
 MAX_LEVELS = 20
+MISSING_LEVEL = "(missing)"  # a missing category is a level of its own for the baselines
 #: Cell values that mean "missing" in hospital exports (besides empty cells), compared after stripping blanks.
-MISSING_MARKERS = frozenset({"?", "NA", "N/A", "n/a", "na", "NULL", "null", "None", "none", "NaN", "nan", "-"})
-BASELINE_PREPROCESSING = ("numeric columns: median imputation (+ standardisation for SVM and LogReg; HGB keeps "
-                          "missing values as such); categorical columns: most-frequent imputation + one-hot of the "
+BASELINE_PREPROCESSING = ("columns read as the falling rule list reads them (missing markers, kinds; identifiers "
+                          "and near-constant columns left out); numeric columns: median imputation (+ standardisation for SVM and LogReg; HGB keeps "
+                          "missing values as such); categorical columns: missing as a level of its own + one-hot of the "
                           f"{MAX_LEVELS} most frequent levels (the rest as one 'other' level); fitted on each "
                           "training fold only")
 RESULT_FORMAT = "frl-evaluation"
@@ -518,31 +519,35 @@ def _frl_params(frl_params) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- models
-def _baseline_frame(X: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """Columns as float (numeric, boolean, number-like text) or object strings (categories), NaN for missing.
+def _baseline_frame(X: pd.DataFrame, column_kinds: dict | None = None,
+                    exclude=()) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The columns the baselines use: float (numeric, yes/no) or object labels (categories, codes), NaN if missing.
 
-    Empty cells and the usual missing markers (:data:`MISSING_MARKERS`, e.g. ``?``) are missing.
-    A type conversion only; nothing is learned from the data here.
+    Each column is read as the falling rule list reads it (:func:`frl_engine.columns.read_columns`,
+    with the same ``column_kinds`` and ``exclude``): missing markers such as ``?`` are missing, age
+    bands are numbers, integer codes are labels; identifiers, (near-)constant, empty and date columns
+    are left out.  A type conversion only; nothing is learned from the data here.
     """
+    from ..columns import boolean_values, missing_mask, numeric_values, read_columns
+
     out = {}
     numeric, categorical = [], []
-    for column in X.columns:
+    for reading, column in zip(read_columns(X, column_kinds=column_kinds, exclude=exclude), X.columns):
         series = X[column]
         name = str(column)
-        if pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
-            out[name] = pd.to_numeric(series, errors="coerce").astype(float)
+        if reading.kind == "numeric":
+            out[name] = numeric_values(series, name)
             numeric.append(name)
-            continue
-        is_bool = series.map(type).eq(bool) if series.dtype == object else pd.Series(False, index=series.index)
-        text = series.astype("string").str.strip()
-        text = text.mask(text.isin(MISSING_MARKERS) | (text == ""))
-        present = text.notna()
-        parsed = pd.to_numeric(text, errors="coerce")
-        if present.any() and parsed[present].notna().all() and not is_bool.any():
-            out[name] = parsed.astype(float)
+        elif reading.kind == "boolean":
+            values = boolean_values(series, name).astype(float)
+            values[missing_mask(series)] = np.nan
+            out[name] = values
             numeric.append(name)
-        else:
-            out[name] = text.astype(object).where(present, np.nan)
+        elif reading.kind in ("categorical", "code", "nominal"):
+            missing = missing_mask(series)
+            labels = series.astype(str).str.strip().astype(object)
+            labels[missing] = MISSING_LEVEL
+            out[name] = labels.to_numpy(dtype=object)
             categorical.append(name)
     return pd.DataFrame(out, index=X.index), numeric, categorical
 
@@ -606,8 +611,7 @@ def _baseline_model(method: str, numeric: list[str], categorical: list[str], see
             transformers.append(("numeric", "passthrough", numeric))
         if categorical:
             transformers.append(("categorical", OrdinalEncoder(
-                handle_unknown="use_encoded_value", unknown_value=np.nan, encoded_missing_value=np.nan,
-                max_categories=250), categorical))
+                handle_unknown="use_encoded_value", unknown_value=np.nan, max_categories=250), categorical))
         prepare = ColumnTransformer(transformers, remainder="drop")
         n_numeric = len(numeric)
         model = HistGradientBoostingClassifier(
@@ -618,15 +622,13 @@ def _baseline_model(method: str, numeric: list[str], categorical: list[str], see
     if numeric:
         transformers.append(("numeric", Pipeline(numeric_steps), numeric))
     if categorical:
-        transformers.append(("categorical", Pipeline([
-            ("impute", SimpleImputer(strategy="most_frequent")),
-            ("onehot", OneHotEncoder(handle_unknown="infrequent_if_exist", max_categories=MAX_LEVELS + 1,
-                                     sparse_output=False)),
-        ]), categorical))
+        transformers.append(("categorical", OneHotEncoder(handle_unknown="infrequent_if_exist",
+                                                          max_categories=MAX_LEVELS + 1, sparse_output=False),
+                             categorical))
     prepare = ColumnTransformer(transformers, remainder="drop")
     if method == "svm" and n_train > SVM_EXACT_MAX_ROWS:
         steps = [("prepare", prepare), ("rbf", RBFFeatures(random_state=seed)),
-                 ("model", LinearSVC(C=1.0, random_state=seed, max_iter=5000))]
+                 ("model", LinearSVC(C=1.0, dual=False, random_state=seed, max_iter=5000))]
         grid = {"model__C": list(SVM_GRID["C"]), "rbf__gamma": list(SVM_GRID["gamma"])}
         return Pipeline(steps), grid
     if method == "svm":
@@ -650,18 +652,22 @@ def _fit_baseline(method: str, numeric, categorical, seed: int, X: pd.DataFrame,
     from sklearn.base import clone
     from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 
+    import tempfile
+
+    from joblib import Memory
+
     pipeline, grid = _baseline_model(method, numeric, categorical, seed, len(y))
     if grid is None:
         return pipeline.fit(X, y), {}
     inner = StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed)
-    if len(y) <= TUNE_MAX_ROWS:
-        search = GridSearchCV(pipeline, grid, scoring="roc_auc", cv=inner, n_jobs=1, refit=True, error_score="raise")
-        search.fit(X, y)
-        return search, dict(search.best_params_)
-    tune_rows, _ = train_test_split(np.arange(len(y)), train_size=TUNE_MAX_ROWS, stratify=y, random_state=seed)
-    tune_rows = np.sort(tune_rows)
-    search = GridSearchCV(pipeline, grid, scoring="roc_auc", cv=inner, n_jobs=1, refit=False, error_score="raise")
-    search.fit(X.iloc[tune_rows], y[tune_rows])
+    rows = np.arange(len(y))
+    if len(y) > TUNE_MAX_ROWS:
+        rows = np.sort(train_test_split(rows, train_size=TUNE_MAX_ROWS, stratify=y, random_state=seed)[0])
+    with tempfile.TemporaryDirectory(prefix="frl-grid-") as cache:
+        # The grid points of one inner fold share its preprocessing (fitted once, on that fold only).
+        cached = clone(pipeline).set_params(memory=Memory(cache, verbose=0))
+        search = GridSearchCV(cached, grid, scoring="roc_auc", cv=inner, n_jobs=1, refit=False, error_score="raise")
+        search.fit(X.iloc[rows], y[rows])
     best = dict(search.best_params_)
     model = clone(pipeline).set_params(**best).fit(X, y)
     return model, best
@@ -792,7 +798,8 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
 
     splits = stratified_folds(y, n_folds, random_state)
     needs_baseline = any(m != "frl" for m in methods)
-    X_numeric, numeric, categorical = _baseline_frame(X) if needs_baseline else (None, [], [])
+    X_numeric, numeric, categorical = (_baseline_frame(X, params.get("column_kinds"), params.get("exclude") or ())
+                                       if needs_baseline else (None, [], []))
     if needs_baseline and not numeric and not categorical:
         raise FRLError("X has no usable column for the baselines")
 
