@@ -26,12 +26,14 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 install-test: $(TEST_STAMP)
 
-# Debian packages the browser test and the card preview need (Chromium, its driver, pdftoppm).
+# Debian packages the browser test and the card preview need (Chromium, its driver, pdftoppm), and the
+# PostgreSQL server the registry test starts a throw-away cluster of (tests/test_registry.py).
 system-deps:
-	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || ! command -v pdftoppm >/dev/null; then \
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || ! command -v pdftoppm >/dev/null \
+		|| ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver poppler-utils; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver poppler-utils postgresql; \
 	fi
 
 run: install

@@ -30,11 +30,12 @@ PAGES = {
     "validation": st.Page(ui.PAGES["validation"], title="Validation", icon=":material/monitoring:"),
     "card": st.Page(ui.PAGES["card"], title="Card & downloads", icon=":material/badge:"),
     "compare": st.Page(ui.PAGES["compare"], title="Compare", icon=":material/compare_arrows:"),
+    "models": st.Page(ui.PAGES["models"], title="Models", icon=":material/inventory_2:"),
 }
 page = st.navigation({
     "Build": [PAGES["data"], PAGES["fit"]],
     "Read": [PAGES["rules"], PAGES["posterior"], PAGES["validation"]],
-    "Use": [PAGES["card"], PAGES["compare"]],
+    "Use": [PAGES["card"], PAGES["compare"], PAGES["models"]],
 })
 
 target = st.session_state[state.NAV_TO]

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from frl_engine.binarize import KINDS, Binarizer, infer_column_kind, looks_like_identifier
+from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
+from frl_engine.columns import looks_like_identifier, numeric_values, parse_interval, read_columns
 from frl_engine.errors import DataError, FRLError, ModelFileError
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
@@ -75,6 +76,7 @@ class LoadedData:
     frame: pd.DataFrame = field(repr=False)
     n_bytes: int
     is_sample: bool = False
+    sha256: str | None = None  # full SHA-256 of the file's bytes: the data fingerprint in the model registry
 
     @property
     def n_rows(self) -> int:
@@ -120,7 +122,8 @@ def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int 
     if suffix not in TABLE_EXTENSIONS:
         raise DataError(f"{name}: unsupported file type '{suffix or 'none'}': use a .csv, .xlsx or .parquet file")
     frame = _read_table_cached(raw, name)
-    return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample)
+    return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample,
+                      sha256=hashlib.sha256(raw).hexdigest())
 
 
 def load_sample() -> LoadedData:
@@ -136,7 +139,7 @@ def _non_numeric_examples(series: pd.Series) -> list[str]:
         return []
     present = series[~missing_mask(series)]
     parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-    return [str(v) for v in pd.unique(present[parsed.isna()])[:3]]
+    return [str(v) for v in pd.unique(present[parsed.isna()]) if parse_interval(v) is None][:3]
 
 
 def _examples(series: pd.Series, limit: int = 4) -> str:
@@ -150,39 +153,26 @@ PROFILE_COLUMNS = ["column", "use", "kind", "thresholds", "detected", "missing",
 
 
 def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per column: what the engine will do with it, and the defaults the editor starts from.
+    """One row per column: how the engine reads it (:func:`frl_engine.columns.read_columns`), and the
+    defaults the editor starts from.
 
-    ``kind`` is the engine's inferred kind (None when it cannot be used as is);
-    ``use`` is False for identifiers, empty columns, dates and columns with too
-    many categories; ``note`` says why.
+    ``kind`` is the engine's kind when the column makes items (None otherwise);
+    ``use`` is False for identifiers, empty, constant and near-constant columns and
+    dates; ``note`` is the engine's reason, in words.
     """
     rows = []
-    for name in frame.columns:
-        series = frame[name]
-        detected = infer_column_kind(series)
-        distinct = int(series[~missing_mask(series)].nunique())
-        missing = float(missing_mask(series).mean()) * 100.0
-        use, note = True, ""
-        identifier = looks_like_identifier(str(name), series)
-        if detected == "empty":
-            use, note = False, "no values"
-        elif detected == "unsupported":
-            use, note = False, f"{series.dtype} values: convert to numbers to use"
-        elif identifier:
-            use, note = False, identifier
-        elif detected == "constant":
-            note = "a single value: makes no item"
-        elif detected == "categorical" and distinct > MAX_CATEGORIES:
-            use, note = False, f"{distinct:,} categories: too many (max {MAX_CATEGORIES})"
-        elif detected == "numeric":
-            junk = _non_numeric_examples(series)
-            if junk:
-                examples = ", ".join(f"'{v}'" for v in junk)
-                note = f"non-numeric values such as {examples}: clean them or mark them missing"
+    for reading in read_columns(frame):
+        note = reading.reason
+        if reading.kind == "numeric":
+            try:
+                numeric_values(frame[reading.name], reading.name)
+            except DataError:  # the engine's own reading (bands such as [70-80) are numbers)
+                junk = _non_numeric_examples(frame[reading.name])
+                note = f"non-numeric values such as {', '.join(repr(v) for v in junk)}: clean them or mark them missing"
         rows.append({
-            "column": str(name), "use": use, "kind": detected if detected in KINDS else None, "thresholds": "",
-            "detected": detected, "missing": round(missing, 1), "distinct": distinct,
-            "examples": _examples(series), "note": note,
+            "column": reading.name, "use": reading.used, "kind": reading.kind if reading.used else None,
+            "thresholds": "", "detected": reading.kind, "missing": round(100.0 * reading.missing_share, 1),
+            "distinct": reading.n_levels, "examples": reading.examples, "note": note,
         })
     return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
 
@@ -374,8 +364,8 @@ class ItemPreview:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: pd.DataFrame) -> ItemPreview:
-    """The binarised items, exactly as the fit will make them, with the patients each covers."""
-    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    """The binarised items, as a fit at the default 5% support will make them, with the patients each covers."""
+    binarizer = Binarizer(n_thresholds=3, min_support=FitSettings.min_support, **choices.params())
     binarizer.fit(_features)
     return ItemPreview(binarizer.item_table(_features), tuple(s.to_dict() for s in binarizer.specs_),
                        tuple(binarizer.constant_columns_))
@@ -385,7 +375,7 @@ def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: 
 def candidate_count(data_key: str, target: str, choices: ColumnChoices, min_support: float, max_conditions: int,
                     _features: pd.DataFrame) -> int:
     """How many candidate rules the fit will search (raises RuleMiningError when none or too many)."""
-    binarizer = Binarizer(n_thresholds=3, **choices.params())
+    binarizer = Binarizer(n_thresholds=3, min_support=min_support, **choices.params())
     items = binarizer.fit_transform(_features)
     return len(mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
                           max_rules=5000).rules)
@@ -669,7 +659,7 @@ class PatientField:
     """One input of the "which rule applies" form: a column the list uses."""
 
     column: str
-    kind: str  # numeric | categorical | boolean
+    kind: str  # numeric | categorical | boolean | code (typed in)
     options: tuple[str, ...] = ()  # categories (categorical)
     thresholds: tuple[float, ...] = ()  # the cut points the list uses (numeric)
 
@@ -698,9 +688,11 @@ def patient_fields(model: dict) -> list[PatientField]:
             kind = "categorical"
         else:
             kind = "boolean"
-        if kind == "categorical":
+        if kind in ("categorical", "nominal"):
             options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
-            fields.append(PatientField(column, kind, options=options))
+            fields.append(PatientField(column, "categorical", options=options))
+        elif kind == "code" or "starts with" in column_ops:
+            fields.append(PatientField(column, "code"))
         elif kind == "numeric":
             cuts = sorted(float(v) for v in values.get(column, ()) if isinstance(v, (int, float)))
             fields.append(PatientField(column, kind, thresholds=tuple(cuts)))
@@ -858,6 +850,85 @@ def model_identifier(model: dict) -> str:
     from frl_engine.card import model_identifier as identifier
 
     return identifier(model)
+
+
+# ============================================================================ the model registry
+# Every fit made here is kept in the model registry (frl_engine/registry.py; FRL_REGISTRY, else the per-user
+# data folder) under the ID printed on its card.  A fit whose model changes (its posterior or cross-validation
+# arrives) is registered again under its new ID, linked to the entry it extends.
+@st.cache_resource(show_spinner=False)
+def _registry(location: str):
+    from frl_engine.registry import Registry
+
+    return Registry(location)
+
+
+def model_registry():
+    """The registry ``FRL_REGISTRY`` names (opened once per location); RegistryError if it cannot be used."""
+    from frl_engine.registry import default_location
+
+    return _registry(default_location())
+
+
+def dashboard_user() -> str | None:
+    """The signed-in user (when the dashboard runs with authentication), else None."""
+    try:
+        return (st.user.get("email") or st.user.get("name")) if st.user.get("is_logged_in") else None
+    except Exception:  # noqa: BLE001 - no authentication configured
+        return None
+
+
+def register_fit(result: FitResult, parent: FitResult | None = None):
+    """Keep a dashboard fit in the registry; returns its entry (FRLError if the registry cannot be used)."""
+    from frl_engine.registry import DataFingerprint
+
+    spec, data, fingerprint = result.spec, result.data, None
+    if data is not None and data.sha256:
+        fingerprint = DataFingerprint(data.sha256, data.name, data.n_rows, tuple(map(str, data.frame.columns)),
+                                      spec.target if spec else None, None if spec is None else str(plain(spec.event)))
+    return model_registry().register(
+        model_json(result.model).decode("utf-8"), data=fingerprint, created_by="dashboard",
+        user_name=dashboard_user(), hyperparameters=spec.estimator().get_params() if spec else None,
+        seed=spec.settings.seed if spec else None, command=f"dashboard fit: {result.label}",
+        parent=model_identifier(parent.model) if parent is not None and parent.source == "fit" else None)
+
+
+def registry_entry(model: dict):
+    """The registry entry of this model, or None when it is not registered (FRLError if the registry fails)."""
+    return model_registry().find(model_identifier(model))
+
+
+def registry_caption(entry) -> str:
+    """One line saying where a model comes from, for the card and validation pages."""
+    when = entry.created_at.replace("T", " ")[:16]
+    who = " ".join(x for x in (entry.created_by, entry.user_name) if x) or "?"
+    data = f" · fitted on {entry.data.name} ({entry.data.n_rows:,} rows, SHA-256 {entry.data.sha256[:12]}…)" \
+        if entry.data else ""
+    status = " · retired" if entry.retired else ""
+    auroc = entry.auroc_text()
+    return (f"Registry: model ID {entry.model_id}, registered {when} UTC by {who}{data}; seed {entry.seed}; "
+            f"{entry.software_version}{'' if auroc == '-' else f'; AUROC {auroc}'}{status}")
+
+
+def registry_table(entries) -> pd.DataFrame:
+    """The Models page's table: one row per entry, newest first."""
+    return pd.DataFrame([{
+        "Model ID": e.model_id, "Created (UTC)": e.created_at.replace("T", " ")[:16],
+        "By": " ".join(x for x in (e.created_by, e.user_name) if x), "Data": e.data_text(),
+        "Rules": e.n_rules, "Intervals": e.posterior is not None, "AUROC": e.auroc_text(), "Note": e.note or "",
+        "Extends": e.parent_sha256[:10] if e.parent_sha256 else "", "Retired": bool(e.retired),
+    } for e in entries], columns=["Model ID", "Created (UTC)", "By", "Data", "Rules", "Intervals", "AUROC", "Extends",
+                                  "Note", "Retired"])
+
+
+def open_registered(model_id: str, result_id: str) -> FitResult:
+    """A registered model as the current list (source "file": like a model file, it holds no training data)."""
+    entry = model_registry().get(model_id)
+    model = parse_model(entry.model_json, source=f"registered model {entry.model_id}")
+    estimator_from_model(model)
+    check_renderable(model)
+    label = f"registered model {entry.model_id}" + (f" ({entry.note})" if entry.note else "")
+    return FitResult(id=result_id, model=json.loads(dumps_model(model)), source="file", label=label)
 
 
 # ============================================================================ start-up

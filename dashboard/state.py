@@ -36,6 +36,7 @@ COMPARE = "compare_pair"  # (id A, id B) shown on the Compare page
 MODEL_FILE_SEEN = "model_file_seen"
 MODEL_FILE_ERROR = "model_file_error"
 TIMINGS = "timings"  # measured durations (s) shown in the footer of the list page
+REGISTRY_ERROR = "registry_error"  # why the last fit could not be kept in the model registry (None when fine)
 
 # ---------------------------------------------------------------- widgets
 W_SOURCE = "w_source"
@@ -64,6 +65,9 @@ W_VAR_SUPPORT = "w_var_support"
 W_VAR_MAX_CONDITIONS = "w_var_max_conditions"
 W_VAR_STEPS = "w_var_steps"
 W_VAR_SEED = "w_var_seed"
+W_MODELS_FIND = "w_models_find"  # Models page: a model ID (prefix) typed from a card
+W_MODELS_ALL = "w_models_all"  # Models page: also list retired models
+W_MODELS_PICK = "w_models_pick"  # Models page: the entry shown in detail
 
 SOURCE_SAMPLE = "Sample data (30-day readmissions)"
 SOURCE_UPLOAD = "Upload a file"
@@ -89,6 +93,8 @@ WIDGET_DEFAULTS = {
     W_VAR_MAX_CONDITIONS: 2,
     W_VAR_STEPS: 5000,
     W_VAR_SEED: 0,
+    W_MODELS_FIND: "",
+    W_MODELS_ALL: False,
 }
 # Widgets keep their value for the whole session, across page switches.
 PERSIST = "session"
@@ -96,7 +102,7 @@ PERSIST = "session"
 RESULT_DEFAULTS = {
     DATA: None, DATA_ERROR: None, UPLOAD_SEEN: None, FIT: None, FIT_ERROR: None, VALIDATION: None,
     VALIDATION_ERROR: None, NAV_TO: None, PATIENT: None, COMPARE: None, MODEL_FILE_SEEN: None,
-    MODEL_FILE_ERROR: None,
+    MODEL_FILE_ERROR: None, REGISTRY_ERROR: None,
 }
 
 _ids = itertools.count(1)
@@ -248,10 +254,12 @@ def _accept_fit(result, *, first: bool, job_obj: jobs.Job) -> None:
     for index, old in enumerate(history):
         if old.id == result.id:
             history[index] = result
+            register(result, parent=old)
             break
     else:
         history.append(result)
         del history[:-12]  # keep the last dozen fits
+        register(result)
     if first:
         ss[TIMINGS]["fit_to_result"] = job_obj.elapsed()
         if job_obj.meta.get("navigate"):
@@ -268,6 +276,21 @@ def _accept_validation(result) -> None:
         updated = fit.with_validation(result.model_block())
         ss[FIT] = updated
         ss[HISTORY] = [updated if f.id == fit.id else f for f in ss[HISTORY]]
+        register(updated, parent=fit)
+
+
+def register(result, parent=None) -> None:
+    """Keep a fit made here in the model registry; a registry that cannot be used is reported, not fatal."""
+    from dashboard import services
+    from frl_engine.errors import FRLError
+
+    if result.source != "fit":
+        return
+    try:
+        services.register_fit(result, parent)
+        st.session_state[REGISTRY_ERROR] = None
+    except FRLError as exc:
+        st.session_state[REGISTRY_ERROR] = f"This fit could not be kept in the model registry: {exc}"
 
 
 def accept_model_file(result) -> None:

@@ -28,6 +28,7 @@ PAGES = {
     "validation": "views/validation.py",
     "card": "views/card.py",
     "compare": "views/compare.py",
+    "models": "views/models.py",
 }
 POLL_SECONDS = 0.3
 WARM_UP_DELAY = 2.0
@@ -101,6 +102,23 @@ def require_fit(message: str = "No rule list yet: fit one on the **Fit** page.")
         link("fit", "Go to Fit", ":material/tune:")
         st.stop()
     return fit
+
+
+def registry_note(model: dict) -> None:
+    """A caption with the model's entry in the model registry (what it was fitted on, when, by what)."""
+    from dashboard import services
+    from frl_engine.errors import FRLError
+
+    try:
+        entry = services.registry_entry(model)
+    except FRLError as exc:
+        st.caption(f":material/warning: Model registry: {md(exc)}")
+        return
+    if entry is None:
+        st.caption("This model is not in the model registry (lists fitted here are; a model file opened here "
+                   "is kept only where it was fitted).")
+    else:
+        st.caption(f":material/inventory_2: {md(services.registry_caption(entry))}")
 
 
 # ---------------------------------------------------------------- background jobs

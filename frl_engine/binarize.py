@@ -117,7 +117,7 @@ class ColumnSpec:
         categories = tuple(self.categories)
         prefixes = tuple(self.prefixes)
         if self.kind == "numeric":
-            if not thresholds or not all(math.isfinite(t) for t in thresholds):
+            if not (thresholds or self.has_missing) or not all(math.isfinite(t) for t in thresholds):
                 raise ValueError(f"Numeric column '{self.name}' needs finite thresholds, got {self.thresholds!r}")
             if any(a >= b for a, b in zip(thresholds, thresholds[1:])):
                 raise ValueError(f"Thresholds of '{self.name}' must increase, got {self.thresholds!r}")
@@ -425,9 +425,19 @@ class Binarizer:
                 return skipped("no values")
             if np.isinf(present).any():
                 raise DataError(f"Column '{column}' has infinite values: replace them with numbers or mark them missing")
-            cuts = cuts if cuts is not None else _quantile_thresholds(present, self.n_thresholds, min_count)
+            if cuts is None:
+                cuts = _quantile_thresholds(present, self.n_thresholds, min_count)
+                # A threshold neither side of which reaches the support makes items no rule can use.
+                ordered = np.sort(present)
+                cuts = tuple(t for t in cuts if max(np.searchsorted(ordered, t), len(ordered) - np.searchsorted(ordered, t))
+                             >= min_count)
+            if not cuts and not has_missing:
+                return skipped("no threshold reaches the support threshold" if len(np.unique(present)) > 1
+                               else "a single value: makes no item")
             if not cuts:
-                return skipped("a single value: makes no item")
+                return ColumnSpec(column, "numeric", has_missing=True), ColumnReading(
+                    column, "numeric", f"{reading.reason}; too few values for a threshold: only 'is missing'",
+                    reading.missing_share, reading.n_levels, reading.top_share, reading.examples, reading.declared)
             return ColumnSpec(column, "numeric", thresholds=cuts, has_missing=has_missing), reading
         if kind == "boolean":
             yes = boolean_values(series, column)[~missing]

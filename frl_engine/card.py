@@ -46,6 +46,7 @@ __all__ = [
     "format_risk",
     "layout_card",
     "model_identifier",
+    "model_sha256",
     "render_card",
     "render_layout",
 ]
@@ -234,12 +235,21 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
 
 
+MODEL_ID_LENGTH = 10  # hex digits of the SHA-256 printed as the model ID
+
+
 def model_identifier(model: dict) -> str:
     """First 10 hex digits of the SHA-256 of the model in canonical JSON form.
 
     Canonical form: ``json.dumps(model, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
-    encoded as UTF-8.  Printed on the back of the card so a card can be traced to its model file.
+    encoded as UTF-8.  Printed on the back of the card so a card can be traced to its model file
+    (and to its entry in the model registry, :mod:`frl_engine.registry`, which matches on this prefix).
     """
+    return model_sha256(model)[:MODEL_ID_LENGTH]
+
+
+def model_sha256(model: dict) -> str:
+    """The full SHA-256 (64 hex digits) of the model in the canonical JSON form of :func:`model_identifier`."""
     if not isinstance(model, dict):
         raise ModelFileError(f"A model must be a JSON object, not {type(model).__name__}")
     try:
@@ -248,7 +258,7 @@ def model_identifier(model: dict) -> str:
         )
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"The model cannot be written as JSON: {exc}") from None
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:10]
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _round_half_up(value: float, places: int) -> Decimal:

@@ -19,7 +19,7 @@ from .estimator import FallingRuleListClassifier
 from .io import read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
-EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card")
+EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,6 +45,21 @@ def _parse_thresholds(values) -> dict[str, list[float]] | None:
     return thresholds
 
 
+def _parse_kinds(values) -> dict[str, str] | None:
+    """``["ward=categorical", "diag_1=code"]`` -> ``{"ward": "categorical", "diag_1": "code"}``."""
+    if not values:
+        return None
+    from .columns import canonical_kind
+
+    kinds = {}
+    for text in values:
+        column, sep, kind = text.partition("=")
+        if not sep or not column.strip() or not kind.strip():
+            raise FRLError(f"--kind takes COLUMN=KIND (numeric, categorical, boolean, code, nominal or identifier); got {text!r}")
+        kinds[column.strip()] = canonical_kind(kind, column.strip())
+    return kinds
+
+
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
     parser.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
@@ -63,6 +78,12 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a column not to use (repeat for several)")
     parser.add_argument("--threshold", action="append", default=[], metavar="COLUMN=V1,V2",
                         help="your own thresholds for a numeric column, e.g. Age=45,60 (repeatable)")
+    parser.add_argument("--kind", action="append", default=[], metavar="COLUMN=KIND",
+                        help="how to read a column instead of the inferred kind: numeric, categorical, boolean, code "
+                             "(ICD/ATC codes with groups), nominal (integer labels) or identifier (leave it out); "
+                             "repeatable")
+    parser.add_argument("--explain-columns", action="store_true",
+                        help="print how each column was read (kind, items, missing share, levels, why)")
     parser.add_argument("--no-mining", action="store_true",
                         help="use each (boolean) column as one candidate rule instead of mining rules")
 
@@ -72,6 +93,7 @@ def estimator_from_args(args) -> FallingRuleListClassifier:
         lam=args.lam, min_support=args.min_support, max_conditions=args.max_conditions, max_rules=args.max_rules,
         n_steps=args.steps, n_chains=args.chains, random_state=args.seed, exclude=tuple(args.exclude),
         thresholds=_parse_thresholds(args.threshold), mine_rules=not args.no_mining,
+        column_kinds=_parse_kinds(getattr(args, "kind", None)),
     )
 
 
@@ -111,13 +133,22 @@ def print_model(model: dict, stream=None) -> None:
 
 
 def cmd_fit(args) -> int:
+    from .cli_models import register_fit, registry_for
+
+    registry = registry_for(args)  # before the fit: a bad registry fails at once
     started = time.perf_counter()
-    estimator, _ = fit_from_args(args)
+    estimator, features = fit_from_args(args)
     if args.validate:
         features, event, _ = load_training_data(args)
         result = estimator.cross_validate(features, event, n_folds=args.validate, random_state=args.seed, n_jobs=-1)
         summary = result.summary("frl")
         print(f"Cross-validated AUROC ({args.validate} folds): {summary.auroc_mean:.3f} (sd {summary.auroc_std:.3f})")
+    if getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:
+        from .binarize import format_column_table
+
+        print(format_column_table(estimator.column_table()) + "\n")
+    if estimator.screening_note_:
+        print(estimator.screening_note_ + ".")
     model = _model_dict(estimator, args)
     print_model(model)
     if not model["rules"]:
@@ -127,6 +158,8 @@ def cmd_fit(args) -> int:
     if args.out:
         save_model(model, args.out)
         print(f"Model written to {args.out}")
+    if registry is not None:
+        register_fit(registry, args, estimator, features, model)
     return 0
 
 
@@ -173,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", help="write the model to this JSON file")
     fit.add_argument("--validate", type=int, metavar="FOLDS", default=0,
                      help="also cross-validate the AUROC with this many folds; stored in the model and printed on the card")
+    from .cli_models import add_register_arguments
+
+    add_register_arguments(fit)
     fit.set_defaults(handler=cmd_fit)
 
     show = sub.add_parser("show", help="print a saved model", description="Print a saved model's rule list.")
@@ -203,6 +239,7 @@ def main(argv=None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`
     try:
         with stop_on_signals():
             return int(args.handler(args) or 0)

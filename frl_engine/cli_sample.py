@@ -45,6 +45,9 @@ def register(subparsers) -> None:
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")
+    from .cli_models import add_register_arguments
+
+    add_register_arguments(parser)
     parser.set_defaults(handler=cmd_sample)
 
 
@@ -56,8 +59,11 @@ def cmd_sample(args) -> int:
                              ("--burn-in", args.burn_in, 0), ("--sampler-chains", args.sampler_chains, 1)):
         if value is not None and value < low:
             raise FRLError(f"{name} must be at least {low}, got {value}")
+    from .cli_models import register_fit, registry_for
+
+    registry = registry_for(args)  # before the fit: a bad registry fails at once
     started = time.perf_counter()
-    estimator, _ = fit_from_args(args)
+    estimator, features = fit_from_args(args)
     print_model(_model_dict(estimator, args))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.\n")
     started = time.perf_counter()
@@ -77,4 +83,6 @@ def cmd_sample(args) -> int:
 
         save_model(_model_dict(estimator, args), args.model_out)
         print(f"Model with credible intervals written to {args.model_out}")
+    if registry is not None:  # the model with its credible intervals (the --model-out file)
+        register_fit(registry, args, estimator, features, _model_dict(estimator, args))
     return 0

@@ -83,7 +83,9 @@ _INTERVAL = re.compile(r"^[\[(]\s*(-?\d+(?:\.\d+)?)\s*[-,;]\s*(-?\d+(?:\.\d+)?)\
 _OPEN_BAND = re.compile(r"^(?:>=?|≥)\s*(-?\d+(?:\.\d+)?)$|^(-?\d+(?:\.\d+)?)\s*\+$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
-_CODE_NAME = re.compile(r"(diag|icd|dx|diagnos|procedure|proc_code|atc|cpt|opcs|drg|code)", re.IGNORECASE)
+# A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
+_CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code|codes)(\d*)($|[^a-z])|"
+                        r"^(diag|icd|dx)\d*[A-Z_]|[a-z](Diag|Icd|ICD|Code|Dx)\d*$", re.IGNORECASE)
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender)", re.IGNORECASE)
 _ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
@@ -358,6 +360,15 @@ def _looks_like_codes(labels: list[str], name: str, n_levels: int) -> bool:
     return lettered > 0 or dotted >= 0.1 * len(shaped) or named
 
 
+_DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+
+
+def _looks_like_dates(labels: list[str]) -> bool:
+    """Text such as 2021-03-04, 04/03/2021 or 2021-03-04 10:30 on at least 90% of the distinct values."""
+    sample = labels[:200]
+    return bool(sample) and sum(1 for lab in sample if _DATE.match(lab)) >= 0.9 * len(sample)
+
+
 def read_column(name: str, series: pd.Series, *, declared: str | None = None) -> ColumnReading:
     """Infer the kind of one column (or check the user's), with the reason.
 
@@ -421,6 +432,9 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     integers = readable.all() and np.all(parsed == np.round(parsed)) and not bands
     distinct_share = n_levels / max(n - n_missing, 1)
 
+    if not readable.all() and _looks_like_dates(labels):
+        return reading("unsupported", f"dates such as '{labels[int(order[0])]}': turn them into numbers (e.g. days "
+                                      "since admission) to use them")
     # Identifiers: a different value in nearly every row, or a patient/encounter number that repeats.
     textual_or_integer = integers or not readable.all()
     if n >= 20 and textual_or_integer and distinct_share >= IDENTIFIER_SHARE and n_levels >= 20:

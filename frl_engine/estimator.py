@@ -383,6 +383,18 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return result
 
     # ------------------------------------------------------------------ presentation
+    def column_table(self) -> pd.DataFrame:
+        """How each column of the training table was read: kind, items, why (:mod:`frl_engine.columns`).
+
+        Columns ``column``, ``kind``, ``used``, ``items``, ``reason``, ``missing_share``, ``levels``,
+        ``top_share``, ``examples``, ``declared``; one row per column, in table order.
+        """
+        check_is_fitted(self, "rule_objects_")
+        binarizer = getattr(self, "binarizer_", None)
+        if binarizer is None or not hasattr(binarizer, "readings_"):
+            raise FRLError("The column table exists for a model fitted here with rule mining (not loaded from a file)")
+        return binarizer.column_table()
+
     def rule_table(self) -> pd.DataFrame:
         """The list as the paper's Table 1: IF / ELSE IF / ELSE, conditions, risk, support."""
         check_is_fitted(self, "rule_objects_")

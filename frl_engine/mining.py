@@ -559,10 +559,13 @@ def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
             raise DataError(
                 f"Column {position} is named {column!r}, but rule columns need text names: name the columns"
             )
-    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    repeated = sorted(c for c, k in pd.Series(columns).value_counts().items() if k > 1) if not frame.columns.is_unique else []
     if repeated:
         raise DataError(f"Column '{repeated[0]}' appears {columns.count(repeated[0])} times: rename or drop the duplicates")
-    numeric = [pd.api.types.is_bool_dtype(frame[c]) or pd.api.types.is_numeric_dtype(frame[c]) for c in columns]
+    numeric = [pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype) for dtype in frame.dtypes]
+    if all(pd.api.types.is_bool_dtype(dtype) for dtype in frame.dtypes):
+        rules = tuple(Rule((Condition(column, "is true"),)) for column in columns)
+        return CandidateRules(rules=rules, coverage=frame.to_numpy(dtype=bool))
     if all(numeric):  # one conversion for the whole table (the paper's setting: 0/1 or bool columns)
         values = frame.to_numpy(dtype=float, na_value=np.nan)
         ok = (values == 0.0) | (values == 1.0)

@@ -238,3 +238,32 @@ def test_upload_fit_download_and_bad_files(app_url, chromium, tmp_path):
     _nav(page, "Rule list")
     assert _first_rule(page) == engine.rules_[0]
     assert "Traceback" not in page.locator("body").inner_text()
+
+
+def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tmp_path):
+    """Issue 12: upload a raw export ('?' markers, ICD codes, nominal codes, IDs, a three-valued outcome), touch
+    nothing but the outcome and its event (both suggested), fit: the list equals the engine's at its defaults."""
+    sys.path.insert(0, str(ROOT / "sample_data"))
+    from make_raw_export import make_raw_export
+
+    csv = tmp_path / "raw_export.csv"
+    make_raw_export(8000, seed=5).to_csv(csv, index=False)
+    page = chromium()
+    _load_data_page(page, app_url)
+    page.get_by_text(state.SOURCE_UPLOAD, exact=True).click()
+    _upload(page, csv)
+    page.get_by_text("raw_export.csv", exact=False).first.wait_for()
+    page.get_by_text("Event readmitted = <30", exact=False).wait_for()  # outcome and event suggested
+    page.locator('.st-key-items [data-testid="stDataFrame"]').wait_for()
+    _shot(page, "9-data-raw-export", 2600)
+    _nav(page, "Fit")
+    page.get_by_role("button", name="Fit the rule list").click()
+    page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=60_000)
+    features, y, _ = split_target(read_table(csv), "readmitted", "<30")
+    engine = FallingRuleListClassifier(random_state=0).fit(features, y)
+    rows = page.locator("table.frl-list tbody tr")
+    assert rows.count() == len(engine.rules_) + 1
+    assert _first_rule(page) == engine.rules_[0]
+    body = page.locator("table.frl-list").inner_text()
+    assert "?" not in body and "encounter_id" not in body and "patient_nbr" not in body
+    _shot(page, "10-rules-raw-export", 1600)

@@ -93,11 +93,10 @@ def bad_inputs(tmp_path):
     junk = good.astype({"Age": object})
     junk.loc[5, "Age"] = "abc"
     cases["junk in numeric"] = (["fit", write(tmp_path, "junk.csv", junk.to_csv(index=False)), "--target", "Readmitted"], "'Age'")
-    missing = good.assign(Creatinine=np.nan)
-    cases["all missing column"] = (["fit", write(tmp_path, "miss.csv", missing.to_csv(index=False)), "--target", "Readmitted"], "'Creatinine'")
+    nothing = pd.DataFrame({c: np.nan for c in good.columns if c != "Readmitted"}, index=good.index).assign(Readmitted=good["Readmitted"])
+    cases["no usable column"] = (["fit", write(tmp_path, "miss.csv", nothing.to_csv(index=False)), "--target", "Readmitted"], "No column can make an item")
     cases["duplicate columns"] = (["fit", write(tmp_path, "dup.csv", "Age,Age,Readmitted\n1,2,yes\n3,4,no\n"), "--target", "Readmitted"], "duplicate column")
-    ids = good.assign(PatientName=[f"patient {i}" for i in range(300)])
-    cases["thousands of categories"] = (["fit", write(tmp_path, "ids.csv", ids.to_csv(index=False)), "--target", "Readmitted"], "'PatientName'")
+    cases["unknown kind"] = (["fit", write(tmp_path, "k.csv", good.to_csv(index=False)), "--target", "Readmitted", "--kind", "Age=colour"], "Unknown column kind 'colour'")
     cases["no rule reaches support"] = (["fit", write(tmp_path, "s.csv", good.to_csv(index=False)), "--target", "Readmitted", "--min-support", "0.99"], "min_support")
     cases["model not ours"] = (["show", write(tmp_path, "m.json", json.dumps({"weights": [1, 2]}))], "not a falling rule list model")
     cases["model not json"] = (["predict", write(tmp_path, "m.txt", "hello"), write(tmp_path, "d.csv", good.to_csv(index=False))], "not valid JSON")
@@ -108,7 +107,7 @@ def bad_inputs(tmp_path):
 
 CASES = [
     "empty file", "header only", "unknown target", "one class", "three classes", "junk in numeric",
-    "all missing column", "duplicate columns", "thousands of categories", "no rule reaches support",
+    "no usable column", "duplicate columns", "unknown kind", "no rule reaches support",
     "model not ours", "model not json", "missing file", "wrong extension"]
 
 
@@ -169,3 +168,17 @@ def test_a_list_without_rules_is_printed_and_explained(tmp_path, capsys):
     status, out, err = run(["fit", path, "--target", "Outcome"], capsys)
     assert status == 0, err
     assert out.splitlines()[1].startswith("ALWAYS") and "No rule beats the overall risk" in out
+
+
+def test_an_empty_column_and_a_name_column_are_left_out_with_the_reason_not_refused(tmp_path, capsys):
+    """A real export has empty columns and identifiers: the fit goes on and --explain-columns says why."""
+    good = pd.read_csv(SAMPLE).rename(columns={"Readmitted30d": "Readmitted"})
+    frame = good.assign(Notes=np.nan, PatientName=[f"patient {i}" for i in range(len(good))])
+    status, out, err = run(["fit", write(tmp_path, "x.csv", frame.to_csv(index=False)), "--target", "Readmitted",
+                            "--explain-columns"], capsys)
+    assert status == 0, err
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert "(empty)" in lines["Notes"] and "no values" in lines["Notes"]
+    assert "(identifier)" in lines["PatientName"] and "(identifier)" in lines["PatientID"]
+    assert "IF " in out and "PatientName" not in out.split("IF ", 1)[1]
+

@@ -272,13 +272,16 @@ def test_junk_in_a_numeric_column(at):
     assert any("'abc'" in e for e in errors(at)) and not at.exception
 
 
-def test_empty_and_many_category_columns_are_left_out_with_a_note(at):
+def test_empty_columns_and_identifiers_are_left_out_and_wide_categories_kept_with_a_note(at):
     n = 3000
-    frame = _table(n, Empty=[None] * n, Zip=[f"Z{i % 1500}" for i in range(n)])
+    frame = _table(n, Empty=[None] * n, Specialty=[f"Spec{i % 60}" if i % 3 else "Cardiology" for i in range(n)],
+                   Visit=[f"V-{i:05d}" for i in range(n)])
     upload(at, "wide.csv", frame.to_csv(index=False).encode())
     table = at.session_state[state.COLUMN_TABLES][at.session_state[state.DATA].key].set_index("column")
     assert not table.loc["Empty", "use"] and table.loc["Empty", "note"] == "no values"
-    assert not table.loc["Zip", "use"] and "1,500 categories" in table.loc["Zip", "note"]
+    assert not table.loc["Visit", "use"] and table.loc["Visit", "detected"] == "identifier"
+    assert table.loc["Specialty", "use"] and table.loc["Specialty", "kind"] == "categorical"
+    assert "41 values" in table.loc["Specialty", "note"]  # 40 Spec levels and Cardiology
     assert not errors(at)
 
 

@@ -67,9 +67,16 @@ def test_load_sample():
 
 
 # ------------------------------------------------------------------ columns
-@pytest.mark.parametrize("name", ["PatientID", "patient_id", "MRN", "id", "EncounterId", "record number", "subject_no"])
-def test_identifier_names(name):
-    assert services.looks_like_identifier(name, pd.Series([1, 1, 2])) is not None
+@pytest.mark.parametrize("name", ["PatientID", "patient_id", "patient_nbr", "MRN", "EncounterId", "record number", "subject_no"])
+def test_identifier_names_with_many_repeated_values_are_identifiers(name):
+    repeated = pd.Series(np.repeat(np.arange(100, 400), 2))  # a patient number seen twice each
+    assert services.looks_like_identifier(name, repeated) is not None
+
+
+@pytest.mark.parametrize("name", ["admission_type_id", "discharge_disposition_id", "ward_id"])
+def test_integer_codes_named_like_ids_are_not_identifiers(name):
+    """Regression: the dashboard used to drop nominal codes such as admission_type_id as identifiers."""
+    assert services.looks_like_identifier(name, pd.Series([1, 3, 2, 5, 1, 1, 2, 8] * 50)) is None
 
 
 @pytest.mark.parametrize("name", ["Age", "Paid", "Valid", "Lipid", "Creatinine"])
@@ -79,7 +86,7 @@ def test_ordinary_names_are_not_identifiers(name):
 
 def test_unique_text_or_integers_are_identifiers_but_unique_measurements_are_not():
     unique_text = pd.Series([f"x{i}" for i in range(50)])
-    assert services.looks_like_identifier("Code", unique_text) == "identifier (different in every row)"
+    assert "different value in 100% of rows" in services.looks_like_identifier("Code", unique_text)
     assert services.looks_like_identifier("Number", pd.Series(range(50))) is not None
     assert services.looks_like_identifier("Weight", pd.Series(np.linspace(50, 90, 50))) is None
     assert services.looks_like_identifier("Code", pd.Series([f"x{i}" for i in range(10)])) is None  # too few rows
@@ -97,7 +104,7 @@ def test_profile_columns_defaults():
     assert profile.loc["BedSores", "kind"] == "boolean" and profile.loc["Ward", "kind"] == "categorical"
     assert not profile.loc["PatientID", "use"] and "identifier" in profile.loc["PatientID", "note"]
     assert not profile.loc["Empty", "use"] and profile.loc["Empty", "note"] == "no values"
-    assert not profile.loc["Zip", "use"] and "too many" in profile.loc["Zip", "note"]
+    assert profile.loc["Zip", "use"] and profile.loc["Zip", "kind"] == "code"  # Z0..Z199: codes with groups
     assert profile.loc["Junk", "kind"] == "numeric" and "'n/a?'" in profile.loc["Junk", "note"]
     assert profile.loc["Creatinine", "missing"] > 0
 

@@ -232,9 +232,11 @@ def test_cli_evaluate_errors(tmp_path, capsys, extra, message):
 
 
 def test_a_user_error_inside_a_parallel_fold_reaches_the_caller_as_is():
+    from frl_engine.errors import RuleMiningError
+
     X, y = clinical_table(120)
-    with pytest.raises(FRLError, match="min_support must be at most 1") as info:
-        cross_validate_models(X, y, n_folds=3, methods=("cart", "frl"), frl_params={"min_support": 2.0}, n_jobs=2)
+    with pytest.raises(RuleMiningError, match=r"lower min_support \(now 0.999\)") as info:
+        cross_validate_models(X, y, n_folds=3, methods=("cart", "frl"), frl_params={"min_support": 0.999}, n_jobs=2)
     assert "\n" not in str(info.value)
 
 

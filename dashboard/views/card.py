@@ -78,6 +78,7 @@ with left:
         st.caption("Scored data: only for a list fitted in this session (a model file holds no patients).")
     st.caption(f"Model ID {services.model_identifier(model)} is printed on the back of the card, so a card can be "
                "traced to its model file.")
+    ui.registry_note(model)
 
 with right:
     if pdf is not None:

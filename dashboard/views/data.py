@@ -93,9 +93,10 @@ except FRLError as exc:
 
 # ---------------------------------------------------------------- columns
 st.subheader("Columns", anchor=False)
-st.caption("How the engine will read each column. Change a type, give your own thresholds for a numeric column "
-           "(e.g. `45, 60`; blank = automatic quartiles), or untick **Use** to leave a column out. Identifiers are "
-           "left out by default.")
+st.caption("How the engine reads each column, and why. Change a type, give your own thresholds for a numeric column "
+           "(e.g. `45, 60`; blank = automatic quartiles), or untick **Use** to leave a column out. Identifiers, "
+           "empty and near-constant columns (one value on 99% of rows) are left out by default; `?`, `NA`, `NULL` "
+           "and blanks are missing.")
 table = state.column_table(data)
 shown = table[table["column"] != target]
 version = ss.get(f"editor_version_{data.key}", 0)
@@ -106,16 +107,17 @@ edited = st.data_editor(
         "column": st.column_config.TextColumn("Column", disabled=True),
         "use": st.column_config.CheckboxColumn("Use", help="Untick to leave the column out of the rules."),
         "kind": st.column_config.SelectboxColumn(
-            "Type", options=["numeric", "categorical", "boolean"], required=False,
-            help="numeric: thresholds (Age ≥ 60); categorical: one item per value (DischargeTo = home); "
-                 "boolean: one yes item (BedSores)."),
+            "Type", options=list(services.KINDS), required=False,
+            help="numeric: thresholds (Age ≥ 60); categorical: one item per frequent value (DischargeTo = home); "
+                 "boolean: one yes item (BedSores); code: ICD/ATC codes with groups (diag_1 starts with 428); "
+                 "nominal: whole numbers that are labels (discharge_disposition_id = 22), never thresholds."),
         "thresholds": st.column_config.TextColumn("Thresholds", help="Numeric columns only: cut points separated "
                                                   "by commas. Blank = the engine's rounded quartiles."),
-        "detected": st.column_config.TextColumn("Detected", disabled=True),
+        "detected": st.column_config.TextColumn("Read as", disabled=True),
         "missing": st.column_config.NumberColumn("Missing", format="%.1f%%", disabled=True),
         "distinct": st.column_config.NumberColumn("Distinct", format="%d", disabled=True),
         "examples": st.column_config.TextColumn("Examples", disabled=True, width="medium"),
-        "note": st.column_config.TextColumn("Note", disabled=True, width="large"),
+        "note": st.column_config.TextColumn("Why", disabled=True, width="large"),
     },
 )
 if not edited.equals(shown):
@@ -146,7 +148,7 @@ else:
         n_columns = preview.table["column"].nunique()
         st.caption(f"{len(preview.table)} yes/no items from {n_columns} columns: the building blocks of the rules. "
                    "A rule joins up to a few items with AND. Missing values never match an item, except "
-                   "'is missing'." + (f" Skipped (a single value): {ui.md(', '.join(preview.constant))}."
+                   "'is missing'." + (f" No items from: {ui.md(', '.join(preview.constant))}."
                                       if preview.constant else ""))
         with st.container(key="items"):
             st.dataframe(

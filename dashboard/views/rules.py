@@ -16,7 +16,8 @@ def _check_patient(fit_id: str, model: dict, fields) -> None:
     values = {}
     for field in fields:
         value = ss.get(FIELD_PREFIX + field.column)
-        values[field.column] = None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+        blank = isinstance(value, str) and not value.strip()
+        values[field.column] = None if value is None or blank or (isinstance(value, float) and math.isnan(value)) else value
     try:
         ss[state.PATIENT] = (fit_id, services.explain_patient(model, values), None)
     except FRLError as exc:
@@ -85,6 +86,9 @@ else:
                                  help=f"The list compares it with {cuts}." if cuts else None)
             elif field.kind == "categorical":
                 box.selectbox(field.column, field.options, index=None, key=key, placeholder="unknown")
+            elif field.kind == "code":
+                box.text_input(field.column, key=key, placeholder="unknown, e.g. 428.0",
+                               help="The code as written in the record (ICD, ATC...); groups match by prefix.")
             else:
                 box.selectbox(field.column, ["yes", "no"], index=None, key=key, placeholder="unknown")
         st.form_submit_button("Find the rule", type="primary", icon=":material/search:", key="patient_submit",

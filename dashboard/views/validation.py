@@ -13,6 +13,7 @@ ui.header("Validation", "How well does the list rank patients it has not seen? S
                         "of the falling rule list and the paper's baselines (section 5), each refitted on every "
                         "training fold.")
 fit = ui.require_fit()
+ui.registry_note(fit.model)
 if fit.source != "fit" or fit.data is None:
     st.info("This list was loaded from a model file: validation refits it on data, so fit a list on the Fit page "
             "first.", icon=":material/info:")

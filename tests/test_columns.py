@@ -1,0 +1,273 @@
+"""How a column of a real hospital export is read: missing markers, kinds and their reasons, code groups,
+and the rule that every condition on a card earns its place."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from frl_engine.binarize import Binarizer
+from frl_engine.columns import (MISSING_MARKERS, canonical_kind, code_prefixes, missing_mask, numeric_values,
+                                read_column, read_columns)
+from frl_engine.errors import DataError
+from frl_engine.estimator import FallingRuleListClassifier
+from frl_engine.mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL, mine_rules
+from frl_engine.rules import Condition
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "sample_data"))
+from make_raw_export import make_raw_export  # noqa: E402
+
+
+def kind(name, values):
+    return read_column(name, pd.Series(values)).kind
+
+
+# --------------------------------------------------------------------------
+# Missing markers
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("marker", ["?", "", " ", "NA", "N/A", "n/a", "NULL", "null", "None", "NaN", "nan", "#N/A"])
+def test_common_missing_markers_are_missing_in_any_column(marker):
+    text = pd.Series(["home", marker, "rehab", "home"])
+    numbers = pd.Series(["61", marker, "72", "45"])
+    assert missing_mask(text).tolist() == [False, True, False, False]
+    assert np.isnan(numeric_values(numbers, "Age")).tolist() == [False, True, False, False]
+    assert Condition("Ward", "==", "home").evaluate(pd.DataFrame({"Ward": text})).tolist() == [True, False, False, True]
+    assert Condition("Ward", "is missing").evaluate(pd.DataFrame({"Ward": text})).tolist() == [False, True, False, False]
+
+
+def test_a_question_mark_never_becomes_a_condition():
+    frame = pd.DataFrame({"race": ["Caucasian", "?", "AfricanAmerican", "?"] * 25,
+                          "age": list(range(40, 90, 1)) * 2})
+    names = [c.name for c in Binarizer().fit(frame).conditions_]
+    assert "race is missing" in names and not any("?" in n for n in names)
+    assert {"?", "na", "null", "none", "nan"} <= MISSING_MARKERS
+
+
+# --------------------------------------------------------------------------
+# Kinds, each on a small hand-made column
+# --------------------------------------------------------------------------
+
+
+def test_numbers_and_age_bands_are_numeric():
+    assert kind("Age", [61.5, 72.0, 45.25, 80.0, 55.0]) == "numeric"
+    bands = ["[70-80)", "[50-60)", "[80-90)", "[60-70)", "?", ">90"]
+    reading = read_column("age", pd.Series(bands))
+    assert reading.kind == "numeric" and "lower bound" in reading.reason
+    assert numeric_values(pd.Series(bands), "age")[:3].tolist() == [70, 50, 80]
+    assert Condition("age", ">=", 70).evaluate(pd.DataFrame({"age": bands})).tolist() == [True, False, True, False, False, True]
+
+
+def test_text_labels_are_categories_and_rare_levels_make_no_item_but_are_never_refused():
+    values = ["InternalMedicine"] * 40 + ["Cardiology"] * 30 + [f"Rare{i}" for i in range(60)]
+    frame = pd.DataFrame({"medical_specialty": values, "x": np.arange(130) % 7})
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    names = [c.name for c in binarizer.conditions_ if c.column == "medical_specialty"]
+    assert names == ["medical_specialty = InternalMedicine", "medical_specialty = Cardiology"]
+    assert "60 rarer levels without" in binarizer.column_table().set_index("column").loc["medical_specialty", "reason"]
+
+
+def test_yes_no_columns_are_boolean():
+    assert kind("BedSores", ["Yes", "no", "YES", None]) == "boolean"
+    assert kind("Flag", [0, 1, 1, 0]) == "boolean"
+
+
+@pytest.mark.parametrize("name", ["admission_type_id", "discharge_disposition_id", "admission_source_id", "ward_code",
+                                  "payer_type"])
+def test_integer_labels_named_like_codes_are_nominal_never_thresholds(name):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({name: rng.choice([1, 2, 3, 5, 6, 22, 28], 500), "Age": rng.integers(20, 90, 500)})
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    assert binarizer.column_table().set_index("column").loc[name, "kind"] == "nominal"
+    ops = {c.op for c in binarizer.conditions_ if c.column == name}
+    assert ops == {"=="}
+    assert f"{name} = 22" in [c.name for c in binarizer.conditions_]
+
+
+def test_a_count_is_numeric_and_its_tail_gets_thresholds():
+    # Mostly 0, like number_inpatient: the quartiles tie, so the values above 0 are cut too.
+    rng = np.random.default_rng(1)
+    counts = np.where(rng.random(5000) < 0.65, 0, rng.geometric(0.45, 5000))
+    spec = Binarizer(min_support=0.05).fit(pd.DataFrame({"number_inpatient": counts})).specs_[0]
+    assert spec.kind == "numeric" and {1.0, 2.0} <= set(spec.thresholds)
+    assert all(float(t).is_integer() for t in spec.thresholds)
+
+
+def test_an_identifier_and_a_repeated_patient_number_are_left_out_with_the_reason():
+    rng = np.random.default_rng(2)
+    n = 400
+    frame = pd.DataFrame({"encounter_id": rng.permutation(10**6)[:n], "patient_nbr": rng.integers(0, 300, n) * 7 + 10**5,
+                          "MRN": [f"M{i:06d}" for i in rng.integers(0, 250, n)], "Age": rng.integers(20, 90, n)})
+    readings = {r.name: r for r in read_columns(frame)}
+    assert readings["encounter_id"].kind == "identifier" and "different value" in readings["encounter_id"].reason
+    assert readings["patient_nbr"].kind == "identifier" and "repeated" in readings["patient_nbr"].reason
+    assert readings["MRN"].kind == "identifier"
+    assert readings["Age"].kind == "numeric"
+    assert {c.column for c in Binarizer().fit(frame).conditions_} == {"Age"}
+
+
+def test_a_near_constant_column_makes_no_item():
+    values = ["No"] * 995 + ["Steady"] * 5
+    reading = read_column("acetohexamide", pd.Series(values))
+    assert reading.kind == "near-constant" and "99.5%" in reading.reason
+    mostly_missing = read_column("lab", pd.Series(["?"] * 995 + ["3.1"] * 3 + ["4.2"] * 2))
+    assert mostly_missing.kind == "near-constant" and "missing" in mostly_missing.reason
+
+
+def test_codes_get_items_for_frequent_codes_and_their_groups():
+    # Many rare 250.x codes: none reaches 5% alone, their group does.
+    codes = [f"250.{i:02d}" for i in range(1, 31)] * 2 + ["428"] * 40 + ["428.0"] * 10 + ["V57"] * 30 + \
+            [f"{c}" for c in range(600, 660)]
+    frame = pd.DataFrame({"diag_1": codes})
+    reading = read_column("diag_1", frame["diag_1"])
+    assert reading.kind == "code"
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    names = [c.name for c in binarizer.conditions_]
+    assert "diag_1 starts with 250" in names and not any(n.startswith("diag_1 = 250.") for n in names)
+    assert "diag_1 = 428" in names and "diag_1 starts with 428" in names and "diag_1 = V57" in names
+    items = binarizer.transform(frame)
+    group = items[:, names.index("diag_1 starts with 250")]
+    assert group.sum() == 60 and group.tolist() == frame["diag_1"].str.startswith("250").tolist()
+    # Each item is the same truth as its condition evaluated on the table (the model file's semantics).
+    for j, condition in enumerate(binarizer.conditions_):
+        assert items[:, j].tolist() == condition.evaluate(frame).tolist(), condition.name
+
+
+def test_code_prefixes_run_from_specific_to_general():
+    assert code_prefixes("250.83") == ["250", "25"]
+    assert code_prefixes("V57") == ["V57", "V5", "V"]
+    assert code_prefixes("E909") == ["E909", "E90", "E9", "E"]
+
+
+def test_kinds_can_be_overridden_and_unknown_kinds_are_refused():
+    frame = pd.DataFrame({"stage": [1, 2, 3, 4, 5, 6] * 20, "Age": np.arange(120) % 50 + 30})
+    assert Binarizer().fit(frame).column_table().set_index("column").loc["stage", "kind"] == "numeric"
+    chosen = Binarizer(column_kinds={"stage": "category"}).fit(frame)
+    row = chosen.column_table().set_index("column").loc["stage"]
+    assert row["kind"] == "categorical" and row["reason"] == "chosen by you"
+    assert {c.op for c in chosen.conditions_ if c.column == "stage"} == {"=="}
+    left_out = Binarizer(column_kinds={"Age": "identifier"}).fit(frame)
+    assert "Age" not in {c.column for c in left_out.conditions_}
+    with pytest.raises(DataError, match="Unknown column kind 'colour' for column 'stage'"):
+        canonical_kind("colour", "stage")
+
+
+def test_the_raw_export_reads_as_documented():
+    frame = make_raw_export(3000, seed=0)
+    readings = {r.name: r.kind for r in read_columns(frame.drop(columns="readmitted"))}
+    assert readings["encounter_id"] == readings["patient_nbr"] == "identifier"
+    assert readings["admission_type_id"] == readings["discharge_disposition_id"] == "nominal"
+    assert readings["diag_1"] == readings["diag_2"] == readings["diag_3"] == "code"
+    assert readings["age"] == readings["number_inpatient"] == readings["num_lab_procedures"] == "numeric"
+    assert readings["examide"] in ("constant", "near-constant") and readings["race"] == "categorical"
+
+
+# --------------------------------------------------------------------------
+# Every condition earns its place (a property over random data)
+# --------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_items=st.integers(3, 9), max_conditions=st.integers(2, 3),
+       n_rows=st.integers(60, 400))
+def test_every_condition_of_a_mined_rule_earns_its_place(seed, n_items, max_conditions, n_rows):
+    rng = np.random.default_rng(seed)
+    rates = rng.choice([0.3, 0.6, 0.98, 0.995, 1.0], size=n_items)
+    items = rng.random((n_rows, n_items)) < rates
+    items[:, 1] |= items[:, 0] & (rng.random(n_rows) < 0.999)  # nearly implied by item 0
+    conditions = [Condition(f"c{j}", "is true") for j in range(n_items)]
+    mined = mine_rules(items, conditions, min_support=0.05, max_conditions=max_conditions, max_rules=10**6) \
+        if items.mean(axis=0).min() < NEAR_UNIVERSAL else None
+    if mined is None:
+        return
+    index = {c: j for j, c in enumerate(conditions)}
+    for rule in mined.rules:
+        columns = [index[c] for c in rule.conditions]
+        cover = items[:, columns].all(axis=1).sum()
+        for c in columns:  # no condition is near-universal
+            assert items[:, c].mean() < NEAR_UNIVERSAL
+        for drop in range(len(columns)):
+            others = [c for k, c in enumerate(columns) if k != drop]
+            if others:
+                without = items[:, others].all(axis=1).sum()
+                assert cover <= (1 - EARNS_ITS_PLACE) * without + 1e-9, rule.name
+
+
+# --------------------------------------------------------------------------
+# The raw export at the defaults, end to end
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def raw_export_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("raw") / "export.csv"
+    make_raw_export(6000, seed=3).to_csv(path, index=False)
+    return path
+
+
+def _frl(*args):
+    frl = Path(sys.executable).parent / "frl"
+    return subprocess.run([str(frl), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def test_frl_fit_on_the_raw_export_at_defaults_prints_a_clean_list(raw_export_csv, tmp_path):
+    out = tmp_path / "model.json"
+    done = _frl("fit", raw_export_csv, "--target", "readmitted", "--positive", "<30", "--exclude", "encounter_id",
+                "--exclude", "patient_nbr", "--out", out)
+    assert done.returncode == 0, done.stderr
+    model = FallingRuleListClassifier.load(out)
+    frame = pd.read_csv(raw_export_csv, keep_default_na=False)
+    assert model.rules_, done.stdout
+    for rule in model.rule_objects_:
+        for condition in rule.conditions:
+            assert "?" not in condition.name
+            assert condition.evaluate(frame).mean() < NEAR_UNIVERSAL, condition.name
+            if condition.column in ("admission_type_id", "discharge_disposition_id", "admission_source_id"):
+                assert condition.op == "==", condition.name  # codes, never thresholds
+            assert condition.column not in ("encounter_id", "patient_nbr")
+        if len(rule.conditions) > 1:
+            cover = rule.evaluate(frame).sum()
+            for drop in range(len(rule.conditions)):
+                others = [c for k, c in enumerate(rule.conditions) if k != drop]
+                without = np.logical_and.reduce([c.evaluate(frame) for c in others]).sum()
+                assert cover <= 0.99 * without, rule.name
+    # The first rule of the generating list is found.
+    assert any(c.column == "number_inpatient" for c in model.rule_objects_[0].conditions)
+
+
+def test_frl_fit_explains_columns_and_takes_kinds(raw_export_csv):
+    done = _frl("fit", raw_export_csv, "--target", "readmitted", "--positive", "<30", "--explain-columns",
+                "--kind", "time_in_hospital=nominal", "--kind", "payer_code=identifier")
+    assert done.returncode == 0, done.stderr
+    table = {line.split()[0]: line for line in done.stdout.splitlines() if line and not line.startswith(" ")}
+    assert "identifier" in table["encounter_id"] and "different value" in table["encounter_id"]
+    assert "identifier" in table["patient_nbr"]
+    assert "code" in table["diag_1"] and "nominal" in table["discharge_disposition_id"]
+    assert "nominal" in table["time_in_hospital"] and "chosen by you" in table["time_in_hospital"]
+    assert "(identifier)" in table["payer_code"]
+    bad = _frl("fit", raw_export_csv, "--target", "readmitted", "--positive", "<30", "--kind", "age=colour")
+    assert bad.returncode == 2 and bad.stderr.startswith("frl: error: Unknown column kind 'colour'")
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_spambase_fits_at_the_defaults_by_screening(tmp_path):
+    from frl_engine.datasets import load_dataset
+
+    data = load_dataset("spam", ROOT.parent / "shared" / "uci")
+    model = FallingRuleListClassifier(random_state=0, n_steps=500).fit(data.X, data.y)
+    assert model.screening_note_.startswith("Kept 5,000 of ")
+    assert len(model.candidate_names_) == 5000 and model.rules_
+
+
+def test_dates_written_as_text_are_unsupported_with_what_to_do():
+    dates = pd.Series(pd.date_range("2020-01-01", periods=300, freq="D").strftime("%Y-%m-%d"))
+    reading = read_column("admit_date", dates)
+    assert reading.kind == "unsupported" and "days" in reading.reason
+    assert read_column("visit", pd.Series(["03/04/2021", "?", "12/11/2020"] * 10)).kind == "unsupported"
