@@ -54,7 +54,7 @@ __all__ = ["Stopped", "CancelToken", "PROCESS_TOKEN", "WorkerSlots", "WORKER_SLO
 #: After a signal, how long the main thread gets to stop by itself before every child is killed and the process exits.
 GRACE_SECONDS = 3.0
 #: Priority drop of worker processes (0 = none): the server's own thread and other users' pages come first.
-WORKER_NICE = 5
+WORKER_NICE = 10
 _POLL = 0.1
 
 
