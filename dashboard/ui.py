@@ -174,6 +174,12 @@ def _warm() -> None:
         services.warm_up()
     except Exception:  # noqa: BLE001 - warming up is an optimisation only
         log.exception("Warm-up failed (the first fit will just be slower)")
+    # One idle, warmed worker process: a fit or a posterior runs there (so Stop can kill it) without
+    # waiting a second or two for a new process.
+    from frl_engine import workers
+    from frl_engine.stopping import prestart_spare
+
+    prestart_spare(workers.warm_up)
 
 
 def warm_up_once() -> None:

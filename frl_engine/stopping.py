@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["Stopped", "CancelToken", "PROCESS_TOKEN", "WorkerSlots", "WORKER_SLOTS", "run_tasks", "stop_on_signals",
-           "kill_all_workers", "live_worker_pids", "GRACE_SECONDS", "WORKER_NICE"]
+           "kill_all_workers", "live_worker_pids", "prestart_spare", "spare_pids", "GRACE_SECONDS", "WORKER_NICE"]
 
 #: After a signal, how long the main thread gets to stop by itself before every child is killed and the process exits.
 GRACE_SECONDS = 3.0
@@ -161,6 +161,82 @@ def _call_in_worker(fn, args):
     return fn(_SHARED.get("data"), *args)
 
 
+def _call_with(fn, shared, args):
+    return fn(shared, *args)
+
+
+def _run_warm(warm) -> None:
+    warm()
+
+
+def _thread_env(workers: int) -> dict:
+    threads = str(max(1, (os.cpu_count() or 1) // max(workers, 1)))
+    return {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+
+
+# ---------------------------------------------------------------------------------------------- a warm spare
+_spares: list = []  # idle one-worker pools, started (and warmed) ahead of need
+_spare_warm: list = []  # the warm-up function of the spares, if any
+_spare_lock = threading.Lock()
+
+
+def _new_single_pool():
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=(WORKER_NICE, None),
+                               env=_thread_env(1))
+
+
+def prestart_spare(warm: Callable | None = None) -> None:
+    """Keep one idle worker process ready (in the background), so a single killable task starts at once.
+
+    ``warm`` (a module-level function without arguments) runs in it first, e.g. to import the engine
+    and load its compiled kernels.  The dashboard calls this at start-up: a fit or a posterior sample
+    then runs in a worker (killable by Stop) without paying the second or two a new process costs.
+    """
+    with _spare_lock:
+        if warm is not None and not _spare_warm:
+            _spare_warm.append(warm)
+        warm = _spare_warm[0] if _spare_warm else None
+        if _spares:
+            return
+
+    def make() -> None:
+        pool = _new_single_pool()
+        try:
+            if warm is not None:
+                pool.submit(_call_with, _run_warm, warm, ()).result()
+        except Exception:  # noqa: BLE001 - a spare that fails to warm is simply not kept
+            _kill_pool(pool)
+            return
+        with _spare_lock:
+            if not _spares and _spare_warm and not PROCESS_TOKEN.cancelled:
+                _spares.append(pool)
+                return
+        pool.shutdown(wait=False)
+
+    threading.Thread(target=make, name="frl-spare-worker", daemon=True).start()
+
+
+def spare_pids() -> list[int]:
+    """Process ids of the idle spare worker(s)."""
+    with _spare_lock:
+        return [pid for pool in _spares for pid in _pool_pids(pool)]
+
+
+def _take_spare():
+    with _spare_lock:
+        return _spares.pop() if _spares else None
+
+
+def _return_spare(pool) -> bool:
+    with _spare_lock:
+        if not _spares and _spare_warm and not PROCESS_TOKEN.cancelled:
+            _spares.append(pool)
+            return True
+    return False
+
+
 def _pool_pids(pool) -> list[int]:
     processes = getattr(pool, "_processes", None) or {}
     return [p.pid for p in list(processes.values()) if getattr(p, "pid", None)]
@@ -214,9 +290,13 @@ def live_worker_pids() -> list[int]:
 
 
 def kill_all_workers() -> None:
-    """Kill every pool :func:`run_tasks` started in this process (server shutdown, CLI watchdog)."""
+    """Kill every pool :func:`run_tasks` started in this process, and the idle spare (server shutdown, CLI)."""
     with _live_lock:
         pools = list(_live_pools)
+    with _spare_lock:
+        pools += _spares
+        _spares.clear()
+        _spare_warm.clear()  # no new spare after this
     for pool in pools:
         _kill_pool(pool)
 
@@ -304,13 +384,18 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
     pool = None
     futures: dict = {}
     clean = False
+    spare = None
     try:
         if stopped():
             raise _reason(token)
-        threads = str(max(1, (os.cpu_count() or 1) // taken))
-        pool = ProcessPoolExecutor(max_workers=taken, initializer=_init_worker, initargs=(WORKER_NICE, shared),
-                                   env={"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                                        "MKL_NUM_THREADS": threads})
+        if taken == 1:
+            spare = _take_spare()
+        if spare is not None:  # a warm idle worker: the shared data goes with the task
+            pool = spare
+            prestart_spare()  # the next one warms up meanwhile
+        else:
+            pool = ProcessPoolExecutor(max_workers=taken, initializer=_init_worker, initargs=(WORKER_NICE, shared),
+                                       env=_thread_env(taken))
         with _live_lock:
             _live_pools.add(pool)
         # At most one task per worker is handed to the pool at a time: the pool then holds no queue of
@@ -323,7 +408,8 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
         def submit_next() -> None:
             item = next(queue_of_tasks, None)
             if item is not None:
-                future = pool.submit(_call_in_worker, fn, item[1])
+                future = (pool.submit(_call_with, fn, shared, item[1]) if spare is not None
+                          else pool.submit(_call_in_worker, fn, item[1]))
                 futures[future] = item[0]
                 pending.add(future)
 
@@ -346,9 +432,10 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
     finally:
         if pool is not None:
             if clean:
-                pool.shutdown(wait=True)
                 with _live_lock:
                     _live_pools.discard(pool)
+                if not (spare is not None and _return_spare(pool)):
+                    pool.shutdown(wait=True)
             else:
                 _kill_pool(pool, futures)
         slots.release(taken)

@@ -89,3 +89,13 @@ def test_the_estimators_own_cross_validation_gives_the_evaluation_layers_numbers
     assert own.aurocs == layer.summary("frl").aurocs
     assert estimator.validation_summary_ == layer.validation_summary()
     assert own.summary("frl").auroc_mean == layer.summary("frl").auroc_mean
+
+
+def test_the_report_says_how_the_baselines_scaled(monkeypatch):
+    from frl_engine.figures import evaluation_report_html
+
+    monkeypatch.setattr(crossval, "RF_MAX_SAMPLES", 150)
+    frame, y = raw_table(400)
+    result = cross_validate_models(frame, y, n_folds=2, methods=("rf",), random_state=1, n_jobs=1)
+    page = evaluation_report_html(result)
+    assert "At this size: RF: each tree grown on a bootstrap sample of 150 rows." in page

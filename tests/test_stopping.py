@@ -200,3 +200,37 @@ def test_the_estimator_does_not_import_the_evaluation_layer():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def mark_warm():
+    os.environ["FRL_TEST_WARMED"] = "yes"
+
+
+def warmed_pid(shared, x):
+    return os.getpid(), os.environ.get("FRL_TEST_WARMED"), shared + x
+
+
+def test_a_warm_spare_worker_runs_a_single_task_and_is_replaced_after_a_kill():
+    from frl_engine import stopping
+
+    try:
+        stopping.prestart_spare(mark_warm)
+        spare = wait_for(lambda: stopping.spare_pids(), timeout=60)
+        pid, warmed, value = run_tasks(warmed_pid, [(2,)], shared=40, processes=True)[0]
+        assert (pid, warmed, value) == (spare[0], "yes", 42)  # the warmed worker did it, with the shared data
+        assert len(wait_for(lambda: stopping.spare_pids(), timeout=60)) == 1  # one spare stays ready
+        token, busy = CancelToken(), []
+
+        def stop_when_busy():
+            busy.extend(wait_for(lambda: live_worker_pids(), timeout=60))
+            token.cancel()
+
+        threading.Thread(target=stop_when_busy).start()
+        with pytest.raises(Stopped):
+            run_tasks(sleep_then, [(60,)], processes=True, token=token)
+        assert len(busy) == 1 and alive(busy) == []  # the busy (spare) worker was killed ...
+        fresh = wait_for(lambda: stopping.spare_pids(), timeout=60)
+        assert set(fresh).isdisjoint(busy)  # ... and another one is ready
+    finally:
+        stopping.kill_all_workers()
+    assert stopping.spare_pids() == [] and alive(fresh) == []
