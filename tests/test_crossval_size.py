@@ -43,7 +43,9 @@ def test_baselines_read_raw_columns_as_the_rule_list_does():
     assert numeric == ["age", "smoker", "lab"] and categorical == ["ward", "insulin"]
     assert numbers["age"].isna().sum() == (frame["age"] == "?").sum()  # '?' is missing, the rest are numbers
     assert set(numbers["smoker"].dropna()) == {0.0, 1.0}
-    assert (numbers["ward"] == crossval.MISSING_LEVEL).sum() == (frame["ward"] == "?").sum()
+    ward = numbers["ward"]  # one integer label per level, "?" (missing) a level of its own
+    assert ward.nunique() == 4 and ward[frame["ward"] == "?"].nunique() == 1
+    assert (ward == ward[frame["ward"] == "?"].iloc[0]).sum() == (frame["ward"] == "?").sum()
 
 
 def test_above_the_size_thresholds_the_baselines_scale_and_say_so(monkeypatch):
