@@ -15,8 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_raw_export")
-SLOW_SECTIONS = ("bench_reproduce", "bench_real_export", "bench_evaluate")
+SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_raw_export", "bench_explore:run_speed")
+SLOW_SECTIONS = ("bench_reproduce", "bench_real_export", "bench_explore:run_accuracy")
+SLOW_SECTIONS += ("bench_validate",)  # frl validate at 100,000 patients and on a later period of the raw export
+SLOW_SECTIONS += ("bench_evaluate",)  # frl evaluate, every default method, 70,000 raw rows
 
 
 def main(argv=None) -> int:
@@ -26,7 +28,8 @@ def main(argv=None) -> int:
     for name in SECTIONS + (SLOW_SECTIONS if args.all else ()):
         print(f"\n=== {name} ===")
         started = time.perf_counter()
-        importlib.import_module(name).run()
+        module, _, function = name.partition(":")  # "module:function", default run()
+        getattr(importlib.import_module(module), function or "run")()
         print(f"({name} took {time.perf_counter() - started:.1f} s)")
     return 0
 

@@ -28,13 +28,15 @@ PAGES = {
     "rules": st.Page(ui.PAGES["rules"], title="Rule list", icon=":material/format_list_numbered:"),
     "posterior": st.Page(ui.PAGES["posterior"], title="Posterior", icon=":material/query_stats:"),
     "validation": st.Page(ui.PAGES["validation"], title="Validation", icon=":material/monitoring:"),
+    "external": st.Page(ui.PAGES["external"], title="External validation", icon=":material/fact_check:"),
     "card": st.Page(ui.PAGES["card"], title="Card & downloads", icon=":material/badge:"),
     "compare": st.Page(ui.PAGES["compare"], title="Compare", icon=":material/compare_arrows:"),
     "models": st.Page(ui.PAGES["models"], title="Models", icon=":material/inventory_2:"),
+    "explore": st.Page(ui.PAGES["explore"], title="Explore", icon=":material/grid_on:"),
 }
 page = st.navigation({
-    "Build": [PAGES["data"], PAGES["fit"]],
-    "Read": [PAGES["rules"], PAGES["posterior"], PAGES["validation"]],
+    "Build": [PAGES["data"], PAGES["fit"], PAGES["explore"]],
+    "Read": [PAGES["rules"], PAGES["posterior"], PAGES["validation"], PAGES["external"]],
     "Use": [PAGES["card"], PAGES["compare"], PAGES["models"]],
 })
 

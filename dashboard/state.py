@@ -99,11 +99,29 @@ WIDGET_DEFAULTS = {
 # Widgets keep their value for the whole session, across page switches.
 PERSIST = "session"
 
+# ---------------------------------------------------------------- external validation page (views/external.py)
+EXT_DATA = "ext_data"  # services.LoadedData: the new patients' table
+EXT_DATA_SEEN = "ext_data_seen"
+EXT_DATA_ERROR = "ext_data_error"
+EXT_MODEL = "ext_model"  # services.FitResult of a model file opened on that page (the current list is not replaced)
+EXT_MODEL_SEEN = "ext_model_seen"
+EXT_MODEL_ERROR = "ext_model_error"
+W_EXT_SOURCE = "w_ext_source"
+W_EXT_MODEL_FILE = "w_ext_model_file"
+W_EXT_DATA = "w_ext_data"
+W_EXT_BY = "w_ext_by"
+EXT_SOURCE_CURRENT = "The current list"
+EXT_SOURCE_FILE = "A saved model file"
+WIDGET_DEFAULTS.update({W_EXT_SOURCE: EXT_SOURCE_CURRENT, W_EXT_BY: None})
+
 RESULT_DEFAULTS = {
     DATA: None, DATA_ERROR: None, UPLOAD_SEEN: None, FIT: None, FIT_ERROR: None, VALIDATION: None,
     VALIDATION_ERROR: None, NAV_TO: None, PATIENT: None, COMPARE: None, MODEL_FILE_SEEN: None,
     MODEL_FILE_ERROR: None, REGISTRY_ERROR: None,
 }
+
+RESULT_DEFAULTS.update({EXT_DATA: None, EXT_DATA_SEEN: None, EXT_DATA_ERROR: None, EXT_MODEL: None,
+                        EXT_MODEL_SEEN: None, EXT_MODEL_ERROR: None})
 
 _ids = itertools.count(1)
 
@@ -247,6 +265,14 @@ def _accept_fit(result, *, first: bool, job_obj: jobs.Job) -> None:
     validation = ss[VALIDATION]
     if validation is not None and validation.fit_id == result.id and not result.model.get("validation"):
         result = result.with_validation(validation.model_block())  # a posterior sampled after validating
+    earlier = next((old for old in ss[HISTORY] if old.id == result.id), None)
+    if earlier is not None and earlier.model.get("external_validation") and not result.model.get("external_validation"):
+        import copy
+        import dataclasses
+
+        model = copy.deepcopy(result.model)  # an external validation put on the card before the posterior arrived
+        model["external_validation"] = earlier.model["external_validation"]
+        result = dataclasses.replace(result, model=model)
     if job_obj.meta.get("make_current", True):
         ss[FIT] = result
         ss[PATIENT] = None
@@ -307,3 +333,20 @@ def find_fit(fit_id: str):
         if fit.id == fit_id:
             return fit
     return None
+
+
+def attach_external_validation(fit_id: str, block: dict) -> None:
+    """Keep an external validation in the model of fit ``fit_id`` (current list and history), for the card."""
+    import copy
+    import dataclasses
+
+    ss = st.session_state
+
+    def updated(fit):
+        model = copy.deepcopy(fit.model)
+        model["external_validation"] = block
+        return dataclasses.replace(fit, model=model)
+
+    if ss[FIT] is not None and ss[FIT].id == fit_id:
+        ss[FIT] = updated(ss[FIT])
+    ss[HISTORY] = [updated(f) if f.id == fit_id else f for f in ss[HISTORY]]

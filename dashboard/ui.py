@@ -26,9 +26,11 @@ PAGES = {
     "rules": "views/rules.py",
     "posterior": "views/posterior.py",
     "validation": "views/validation.py",
+    "external": "views/external.py",
     "card": "views/card.py",
     "compare": "views/compare.py",
     "models": "views/models.py",
+    "explore": "views/explore.py",
 }
 POLL_SECONDS = 0.3
 WARM_UP_DELAY = 2.0

@@ -599,6 +599,27 @@ def _fit_date(created_at: str) -> str:
     return stamp.date().isoformat()
 
 
+def _external_text(model: dict, clean) -> str | None:
+    """``externally validated: AUROC 0.78 (95% CI 0.75-0.81) on 1,000 patients (2025.csv)``, or None.
+
+    From the model's ``external_validation`` block (``frl validate --model-out``).
+    """
+    block = model.get("external_validation")
+    if not isinstance(block, dict) or block.get("auroc") is None:
+        return None
+    auc = _number(block["auroc"], "external_validation.auroc", 0.0, 1.0)
+    n = _count(_need(block, "n", "external_validation."), "external_validation.n")
+    interval = ""
+    ci = block.get("auroc_ci")
+    if isinstance(ci, list) and len(ci) == 2 and all(v is not None for v in ci):
+        lo = _number(ci[0], "external_validation.auroc_ci", 0.0, 1.0)
+        hi = _number(ci[1], "external_validation.auroc_ci", 0.0, 1.0)
+        interval = f" (95% CI {lo:.2f}–{hi:.2f})"
+    where = block.get("data_name")
+    where = f" ({_shorten(clean(where), 40, middle=True)})" if where else ""
+    return f"externally validated: AUROC {auc:.2f}{interval} on {n:,} patients{where}"
+
+
 def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     if not isinstance(model, dict):
         raise ModelFileError(f"Not a falling rule list model: expected a JSON object, got {type(model).__name__}")
@@ -719,9 +740,9 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
             text = f"AUROC {auc:.2f}{sd} by {_shorten(clean(method), 60)}"
         else:
             text = f"cross-validated AUROC {auc:.2f}{sd}"
-        validated = text + "; not externally validated"
+        validated = text + "; " + (_external_text(model, clean) or "not externally validated")
     else:
-        validated = "not externally validated"
+        validated = _external_text(model, clean) or "not externally validated"
 
     if posterior is not None:
         n_samples = posterior.get("n_samples") if isinstance(posterior, dict) else None

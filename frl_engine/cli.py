@@ -19,7 +19,8 @@ from .estimator import FallingRuleListClassifier
 from .io import read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
-EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models")
+EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
+                  "frl_engine.cli_validate", "frl_engine.cli_explore")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -137,6 +138,10 @@ def cmd_fit(args) -> int:
 
     registry = registry_for(args)  # before the fit: a bad registry fails at once
     started = time.perf_counter()
+    if getattr(args, "tune", False):  # frl fit --tune: choose the settings by cross-validation first
+        from .cli_explore import apply_tuning
+
+        apply_tuning(args)
     estimator, features = fit_from_args(args)
     if args.validate:
         features, event, _ = load_training_data(args)
@@ -210,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_register_arguments(fit)
     fit.set_defaults(handler=cmd_fit)
+    from .cli_explore import add_tune_arguments
+
+    add_tune_arguments(fit)
 
     show = sub.add_parser("show", help="print a saved model", description="Print a saved model's rule list.")
     show.add_argument("model", help="model JSON file written by `frl fit --out`")

@@ -551,8 +551,8 @@ class Registry:
             Model ID (or prefix) of the entry this model extends (the same fit before its
             posterior or validation was added).
         cross_validation, external_validation, posterior : dict, optional
-            Results; cross-validation and posterior default to the model's own
-            ``validation`` and ``posterior`` blocks.
+            Results; they default to the model's own ``validation``,
+            ``external_validation`` and ``posterior`` blocks.
 
         A model registered again (same SHA-256) is not duplicated: results and a
         note given now are attached to the existing entry.
@@ -576,7 +576,7 @@ class Registry:
         user_name = user_name if user_name is not None else (_user_name() if created_by == "cli" else None)
         cv = _jsonable(cross_validation if cross_validation is not None else parsed.get("validation"))
         post = _jsonable(posterior if posterior is not None else parsed.get("posterior"))
-        ext = _jsonable(external_validation)
+        ext = _jsonable(external_validation if external_validation is not None else parsed.get("external_validation"))
         parent_entry = self.find(parent) if parent else None  # a parent that never got registered is no link
         parent_sha = parent_entry.sha256 if parent_entry is not None else None
         now = _now()
@@ -610,7 +610,8 @@ class Registry:
                 raise
             created = False  # another process registered the same model at the same moment
         if not created:
-            extra = {k: v for k, v in (("cross_validation", cross_validation), ("external_validation", ext),
+            extra = {k: v for k, v in (("cross_validation", cross_validation),
+                                       ("external_validation", external_validation),
                                        ("posterior", posterior)) if v is not None}
             if extra or note:
                 return self.attach_results(sha, **extra, note=note)

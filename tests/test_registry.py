@@ -158,6 +158,15 @@ def test_results_attach_and_retire_hides_but_never_deletes(store, model):
     assert store.retire(entry.model_id).retired_at == retired.retired_at  # twice: unchanged
 
 
+def test_a_model_file_with_an_external_validation_block_keeps_it_as_its_result(store, model):
+    block = {"data_name": "2025.csv", "n": 1000, "events": 120, "auroc": 0.77, "auroc_ci": [0.73, 0.81]}
+    validated = dict(model, external_validation=block)
+    original = store.register(model)
+    entry = store.register(validated, parent=original.model_id)
+    assert entry.external_validation == block and entry.external_auroc == 0.77
+    assert entry.parent_sha256 == original.sha256 and store.get(original.model_id).external_validation is None
+
+
 def test_module_level_attach_results_uses_the_default_registry(store, model):
     entry = store.register(model)
     reg.attach_results(entry.model_id, external_validation={"auroc": 0.7})

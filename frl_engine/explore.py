@@ -1,0 +1,589 @@
+"""Hyperparameter exploration: a lam x min_support x max_conditions grid, cross-validated.
+
+:func:`explore` fits, for every cell of the grid,
+
+* the MAP falling rule list on all rows (its length, its log posterior, its rules), and
+* the same settings on each training fold of a stratified k-fold split, scored by the
+  AUROC of the list's risks on the test fold (mean and sample standard deviation over folds),
+
+and marks the **Pareto-best** cells (no other cell has a list as short or shorter and a higher
+cross-validated AUROC) and the **recommended** cell: the shortest list whose mean AUROC is within
+one standard error of the best cell's (the usual one-standard-error rule, with
+``SE = sd / sqrt(k)`` of the best cell).
+
+Sharing.  ``lam`` only changes the prior (paper section 2: ``L ~ Poisson(lam)``), not the data the
+search runs on, so the cells that share ``(min_support, max_conditions)`` share the binarised items
+and the mined candidate rules of each fold: one task per (mining settings, fold) binarises and mines
+once, then anneals once per ``lam``.  The composition is the estimator's own
+(:class:`~frl_engine.binarize.Binarizer` -> :func:`~frl_engine.mining.mine_packed` ->
+:class:`~frl_engine.model.PackedProblem` -> :func:`~frl_engine.anneal.anneal`), so a cell's full-data
+list is exactly what ``FallingRuleListClassifier(lam=..., min_support=..., max_conditions=...,
+random_state=seed).fit(X, y)`` (``frl fit --seed``) returns.
+
+Randomness.  The fold split and each fold's search seed come from the user's seed through
+:class:`numpy.random.SeedSequence` spawn keys (:func:`frl_engine.evaluate.split_seed` and
+:func:`frl_engine.evaluate.method_seed`, the same as ``frl evaluate``), the full-data fit uses the
+seed itself.  Every cell uses the same fold seeds (common random numbers: cells differ by their
+settings, not by their luck), so the table depends neither on the number of workers, nor on the
+order tasks finish in, nor on whether they ran locally (joblib) or on a ``dask.distributed`` cluster.
+
+Where it runs.  Locally through joblib (processes); with ``scheduler="tcp://host:8786"`` (or a
+``distributed.Client``) on a Dask cluster: the table and the outcome are scattered to the workers
+once, each (mining settings, fold) is one task of the module-level :func:`run_task`, and a task lost
+with its worker is retried on another (``retries``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import FRLError
+
+__all__ = ["ExploreGrid", "ExploreResult", "explore", "run_task", "one_standard_error_choice", "pareto_mask",
+           "TABLE_COLUMNS"]
+
+#: The columns of :attr:`ExploreResult.table`, in order.
+TABLE_COLUMNS = ("lam", "min_support", "max_conditions", "n_rules", "n_conditions", "log_posterior", "auroc_mean",
+                 "auroc_sd", "auroc_se", "auroc_folds", "top_rule", "rules", "n_candidates", "fit_seconds",
+                 "pareto", "recommended", "error")
+
+#: Estimator settings :func:`explore` accepts in ``params`` (the grid sets lam, min_support, max_conditions).
+SETTINGS = ("alpha", "beta", "alpha_K", "beta_K", "max_rules", "n_thresholds", "thresholds", "column_kinds", "exclude",
+            "miner", "n_steps", "n_chains", "temperature", "cooling")
+
+DEFAULT_RETRIES = 3
+
+
+# ---------------------------------------------------------------------------------------------- the grid
+def _values(name: str, values, *, integer: bool = False) -> tuple:
+    if values is None or isinstance(values, (str, bytes)):
+        values = [values] if isinstance(values, (str, bytes)) else []
+    if isinstance(values, numbers.Number):
+        values = [values]
+    values = list(values)
+    if not values:
+        raise FRLError(f"The grid is empty: give at least one value of {name}")
+    out = []
+    for value in values:
+        kinds = (numbers.Integral,) if integer else (numbers.Real,)
+        if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
+            if integer and isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer():
+                value = int(value)
+            else:
+                raise FRLError(f"{name} takes {'whole numbers' if integer else 'numbers'}, got {value!r}")
+        out.append(int(value) if integer else float(value))
+    return tuple(sorted(set(out)))
+
+
+@dataclass(frozen=True)
+class ExploreGrid:
+    """The settings to try: every combination of the three value lists.
+
+    ``lam`` > 0 (prior mean list length), ``min_support`` in (0, 1) (fraction of patients a candidate
+    rule must cover), ``max_conditions`` >= 1 (whole number).  Values are sorted and de-duplicated.
+    """
+
+    lam: tuple[float, ...]
+    min_support: tuple[float, ...]
+    max_conditions: tuple[int, ...] = (2,)
+
+    def __post_init__(self):
+        object.__setattr__(self, "lam", _values("lam", self.lam))
+        object.__setattr__(self, "min_support", _values("min_support", self.min_support))
+        object.__setattr__(self, "max_conditions", _values("max_conditions", self.max_conditions, integer=True))
+        bad = [v for v in self.lam if v <= 0]
+        if bad:
+            raise FRLError(f"lam (the prior mean list length) must be positive, got {_number(bad[0])}")
+        bad = [v for v in self.min_support if not 0 < v < 1]
+        if bad:
+            raise FRLError(f"min_support is a fraction of patients strictly between 0 and 1 (e.g. 0.05 for 5%), "
+                           f"got {_number(bad[0])}")
+        bad = [v for v in self.max_conditions if v < 1]
+        if bad:
+            raise FRLError(f"max_conditions must be at least 1, got {bad[0]}")
+
+    @property
+    def cells(self) -> list[tuple[float, float, int]]:
+        """Every ``(lam, min_support, max_conditions)``, in table order."""
+        return [(lam, s, c) for c in self.max_conditions for s in self.min_support for lam in self.lam]
+
+    @property
+    def mining_groups(self) -> list[tuple[float, int]]:
+        """The distinct mining settings ``(min_support, max_conditions)``; their cells share the mined rules."""
+        return [(s, c) for c in self.max_conditions for s in self.min_support]
+
+    def __len__(self) -> int:
+        return len(self.lam) * len(self.min_support) * len(self.max_conditions)
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+# ---------------------------------------------------------------------------------------------- pure choices
+def pareto_mask(n_rules: Sequence[float], auroc: Sequence[float]) -> np.ndarray:
+    """True for the cells no other cell beats: none has a list as short or shorter and a higher AUROC
+    (or a strictly shorter list and an AUROC as high).  NaN AUROCs are never Pareto-best."""
+    n = np.asarray(n_rules, dtype=float)
+    a = np.asarray(auroc, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(n)
+    mask = np.zeros(len(a), dtype=bool)
+    for i in np.flatnonzero(ok):
+        other = ok & (n <= n[i]) & (a >= a[i]) & ((n < n[i]) | (a > a[i]))
+        mask[i] = not other.any()
+    return mask
+
+
+def one_standard_error_choice(n_rules, n_conditions, auroc_mean, auroc_se) -> int | None:
+    """Index of the recommended cell by the one-standard-error rule, or None if no cell has an AUROC.
+
+    Among the cells whose mean AUROC is at least ``best mean - best SE``, the one with the fewest
+    rules; ties: fewest conditions, then the higher AUROC, then the first in table order.
+    """
+    a = np.asarray(auroc_mean, dtype=float)
+    ok = np.isfinite(a)
+    if not ok.any():
+        return None
+    best = int(np.nanargmax(np.where(ok, a, -np.inf)))
+    se = float(np.asarray(auroc_se, dtype=float)[best])
+    floor = a[best] - (se if math.isfinite(se) else 0.0) - 1e-12
+    eligible = [i for i in np.flatnonzero(ok & (a >= floor))]
+    n = np.asarray(n_rules, dtype=float)
+    c = np.asarray(n_conditions, dtype=float)
+    return int(min(eligible, key=lambda i: (n[i], c[i], -a[i], i)))
+
+
+# ---------------------------------------------------------------------------------------------- one task
+def _apply_list(rules, frame: pd.DataFrame) -> np.ndarray:
+    """Which rule each row falls into, 0 = top ... L = ELSE (as ``FallingRuleListClassifier.apply``)."""
+    position = np.full(len(frame), len(rules), dtype=np.int64)
+    for index in range(len(rules) - 1, -1, -1):
+        position[rules[index].evaluate(frame)] = index
+    return position
+
+
+def run_task(X: pd.DataFrame, y: np.ndarray, train, test, min_support: float, max_conditions: int,
+             lams: Sequence[float], seed: int, params: dict) -> dict:
+    """Binarise and mine once on the training rows, then anneal once per ``lam``.
+
+    Module-level (so a Dask worker imports it by name).  ``train`` None means every row (the
+    full-data fit, no test fold).  Returns ``{"error": message}`` for a user error (e.g. no rule
+    reaches ``min_support``) rather than raising, so one bad cell does not stop the grid; else
+    ``{"lams": [...]}`` with, per ``lam``, the list (rule names, risks, log posterior) and, on a
+    fold, the test AUROC.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    from .anneal import anneal
+    from .binarize import Binarizer
+    from .mining import mine_packed
+    from .model import Hyperparameters, PackedProblem
+
+    try:
+        started = time.perf_counter()
+        X_train = X if train is None else X.iloc[train]
+        y_train = y if train is None else y[train]
+        # As FallingRuleListClassifier.fit composes them (a test checks the equality).
+        binarizer = Binarizer(n_thresholds=params.get("n_thresholds", 3), thresholds=params.get("thresholds"),
+                              column_kinds=params.get("column_kinds"), exclude=params.get("exclude", ()),
+                              min_support=float(min_support))
+        binarizer.fit(X_train)
+        candidates = mine_packed(binarizer.transform_packed(X_train), len(X_train), binarizer.conditions_,
+                                 min_support=min_support, max_conditions=max_conditions,
+                                 max_rules=params.get("max_rules", 5000), method=params.get("miner", "bitset"),
+                                 event=y_train)
+        mining_seconds = time.perf_counter() - started
+        out = []
+        for lam in lams:
+            started = time.perf_counter()
+            hyper = Hyperparameters(lam=lam, alpha=params.get("alpha", 1.0), beta=params.get("beta", 0.1),
+                                    alpha_K=params.get("alpha_K", 1.0), beta_K=params.get("beta_K", 0.1))
+            problem = PackedProblem.from_packed(candidates.packed, len(X_train), y_train, hyper, None)
+            best = anneal(problem, n_steps=int(params.get("n_steps", 5000)), n_chains=int(params.get("n_chains", 4)),
+                          temperature=params.get("temperature", 1.0), cooling=params.get("cooling", "constant"),
+                          random_state=seed, n_jobs=1).best
+            rules = [candidates.rules[i] for i in best.order]
+            cell = {"lam": lam, "rules": [r.name for r in rules], "n_conditions": sum(len(r.conditions) for r in rules),
+                    "probabilities": [float(p) for p in best.probabilities],
+                    "log_posterior": float(best.log_posterior), "n_candidates": len(candidates.rules),
+                    "fit_seconds": mining_seconds + time.perf_counter() - started}
+            if test is not None:
+                scores = np.asarray(best.probabilities, dtype=float)[_apply_list(rules, X.iloc[test])]
+                cell["auroc"] = float(roc_auc_score(y[test], scores))
+            out.append(cell)
+        return {"lams": out}
+    except FRLError as exc:
+        return {"error": str(exc)}
+
+
+# ---------------------------------------------------------------------------------------------- the result
+@dataclass(frozen=True)
+class ExploreResult:
+    """What :func:`explore` found.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per cell, columns :data:`TABLE_COLUMNS`, in grid order (``max_conditions``, then
+        ``min_support``, then ``lam``).  ``n_rules``, ``n_conditions``, ``log_posterior``,
+        ``top_rule``, ``rules`` (`` | ``-joined) and ``fit_seconds`` (mining + search) describe the
+        list fitted on all rows; ``auroc_mean``, ``auroc_sd`` (sample SD, ddof=1), ``auroc_se``
+        (``sd / sqrt(k)``) and ``auroc_folds`` the k folds.  ``error`` holds the message of a
+        cell that could not be fitted (its numbers are NaN).
+    grid : ExploreGrid
+    n_folds, random_state : int
+    params : dict
+        The other estimator settings used.
+    elapsed_seconds : float
+    stopped : bool
+        True when the run was stopped early; ``table`` then holds only the finished cells.
+    where : str
+        ``"local (N workers)"`` or ``"dask (scheduler address)"``.
+    """
+
+    table: pd.DataFrame = field(repr=False)
+    grid: ExploreGrid
+    n_folds: int
+    random_state: int
+    params: dict = field(default_factory=dict)
+    elapsed_seconds: float = 0.0
+    stopped: bool = False
+    where: str = "local"
+
+    @property
+    def recommended(self) -> pd.Series | None:
+        """The recommended cell's row (one-standard-error rule), or None."""
+        rows = self.table[self.table["recommended"]]
+        return None if rows.empty else rows.iloc[0]
+
+    def sorted_table(self) -> pd.DataFrame:
+        """The table sorted by mean AUROC, best first (shorter lists first among equals)."""
+        return self.table.sort_values(["auroc_mean", "n_rules", "lam"], ascending=[False, True, True],
+                                      na_position="last", kind="stable").reset_index(drop=True)
+
+    def cell_settings(self, row) -> dict:
+        """The estimator settings of one row (``FallingRuleListClassifier(**settings)``)."""
+        return {**self.params, "lam": float(row["lam"]), "min_support": float(row["min_support"]),
+                "max_conditions": int(row["max_conditions"]), "random_state": self.random_state}
+
+    def format_table(self, limit: int | None = None) -> str:
+        """The table as text, sorted by AUROC; ``*`` marks the recommended cell, ``+`` the Pareto-best."""
+        table = self.sorted_table()
+        if limit is not None:
+            table = table.head(limit)
+        head = (f"{'':2}{'lam':>6} {'support':>8} {'cond':>4} {'rules':>5} {'AUROC':>6} {'sd':>6} "
+                f"{'log post':>10} {'time s':>7}  top rule")
+        lines = [head]
+        for _, r in table.iterrows():
+            mark = ("*" if r["recommended"] else " ") + ("+" if r["pareto"] else " ")
+            if isinstance(r["error"], str) and r["error"]:
+                lines.append(f"{mark}{_number(r['lam']):>6} {r['min_support']:>8.3g} {r['max_conditions']:>4}  "
+                             f"not fitted: {r['error']}")
+                continue
+            lines.append(f"{mark}{_number(r['lam']):>6} {r['min_support']:>8.3g} {int(r['max_conditions']):>4} "
+                         f"{int(r['n_rules']):>5} {r['auroc_mean']:>6.3f} {r['auroc_sd']:>6.3f} "
+                         f"{r['log_posterior']:>10.2f} {r['fit_seconds']:>7.2f}  {r['top_rule'] or '(none)'}")
+        return "\n".join(lines)
+
+
+def _empty_table() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in TABLE_COLUMNS})
+
+
+def _cell_row(cell, full: dict | None, folds: list[dict], n_folds: int) -> dict:
+    lam, support, conditions = cell
+    row = {"lam": lam, "min_support": support, "max_conditions": conditions}
+    error = full.get("error") if full is not None else None
+    error = error or next((f["error"] for f in folds if "error" in f), None)
+    if error:
+        return {**row, "n_rules": np.nan, "n_conditions": np.nan, "log_posterior": np.nan, "auroc_mean": np.nan,
+                "auroc_sd": np.nan, "auroc_se": np.nan, "auroc_folds": "", "top_rule": "", "rules": "",
+                "n_candidates": np.nan, "fit_seconds": np.nan, "error": error}
+    aurocs = np.array([f["auroc"] for f in folds], dtype=float)
+    sd = float(np.std(aurocs, ddof=1)) if len(aurocs) > 1 else float("nan")
+    return {**row, "n_rules": len(full["rules"]), "n_conditions": full["n_conditions"],
+            "log_posterior": full["log_posterior"], "auroc_mean": float(aurocs.mean()), "auroc_sd": sd,
+            "auroc_se": sd / math.sqrt(len(aurocs)), "auroc_folds": " ".join(f"{a:.4f}" for a in aurocs),
+            "top_rule": full["rules"][0] if full["rules"] else "", "rules": " | ".join(full["rules"]),
+            "n_candidates": full["n_candidates"], "fit_seconds": full["fit_seconds"], "error": ""}
+
+
+def _finish_table(rows: list[dict], grid: ExploreGrid) -> pd.DataFrame:
+    if not rows:
+        return _empty_table()
+    order = {cell: i for i, cell in enumerate(grid.cells)}
+    table = pd.DataFrame(sorted(rows, key=lambda r: order[(r["lam"], r["min_support"], r["max_conditions"])]))
+    table["pareto"] = pareto_mask(table["n_rules"], table["auroc_mean"])
+    choice = one_standard_error_choice(table["n_rules"], table["n_conditions"], table["auroc_mean"], table["auroc_se"])
+    table["recommended"] = False
+    if choice is not None:
+        table.loc[choice, "recommended"] = True
+    for column in ("max_conditions",):
+        table[column] = table[column].astype(int)
+    return table[list(TABLE_COLUMNS)]
+
+
+# ---------------------------------------------------------------------------------------------- running
+def _check_params(params) -> dict:
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(SETTINGS))
+    if unknown:
+        raise FRLError(f"explore cannot vary or take {', '.join(map(repr, unknown))}: the grid sets lam, "
+                       f"min_support and max_conditions; other settings are {', '.join(SETTINGS)}")
+    if "exclude" in params:
+        params["exclude"] = tuple(params["exclude"] or ())
+    # The estimator checks the rest the same way it does for a fit.
+    from .estimator import FallingRuleListClassifier
+
+    FallingRuleListClassifier(**params)._validate_params()
+    return params
+
+
+def _prepare(X, y_event, n_folds, random_state):
+    from .evaluate import _check_folds, _check_random_state, _check_y
+
+    if not isinstance(X, pd.DataFrame):
+        array = np.asarray(X)
+        if array.ndim != 2:
+            raise FRLError(f"X must be a table (rows x columns), got an array of shape {array.shape}")
+        X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise FRLError(f"X has {X.shape[0]} rows and {X.shape[1]} columns: exploring needs both")
+    X = X.reset_index(drop=True)
+    X.columns = [str(c) for c in X.columns]
+    y = _check_y(y_event, len(X))
+    return X, y, _check_folds(n_folds, y), _check_random_state(random_state)
+
+
+def _tasks(grid: ExploreGrid, n_folds: int, random_state: int, splits):
+    """(group, fold) tasks; fold None = the full-data fit.  Costliest first: low support, many conditions."""
+    from .evaluate import method_seed
+
+    tasks = []
+    for support, conditions in grid.mining_groups:
+        tasks.append(((support, conditions), None, None, None, random_state))
+        for k, (train, test) in enumerate(splits):
+            tasks.append(((support, conditions), k, train, test, method_seed(random_state, "frl", k)))
+    return sorted(tasks, key=lambda t: (-t[0][1], t[0][0], -1 if t[1] is None else t[1]))
+
+
+def _run_local(X, y, tasks, grid, params, n_workers):
+    """The tasks on joblib's process pool (loky); stopping cancels the queued tasks and ends the workers."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    if n_workers == 1:  # in this process, one task after the other
+        return (explore_task(i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params) for i, t in enumerate(tasks))
+    executor = ProcessPoolExecutor(max_workers=n_workers)  # this run's own pool, ended with it
+    queue = list(enumerate(tasks))[::-1]
+
+    def submit():
+        i, t = queue.pop()
+        return executor.submit(explore_task, i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params)
+
+    def results():
+        # At most one task per worker in flight: a stop then has nothing queued to cancel, which loky's
+        # shutdown handles cleanly (cancelling queued work races with its manager thread).
+        running = {submit() for _ in range(min(n_workers, len(queue)))}
+        finished = False
+        try:
+            while running:
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if queue:
+                        running.add(submit())
+                    yield future.result()
+            finished = True
+        finally:
+            # Stopped, interrupted or failed: nothing may keep running behind the user's back.
+            if not finished:
+                _quiet_manager_thread(executor)
+            executor.shutdown(wait=finished, kill_workers=not finished)
+    return results()
+
+
+_KILLED_MANAGERS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+_previous_hook = None
+
+
+def _quiet_manager_thread(executor) -> None:
+    """Killing a loky pool mid-run can make its manager thread trip over the work it was handing out
+    (KeyError / InvalidStateError in loky's shutdown); that thread's error is expected then, and is not
+    printed.  Errors of every other thread still are."""
+    global _previous_hook
+    thread = getattr(executor, "_executor_manager_thread", None)
+    if thread is None:
+        return
+    _KILLED_MANAGERS.add(thread)
+    if _previous_hook is None:
+        _previous_hook = threading.excepthook
+
+        def hook(args):
+            if args.thread is not None and args.thread in _KILLED_MANAGERS:
+                return
+            _previous_hook(args)
+
+        threading.excepthook = hook
+
+
+def explore_task(index, *args):
+    """:func:`run_task` tagged with its index (the unit of work sent to a joblib or Dask worker)."""
+    return index, run_task(*args)
+
+
+def _client(scheduler):
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - a dependency of the project
+        raise FRLError("Running on a cluster needs dask.distributed: pip install 'dask[distributed]'") from None
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    try:
+        return Client(str(scheduler), timeout="10s", set_as_default=False), True
+    except (OSError, TimeoutError) as exc:
+        raise FRLError(f"Cannot reach the Dask scheduler at {scheduler}: {exc}. Start one with `dask scheduler` "
+                       "and workers with `dask worker ADDRESS` (docs/explore.md), or leave out --scheduler") from None
+
+
+def _run_dask(client, X, y, tasks, grid, params, retries):
+    from distributed import as_completed
+
+    X_future, y_future = client.scatter([X, y], broadcast=False, hash=True)
+    futures = {}
+    for i, t in enumerate(tasks):
+        future = client.submit(explore_task, i, X_future, y_future, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params,
+                               pure=False, retries=retries)
+        futures[future] = i
+    iterator = as_completed(list(futures), loop=client.loop)
+
+    def results():
+        try:
+            for future in iterator:
+                yield future.result()
+        finally:
+            pending = [f for f in futures if not f.done()]
+            if pending:
+                client.cancel(pending)
+    return results()
+
+
+def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_conditions=(2,), n_folds: int = 5,
+            random_state: int | None = 0, params: dict | None = None, n_jobs: int | None = -1, scheduler=None,
+            retries: int = DEFAULT_RETRIES, progress: Callable | None = None,
+            should_stop: Callable[[], bool] | None = None) -> ExploreResult:
+    """Cross-validate every cell of a lam x min_support x max_conditions grid.
+
+    Parameters
+    ----------
+    X : DataFrame, shape (n_rows, n_columns)
+        The raw table (as for :meth:`FallingRuleListClassifier.fit`).
+    y_event : array of bool, shape (n_rows,)
+        The event for each row (e.g. from :func:`frl_engine.io.split_target`).
+    lam, min_support, max_conditions : sequence of numbers
+        The grid: lam > 0, min_support in (0, 1), max_conditions >= 1.
+    n_folds : int, default 5
+        Stratified folds (at least 2, at most the number of rows of the rarer outcome).
+    random_state : int, default 0
+        Seed of the split and of every search (see the module docstring).
+    params : dict, optional
+        Other estimator settings (:data:`SETTINGS`), e.g. ``{"exclude": ["PatientID"], "n_steps": 5000}``.
+    n_jobs : int, default -1
+        Local worker processes (joblib; -1 all cores).  Ignored with ``scheduler``.  The table does not
+        depend on it.
+    scheduler : str or distributed.Client, optional
+        Run on this Dask cluster instead ("tcp://host:8786").
+    retries : int
+        How often Dask re-runs a task whose worker was lost.
+    progress : callable, optional
+        ``progress(done_tasks, total_tasks, finished_rows)`` after each task; ``finished_rows`` are
+        the table rows (dicts) of the cells that task completed (often none).
+    should_stop : callable, optional
+        Polled after each task; when it returns True the run stops, the remaining tasks are
+        cancelled and the result holds the finished cells (``stopped=True``).
+
+    Returns
+    -------
+    ExploreResult
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    from .evaluate import split_seed
+
+    started = time.perf_counter()
+    grid = lam if isinstance(lam, ExploreGrid) else ExploreGrid(lam, min_support, max_conditions)
+    params = _check_params(params)
+    X, y, n_folds, random_state = _prepare(X, y_event, n_folds, random_state)
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+        raise FRLError(f"n_jobs must be a whole number other than 0 (-1: all cores), got {n_jobs!r}")
+    splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=split_seed(random_state))
+    splits = list(splitter.split(np.zeros(len(y)), y))
+    tasks = _tasks(grid, n_folds, random_state, splits)
+
+    client, own_client = (None, False)
+    if scheduler is not None and scheduler != "":
+        client, own_client = _client(scheduler)
+        where = f"dask ({client.scheduler.address})"
+        try:
+            stream = _run_dask(client, X, y, tasks, grid, params, retries)
+        except BaseException:
+            if own_client:
+                client.close()
+            raise
+    else:
+        import os
+
+        cores = os.cpu_count() or 1
+        workers = 1 if n_jobs is None else (n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs))
+        where = f"local ({workers} worker{'s' if workers != 1 else ''})"
+        stream = _run_local(X, y, tasks, grid, params, workers)
+
+    outputs: dict[tuple, dict] = {}
+    remaining = {group: n_folds + 1 for group in grid.mining_groups}
+    rows: list[dict] = []
+    stopped = False
+    try:
+        for done, (index, output) in enumerate(stream, start=1):
+            group, fold = tasks[index][0], tasks[index][1]
+            outputs[(group, fold)] = output
+            remaining[group] -= 1
+            finished = []
+            if remaining[group] == 0:
+                finished = _group_rows(group, outputs, grid, n_folds)
+                rows.extend(finished)
+            if progress is not None:
+                progress(done, len(tasks), finished)
+            if should_stop is not None and should_stop() and done < len(tasks):
+                stopped = True
+                break
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # stops what is still under way (the local pool's workers are ended, Dask's futures cancelled)
+        if own_client:
+            client.close()
+    if rows and all(r["error"] for r in rows) and not stopped:
+        raise FRLError(f"No cell of the grid could be fitted: {rows[0]['error']}")
+    return ExploreResult(table=_finish_table(rows, grid), grid=grid, n_folds=n_folds, random_state=random_state,
+                         params=params, elapsed_seconds=time.perf_counter() - started, stopped=stopped, where=where)
+
+
+def _group_rows(group, outputs, grid: ExploreGrid, n_folds: int) -> list[dict]:
+    support, conditions = group
+    full = outputs[(group, None)]
+    folds = [outputs[(group, k)] for k in range(n_folds)]
+    rows = []
+    for j, lam in enumerate(grid.lam):
+        cell_full = full if "error" in full else full["lams"][j]
+        cell_folds = [f if "error" in f else f["lams"][j] for f in folds]
+        rows.append(_cell_row((lam, support, conditions), cell_full, cell_folds, n_folds))
+    return rows

@@ -1,0 +1,673 @@
+"""External validation: a saved falling rule list scored on patients it never saw.
+
+:func:`validate_model` takes a model dictionary (a model file) and a new table
+(a later period, another hospital) holding the model's columns and its outcome,
+and returns a frozen :class:`ExternalValidation`:
+
+* ``n``, ``events``; ``auroc`` with its DeLong 95% interval ``auroc_ci``; ``brier``;
+* ``calibration_intercept`` (calibration-in-the-large) and ``calibration_slope``
+  (logistic recalibration of the outcome on logit(risk)), each with a Wald 95% interval;
+* ``rules``: per rule of the list, the patients it captures in the new table, their
+  observed event rate with a Wilson 95% interval next to the model's risk (and its
+  credible interval when the model file has one), and plain flags:
+
+  - ``"rises"``: the observed rate is above the observed rate of the nearest rule
+    above it that captured patients by more than chance explains (one-sided
+    Fisher exact test, p < 0.05): the risks no longer fall down the list;
+  - ``"outside"``: the observed rate disagrees with the model: its 95% interval
+    excludes the model's risk, or, when the model has a credible interval, the two
+    intervals do not overlap;
+  - ``"empty"``: no patient of the new table falls into the rule;
+
+* ``net_benefit``: a decision curve -- the model's net benefit against treating
+  everyone and treating no one (0) over a range of risk thresholds;
+* with ``by=COLUMN``, the same for each subgroup (each value of the column; a
+  numeric column with many values is cut into four bands at rounded quartiles).
+
+The outcome is mapped to event / no event exactly as at fit time: the model
+file names the outcome column and the event value (``outcome.target``,
+``outcome.positive_class``); every other value of the column is "no event", so a
+three-valued outcome (NO / >30 / <30) is read as the model was trained.
+
+Problems with the new table are one :class:`~frl_engine.errors.DataError` line
+each: the outcome column missing or with empty cells, a single row, no events
+(or only events), columns the rules need that are missing, and columns whose type
+changed since the fit (text where the model compares numbers, a yes/no column
+that no longer reads yes/no, categories none of which the model knows).
+Extra columns are ignored.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import DataError, FRLError
+from ..io import check_model_dict, to_jsonable
+from . import metrics
+
+__all__ = [
+    "RESULT_FORMAT", "RuleCheck", "DecisionCurve", "PopulationMetrics", "Subgroup", "ExternalValidation",
+    "validate_model", "outcome_events", "check_columns", "subgroup_labels", "FLAG_TEXT",
+]
+
+RESULT_FORMAT = "frl-external-validation"
+RESULT_FORMAT_VERSION = 1
+RISE_ALPHA = 0.05  # a rule's rate "rises" when a one-sided Fisher exact test against the rule above gives p < this
+MAX_GROUPS = 12  # a --by column with more distinct values than this is cut into 4 bands (numeric) or refused
+FLAG_TEXT = {
+    "rises": "observed rate is clearly higher than the rule above: the risks no longer fall here",
+    "outside": "observed rate disagrees with the model's risk",
+    "empty": "no patient in the new table falls into this rule",
+}
+
+
+def _nan(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _pair(values) -> tuple[float, float]:
+    if values is None:
+        return float("nan"), float("nan")
+    return _nan(values[0]), _nan(values[1])
+
+
+# ---------------------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class RuleCheck:
+    """One rule of the list (``position`` 0 = top; the last is ELSE) on the new patients."""
+
+    position: int
+    rule: str  # "" for the ELSE rule
+    model_risk: float
+    model_lower: float | None
+    model_upper: float | None
+    n: int
+    events: int
+    observed: float  # NaN when n == 0
+    lower: float
+    upper: float
+    flags: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"position": self.position, "rule": self.rule, "model_risk": self.model_risk,
+                "model_lower": self.model_lower, "model_upper": self.model_upper, "n": self.n,
+                "events": self.events, "observed": self.observed, "observed_ci": [self.lower, self.upper],
+                "flags": list(self.flags)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RuleCheck":
+        lower, upper = _pair(d.get("observed_ci"))
+        return cls(int(d["position"]), str(d["rule"]), float(d["model_risk"]),
+                   None if d.get("model_lower") is None else float(d["model_lower"]),
+                   None if d.get("model_upper") is None else float(d["model_upper"]),
+                   int(d["n"]), int(d["events"]), _nan(d.get("observed")), lower, upper, tuple(d.get("flags", ())))
+
+
+@dataclass(frozen=True)
+class DecisionCurve:
+    """Net benefit of the model, of treating everyone, and (always 0) of treating no one, per threshold."""
+
+    thresholds: tuple[float, ...]
+    model: tuple[float, ...]
+    treat_all: tuple[float, ...]
+
+    def to_dict(self) -> dict:
+        return {"thresholds": list(self.thresholds), "model": list(self.model), "treat_all": list(self.treat_all),
+                "treat_none": [0.0] * len(self.thresholds)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DecisionCurve":
+        return cls(tuple(map(float, d["thresholds"])), tuple(map(float, d["model"])),
+                   tuple(map(float, d["treat_all"])))
+
+    def useful_range(self) -> tuple[float, float] | None:
+        """The lowest and highest threshold where the model beats both treating all and treating none."""
+        better = [t for t, m, a in zip(self.thresholds, self.model, self.treat_all) if m > max(a, 0.0) + 1e-12]
+        return (min(better), max(better)) if better else None
+
+
+@dataclass(frozen=True)
+class PopulationMetrics:
+    """Everything measured on one set of patients (the whole new table or one subgroup)."""
+
+    n: int
+    events: int
+    mean_risk: float
+    auroc: float
+    auroc_ci: tuple[float, float]
+    auroc_se: float
+    brier: float
+    calibration_intercept: float
+    calibration_intercept_ci: tuple[float, float]
+    calibration_slope: float
+    calibration_slope_ci: tuple[float, float]
+    recalibration_intercept: float  # a of logit P = a + b logit(p), for drawing the recalibration curve
+    rules: tuple[RuleCheck, ...]
+    net_benefit: DecisionCurve
+    notes: tuple[str, ...] = ()
+
+    @property
+    def event_rate(self) -> float:
+        return self.events / self.n if self.n else float("nan")
+
+    @property
+    def flagged(self) -> tuple[RuleCheck, ...]:
+        """The rules whose observed rate rises above the rule above or disagrees with the model."""
+        return tuple(r for r in self.rules if set(r.flags) & {"rises", "outside"})
+
+    def to_dict(self) -> dict:
+        return {
+            "n": self.n, "events": self.events, "event_rate": self.event_rate, "mean_risk": self.mean_risk,
+            "auroc": self.auroc, "auroc_ci": list(self.auroc_ci), "auroc_se": self.auroc_se, "brier": self.brier,
+            "calibration_intercept": self.calibration_intercept,
+            "calibration_intercept_ci": list(self.calibration_intercept_ci),
+            "calibration_slope": self.calibration_slope, "calibration_slope_ci": list(self.calibration_slope_ci),
+            "recalibration_intercept": self.recalibration_intercept,
+            "rules": [r.to_dict() for r in self.rules], "net_benefit": self.net_benefit.to_dict(),
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PopulationMetrics":
+        return cls(int(d["n"]), int(d["events"]), _nan(d.get("mean_risk")), _nan(d.get("auroc")),
+                   _pair(d.get("auroc_ci")), _nan(d.get("auroc_se")), _nan(d.get("brier")),
+                   _nan(d.get("calibration_intercept")), _pair(d.get("calibration_intercept_ci")),
+                   _nan(d.get("calibration_slope")), _pair(d.get("calibration_slope_ci")),
+                   _nan(d.get("recalibration_intercept")), tuple(RuleCheck.from_dict(r) for r in d["rules"]),
+                   DecisionCurve.from_dict(d["net_benefit"]), tuple(d.get("notes", ())))
+
+
+@dataclass(frozen=True)
+class Subgroup:
+    """The metrics of the patients whose ``by`` column has one value (or lies in one band)."""
+
+    label: str
+    metrics: PopulationMetrics
+
+
+@dataclass(frozen=True)
+class ExternalValidation:
+    """A saved model on a new table: overall metrics, and per subgroup with ``by``.
+
+    The overall metrics are reachable directly (``result.auroc``, ``result.n`` ...)
+    as well as through ``result.overall``.  ``model_id`` is the card's model ID of
+    the model file without any ``external_validation`` block, so validating a file
+    before or after a validation was attached to it names the same model.
+    """
+
+    data_name: str
+    target: str
+    event: object
+    model_id: str
+    model_created_at: str | None
+    overall: PopulationMetrics
+    by: str | None = None
+    subgroups: tuple[Subgroup, ...] = ()
+    validated_at: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+
+    def __getattr__(self, name):  # result.auroc, result.n ... are the overall metrics
+        if name.startswith("_") or name == "overall":
+            raise AttributeError(name)
+        return getattr(self.overall, name)
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict:
+        return to_jsonable({
+            "format": RESULT_FORMAT, "format_version": RESULT_FORMAT_VERSION,
+            "data_name": self.data_name, "target": self.target, "event": self.event, "model_id": self.model_id,
+            "model_created_at": self.model_created_at, "validated_at": self.validated_at,
+            **self.overall.to_dict(),
+            "by": self.by,
+            "subgroups": [{"group": s.label, **s.metrics.to_dict()} for s in self.subgroups],
+        }, strict=True)
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, **kwargs)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ExternalValidation":
+        if not isinstance(d, dict) or d.get("format") != RESULT_FORMAT:
+            raise FRLError(f"Not an external validation result (no \"format\": \"{RESULT_FORMAT}\")")
+        return cls(str(d["data_name"]), str(d["target"]), d["event"], str(d["model_id"]), d.get("model_created_at"),
+                   PopulationMetrics.from_dict(d), d.get("by"),
+                   tuple(Subgroup(str(s["group"]), PopulationMetrics.from_dict(s)) for s in d.get("subgroups", ())),
+                   d.get("validated_at") or "")
+
+    @classmethod
+    def from_json(cls, text: str) -> "ExternalValidation":
+        return cls.from_dict(json.loads(text))
+
+    # ------------------------------------------------------------------ for the model file and the card
+    def model_block(self) -> dict:
+        """The summary a model file keeps under ``external_validation`` (printed on the card)."""
+        o = self.overall
+        return to_jsonable({
+            "data_name": self.data_name, "validated_at": self.validated_at, "n": o.n, "events": o.events,
+            "auroc": o.auroc, "auroc_ci": list(o.auroc_ci), "brier": o.brier,
+            "calibration_intercept": o.calibration_intercept, "calibration_slope": o.calibration_slope,
+            "flagged_rules": [r.position + 1 for r in o.flagged],
+        }, strict=True)
+
+    def headline(self) -> str:
+        """``AUROC 0.78 (95% CI 0.74-0.81) on 5,000 patients (600 events)``."""
+        o = self.overall
+        if math.isnan(o.auroc):
+            return f"AUROC not available on {o.n:,} patients ({o.events:,} events)"
+        return (f"AUROC {o.auroc:.2f} (95% CI {o.auroc_ci[0]:.2f}-{o.auroc_ci[1]:.2f}) on {o.n:,} patients "
+                f"({o.events:,} events)")
+
+    def format_text(self) -> str:
+        """The result as the CLI prints it: headline numbers, the per-rule table, subgroups."""
+        return format_validation(self)
+
+
+# ---------------------------------------------------------------------------------------------- the new table
+def _event_matches(values: pd.Series, positive) -> np.ndarray:
+    """The outcome cells that equal the model's event value: as text, or as numbers (1 matches 1.0)."""
+    text = values.map(lambda v: str(v).strip())
+    event = (text == str(positive).strip()).to_numpy()
+    if not event.any():
+        try:
+            number = float(positive)
+            event = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float) == number
+        except (TypeError, ValueError):
+            pass
+    if not event.any() and isinstance(positive, bool):  # a model fitted on True/False read against yes/no
+        from ..columns import _as_truth
+
+        event = values.map(lambda v: _as_truth(v) is positive).to_numpy(dtype=bool)
+    return np.asarray(event, dtype=bool)
+
+
+def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = "the new table") -> np.ndarray:
+    """The new table's outcome as event (True) / no event, mapped as at fit time; DataError when unusable."""
+    if target not in frame.columns:
+        shown = ", ".join(map(repr, list(frame.columns)[:10])) + (" ..." if frame.shape[1] > 10 else "")
+        raise DataError(f"{data_name} has no outcome column {target!r} (the model's outcome): add it; "
+                        f"its columns are {shown}")
+    outcome = frame[target]
+    from ..columns import missing_mask
+
+    missing = int(missing_mask(outcome).sum())
+    if missing:
+        raise DataError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
+                        "remove those patients or fill in their outcome")
+    event = _event_matches(outcome, positive)
+    if not event.any():
+        values = ", ".join(sorted(map(str, pd.unique(outcome)))[:8])
+        raise DataError(f"{data_name} has no events: no patient has {target} = {positive} (values: {values}); "
+                        "discrimination and calibration need patients with and without the event")
+    if event.all():
+        raise DataError(f"{data_name}: every patient has {target} = {positive}; discrimination and calibration "
+                        "need patients without the event too")
+    return event
+
+
+def _model_categories(model: dict) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Per column, the category labels and the code prefixes the model knows (binarizer and rules)."""
+    known: dict[str, set[str]] = {}
+    prefixes: dict[str, set[str]] = {}
+    binarizer = model.get("binarizer") or {}
+    for spec in binarizer.get("columns") or []:
+        if isinstance(spec, dict) and (spec.get("categories") or spec.get("prefixes")):
+            name = str(spec.get("name"))
+            known.setdefault(name, set()).update(map(str, spec.get("categories") or ()))
+            prefixes.setdefault(name, set()).update(str(p).upper() for p in spec.get("prefixes") or ())
+    for rule in model["rules"]:
+        for c in rule.get("conditions", []):
+            if c.get("op") == "==":
+                known.setdefault(c["column"], set()).add(str(c["value"]))
+            elif c.get("op") == "starts with":
+                known.setdefault(c["column"], set())
+                prefixes.setdefault(c["column"], set()).add(str(c["value"]).upper())
+    return known, prefixes
+
+
+def _shown(values, limit=3) -> str:
+    return ", ".join(f"'{v}'" for v in list(values)[:limit])
+
+
+def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
+    """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
+    from ..columns import _as_truth, _parse_numbers, category_label, is_missing_marker, missing_mask
+    from ..rules import Condition
+
+    conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
+    used = list(dict.fromkeys(c["column"] for c in conditions))
+    missing = [c for c in used if c not in frame.columns]
+    if missing:
+        raise DataError(f"{data_name} lacks the column{'s' if len(missing) > 1 else ''} the model uses: "
+                        f"{', '.join(map(repr, missing))}; add {'them' if len(missing) > 1 else 'it'} "
+                        "(extra columns are ignored)")
+    categories, prefix_sets = _model_categories(model)
+    problems = []
+    for column in used:
+        series = frame[column]
+        if isinstance(series, pd.DataFrame):
+            problems.append(f"column {column!r} appears {series.shape[1]} times")
+            continue
+        present = series[~missing_mask(series)]
+        if present.empty:
+            continue
+        own = [c for c in conditions if c["column"] == column]
+        failed = None
+        for c in own:  # the engine's own reading of the column decides (missing markers included)
+            try:
+                Condition.from_dict(c).evaluate(frame[[column]])
+            except DataError as exc:
+                failed = (c, exc)
+                break
+        if failed is not None:
+            c, exc = failed
+            if c["op"] in (">=", "<"):
+                uniques = np.asarray(pd.unique(present), dtype=object)
+                unread = np.isnan(_parse_numbers(uniques)) & ~np.array([is_missing_marker(v) for v in uniques], bool)
+                bad = uniques[unread]
+                problems.append(f"column {column!r} holds text such as {_shown(bad)} where the model compares "
+                                f"numbers ({Condition.from_dict(c).name}): its type has changed, give numbers as "
+                                "at fit time" if len(bad) else f"column {column!r}: {exc}")
+            elif c["op"] == "is true":
+                bad = [v for v in pd.unique(present) if _as_truth(v) is None]
+                problems.append(f"column {column!r} holds {_shown(bad)} where the model reads yes/no ({column}): "
+                                "give yes/no (or 1/0) as at fit time" if bad else f"column {column!r}: {exc}")
+            else:
+                problems.append(f"column {column!r}: {exc}")
+            continue
+        if any(c["op"] in ("==", "starts with") for c in own) and column in categories:
+            levels, prefixes = categories[column], prefix_sets.get(column, set())
+            labels = {category_label(v) for v in pd.unique(present)}
+            if not (labels & levels or any(label.upper().startswith(p) for label in labels for p in prefixes)):
+                known = sorted(levels) + [f"{p}..." for p in sorted(prefixes)]
+                problems.append(f"column {column!r} has none of the categories the model knows "
+                                f"({', '.join(known[:5])}); it holds {_shown(sorted(labels))}: "
+                                "recode it as at fit time")
+    if problems:
+        raise DataError(f"{data_name}: " + "; ".join(problems))
+
+
+# ---------------------------------------------------------------------------------------------- subgroups
+def _round2(x: float) -> float:
+    if x == 0 or not math.isfinite(x):
+        return x
+    return float(f"{x:.2g}")
+
+
+def subgroup_labels(series: pd.Series, column: str) -> tuple[np.ndarray, list[str]]:
+    """A label per patient for ``--by``, and the labels in display order.
+
+    A column with at most ``MAX_GROUPS`` distinct values gives one group per value
+    (numbers in numeric order).  A numeric column with more is cut into four bands
+    at its quartiles rounded to 2 significant figures (``Age < 45``,
+    ``45 <= Age < 60`` ...); a text column with more is refused (DataError).
+    Missing cells form the group ``"<column> missing"``, shown last.
+    """
+    from ..columns import category_label, missing_mask, numeric_values
+
+    missing = missing_mask(series)
+    labels = np.empty(len(series), dtype=object)
+    present = series[~missing]
+    n_distinct = int(present.nunique())
+    values = None
+    if n_distinct > MAX_GROUPS:
+        if not pd.api.types.is_bool_dtype(series):
+            try:
+                values = numeric_values(series, column)
+            except DataError:
+                values = None
+        if values is None:
+            raise DataError(f"--by column {column!r} has {n_distinct:,} different values: choose a column with a "
+                            "few groups (sex, a ward, an age band) or a numeric one (it is cut into four bands)")
+        missing = missing | np.isnan(values)
+    labels[missing] = f"{column} missing"
+    if values is not None:
+        from ..columns import format_number
+
+        cuts = sorted({_round2(q) for q in np.quantile(values[~missing], [0.25, 0.5, 0.75])})
+        cuts = [c for c in cuts if values[~missing].min() < c <= values[~missing].max()]
+        edges = [-np.inf, *cuts, np.inf]
+        order = []
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            if lo == -np.inf:
+                label = f"{column} < {format_number(hi)}"
+            elif hi == np.inf:
+                label = f"{column} >= {format_number(lo)}"
+            else:
+                label = f"{format_number(lo)} <= {column} < {format_number(hi)}"
+            inside = ~missing & (values >= lo) & (values < hi)
+            labels[inside] = label
+            order.append(label)
+    else:
+        present = series[~missing]
+        text = np.array([category_label(v) for v in present], dtype=object)
+        labels[~missing] = text
+        try:  # numbers in numeric order, text alphabetically
+            order = [category_label(v) for v in sorted(pd.unique(present))]
+        except TypeError:
+            order = sorted(set(text), key=str)
+        order = list(dict.fromkeys(order))
+    if missing.any():
+        order.append(f"{column} missing")
+    order = [label for label in order if (labels == label).any()]
+    return labels, order
+
+
+# ---------------------------------------------------------------------------------------------- the computation
+def _rises(events: int, n: int, events_above: int, n_above: int) -> bool:
+    """Whether a rule's event rate is higher than the rule above's by more than chance explains.
+
+    One-sided Fisher exact test at the 5% level (the odds of the event are higher in
+    the lower rule).
+    """
+    table = [[events, n - events], [events_above, n_above - events_above]]
+    return bool(stats.fisher_exact(table, alternative="greater").pvalue < RISE_ALPHA)
+
+
+def _rule_checks(model: dict, rule_index: np.ndarray, event: np.ndarray) -> tuple[RuleCheck, ...]:
+    names = [r["name"] for r in model["rules"]] + [""]
+    risks = [float(r["probability"]) for r in model["rules"]] + [float(model["default"]["probability"])]
+    posterior = model.get("posterior") or {}
+    lower, upper = posterior.get("risk_lower"), posterior.get("risk_upper")
+    if not (isinstance(lower, list) and isinstance(upper, list) and len(lower) == len(upper) == len(risks)):
+        lower = upper = None
+    n = np.bincount(rule_index, minlength=len(risks))
+    k = np.bincount(rule_index, weights=event.astype(float), minlength=len(risks)).astype(int)
+    checks, above = [], None
+    for position, (name, risk) in enumerate(zip(names, risks)):
+        count, events = int(n[position]), int(k[position])
+        observed = events / count if count else float("nan")
+        lo, hi = metrics.wilson_interval(events, count)
+        m_lo = None if lower is None else float(lower[position])
+        m_hi = None if upper is None else float(upper[position])
+        flags = []
+        if count == 0:
+            flags.append("empty")
+        else:
+            if above is not None and observed > above[0] / above[1] and _rises(events, count, *above):
+                flags.append("rises")
+            if m_lo is not None:
+                outside = hi < m_lo or lo > m_hi
+            else:
+                outside = not (lo <= risk <= hi)
+            if outside:
+                flags.append("outside")
+            above = (events, count)
+        checks.append(RuleCheck(position, name, risk, m_lo, m_hi, count, events, observed, lo, hi, tuple(flags)))
+    return tuple(checks)
+
+
+def population_metrics(model: dict, rule_index: np.ndarray, event: np.ndarray, thresholds=None) -> PopulationMetrics:
+    """Every metric of :class:`PopulationMetrics` for these patients (rule each falls into, and outcome).
+
+    A group with no events, or only events, gets the counts, the Brier score, the
+    per-rule table and the decision curve; the AUROC and calibration are NaN with a note.
+    """
+    risks = np.asarray([float(r["probability"]) for r in model["rules"]] + [float(model["default"]["probability"])])
+    p = risks[rule_index]
+    n, events = int(len(event)), int(event.sum())
+    nan2 = (float("nan"), float("nan"))
+    notes = []
+    auroc, auroc_ci, auroc_se = float("nan"), nan2, float("nan")
+    intercept, intercept_ci, slope, slope_ci, recal = float("nan"), nan2, float("nan"), nan2, float("nan")
+    if 0 < events < n:
+        estimate = metrics.delong_auroc(event, p)
+        auroc, auroc_ci, auroc_se = estimate.auroc, (estimate.lower, estimate.upper), estimate.se
+        fit_a = metrics.calibration_intercept(event, p)
+        fit_b = metrics.calibration_slope(event, p)
+        intercept, intercept_ci = fit_a.estimate, (fit_a.lower, fit_a.upper)
+        slope, slope_ci, recal = fit_b.estimate, (fit_b.lower, fit_b.upper), fit_b.intercept
+        if len(np.unique(p)) < 2:
+            notes.append("every patient falls into the same rule: there is no ranking, so the AUROC is 0.5 "
+                         "and there is no calibration slope")
+        elif not fit_b.converged:
+            notes.append("the risks separate events from non-events completely: the calibration slope is infinite")
+    else:
+        notes.append("no events" if events == 0 else "only events")
+        notes[-1] += ": the AUROC and calibration need patients with and without the event"
+    t = metrics._thresholds(thresholds)
+    curve = DecisionCurve(tuple(map(float, t)), tuple(map(float, metrics.net_benefit(event, p, t))),
+                          tuple(map(float, metrics.net_benefit_treat_all(event, t))))
+    return PopulationMetrics(n, events, float(p.mean()), auroc, auroc_ci, auroc_se, metrics.brier_score(event, p),
+                             intercept, intercept_ci, slope, slope_ci, recal, _rule_checks(model, rule_index, event),
+                             curve, tuple(notes))
+
+
+def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the new table", by: str | None = None,
+                   thresholds=None) -> ExternalValidation:
+    """Score a saved model on a new table and measure how it holds up.
+
+    Parameters
+    ----------
+    model : dict
+        A model file's dictionary (``frl fit --out``, the dashboard's download).
+    frame : DataFrame
+        The new patients: the columns the rules use and the model's outcome column;
+        other columns are ignored.
+    data_name : str
+        Used in messages and in the result.
+    by : str, optional
+        A column to report subgroups by (e.g. sex, an age band).
+    thresholds : sequence of float, optional
+        Risk thresholds of the decision curve (default 0.01, 0.02, ..., 0.99).
+
+    Returns
+    -------
+    ExternalValidation
+
+    Raises
+    ------
+    DataError
+        One line naming the problem with the new table.
+    """
+    from ..card import model_identifier
+    from ..estimator import FallingRuleListClassifier
+
+    check_model_dict(model)
+    outcome = model["outcome"]
+    target, positive = outcome.get("target"), outcome.get("positive_class")
+    if not target:
+        raise FRLError("The model file does not name its outcome column (outcome.target): refit it with `frl fit`, "
+                       "which records it")
+    if len(frame) < 2:
+        raise DataError(f"{data_name} has {len(frame)} row{'s' if len(frame) != 1 else ''} of patients: external "
+                        "validation needs many patients, with and without the event")
+    event = outcome_events(frame, target, positive, data_name)
+    check_columns(model, frame, data_name)
+    if by is not None:
+        if by not in frame.columns:
+            raise DataError(f"--by column {by!r} is not in {data_name}")
+        if by == target:
+            raise DataError(f"--by column {by!r} is the outcome: choose a column that describes the patients")
+    estimator = FallingRuleListClassifier.from_dict(model)
+    features = frame.drop(columns=[target])
+    try:
+        rule_index = estimator.apply(features)
+    except DataError as exc:
+        raise DataError(f"{data_name}: {exc}") from None
+    overall = population_metrics(model, rule_index, event, thresholds)
+    subgroups = ()
+    if by is not None:
+        labels, order = subgroup_labels(frame[by], by)
+        subgroups = tuple(Subgroup(label, population_metrics(model, rule_index[labels == label],
+                                                             event[labels == label], thresholds))
+                          for label in order)
+    unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
+    return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(unvalidated),
+                              model.get("created_at"), overall, by, subgroups)
+
+
+def attach_to_model(model: dict, result: ExternalValidation) -> dict:
+    """A copy of the model dictionary with ``external_validation`` set to the result's summary."""
+    updated = json.loads(json.dumps(model))
+    updated["external_validation"] = result.model_block()
+    return updated
+
+
+# ---------------------------------------------------------------------------------------------- text
+def _f(x, digits=3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _ci(pair, digits=3) -> str:
+    lo, hi = pair
+    return "" if math.isnan(lo) else f" (95% CI {lo:.{digits}f} to {hi:.{digits}f})"
+
+
+def _pct(x) -> str:
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def format_metrics(m: PopulationMetrics, indent: str = "") -> list[str]:
+    lines = [
+        f"{indent}patients {m.n:,}, events {m.events:,} ({_pct(m.event_rate)}); mean predicted risk {_pct(m.mean_risk)}",
+        f"{indent}AUROC {_f(m.auroc)}{_ci(m.auroc_ci)}",
+        f"{indent}Brier score {_f(m.brier, 4)}",
+        f"{indent}calibration intercept {_f(m.calibration_intercept)}{_ci(m.calibration_intercept_ci)}   (0 is ideal)",
+        f"{indent}calibration slope {_f(m.calibration_slope)}{_ci(m.calibration_slope_ci)}   (1 is ideal)",
+    ]
+    useful = m.net_benefit.useful_range()
+    lines.append(f"{indent}decision curve: the list beats treating everyone and no one for thresholds "
+                 f"{_pct(useful[0])} to {_pct(useful[1])}" if useful else
+                 f"{indent}decision curve: at no threshold does the list beat both treating everyone and no one")
+    lines += [f"{indent}note: {note}" for note in m.notes]
+    return lines
+
+
+def rule_rows(m: PopulationMetrics) -> list[list[str]]:
+    rows = []
+    for r in m.rules:
+        model_ci = "" if r.model_lower is None else f" ({_pct(r.model_lower)}-{_pct(r.model_upper)})"
+        observed = "-" if r.n == 0 else f"{_pct(r.observed)} ({_pct(r.lower)}-{_pct(r.upper)})"
+        rows.append([str(r.position + 1), r.rule or "ELSE", f"{_pct(r.model_risk)}{model_ci}", f"{r.n:,}",
+                     f"{r.events:,}", observed, "; ".join(r.flags)])
+    return rows
+
+
+def format_validation(result: ExternalValidation) -> str:
+    o = result.overall
+    lines = [f"External validation on {result.data_name}: {result.target} = {result.event} (model {result.model_id})",
+             *format_metrics(o, "  "), ""]
+    header = ["#", "rule", "model risk", "patients", "events", "observed (95% CI)", "flags"]
+    rows = rule_rows(o)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    flagged = [r for r in o.rules if r.flags]
+    if flagged:
+        lines.append("")
+        for r in flagged:
+            lines.append(f"  rule {r.position + 1} ({r.rule or 'ELSE'}): " + "; ".join(FLAG_TEXT[f] for f in r.flags))
+    else:
+        lines += ["", "  every rule's observed rate agrees with the model and the rates fall down the list"]
+    for s in result.subgroups:
+        lines += ["", f"Subgroup {s.label}:", *format_metrics(s.metrics, "  ")]
+        flagged = [f"{r.position + 1} ({', '.join(r.flags)})" for r in s.metrics.flagged]
+        if flagged:
+            lines.append("  flagged rules: " + ", ".join(flagged))
+    return "\n".join(lines)

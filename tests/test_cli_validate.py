@@ -1,0 +1,95 @@
+"""`frl validate MODEL NEW`: the printed numbers, the JSON, the HTML report, the model copy, and one-line errors."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from frl_engine.cli import main
+from frl_engine.io import save_model
+from test_validation_external import RISKS, hand_rules, model_dict, new_table
+
+
+@pytest.fixture
+def files(tmp_path):
+    model_path, data_path = tmp_path / "model.json", tmp_path / "2025.csv"
+    save_model(model_dict(), model_path)
+    new_table(n=2000, seed=0).to_csv(data_path, index=False)
+    return model_path, data_path
+
+
+def run(argv, capsys):
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_validate_prints_and_writes_the_result_the_report_and_the_model(files, tmp_path, capsys):
+    model_path, data_path = files
+    out, html_path, model_out = tmp_path / "ext.json", tmp_path / "report.html", tmp_path / "validated.json"
+    status, printed, err = run(["validate", model_path, data_path, "--by", "Sex", "--out", out, "--html", html_path,
+                                "--model-out", model_out], capsys)
+    assert status == 0, err
+    result = json.loads(out.read_text())
+    frame = new_table(n=2000, seed=0)
+    event = (frame["readmitted"] == "<30").to_numpy()
+    assert result["auroc"] == pytest.approx(roc_auc_score(event, np.asarray(RISKS)[hand_rules(frame)]))
+    assert result["n"] == 2000 and result["events"] == int(event.sum())
+    assert [s["group"] for s in result["subgroups"]] == ["F", "M"]
+    assert f"AUROC {result['auroc']:.3f} (95% CI {result['auroc_ci'][0]:.3f} to {result['auroc_ci'][1]:.3f})" in printed
+    assert "Subgroup F:" in printed and "Ward = surgical" in printed
+    page = html_path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script src=\"http" not in page and "plotly" in page.lower()
+    assert "Decision curve" in page and "Calibration" in page and "By Sex" in page
+    validated = json.loads(model_out.read_text())
+    assert validated["external_validation"]["auroc"] == result["auroc"]
+    assert validated["rules"] == model_dict()["rules"]  # the list itself is unchanged
+    assert "external_validation" not in json.loads(model_path.read_text())
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda f: f.drop(columns=["readmitted"]), "no outcome column 'readmitted'"),
+    (lambda f: f.assign(readmitted="NO"), "has no events"),
+    (lambda f: f.head(1), "has 1 row of patients"),
+    (lambda f: f.drop(columns=["Age"]), "lacks the column the model uses: 'Age'"),
+    (lambda f: f.assign(Age=["old"] * len(f)), "'Age' holds text such as 'old'"),
+])
+def test_bad_second_files_get_one_line_and_status_2(files, tmp_path, capsys, change, expected):
+    model_path, _ = files
+    bad = tmp_path / "bad.csv"
+    change(new_table(n=300, seed=1)).to_csv(bad, index=False)
+    status, out, err = run(["validate", model_path, bad], capsys)
+    assert status == 2
+    assert err.count("\n") == 1 and err.startswith("frl: error: bad.csv") and expected in err
+    assert "Traceback" not in err
+
+
+def test_a_missing_output_folder_is_refused_before_any_work(files, tmp_path, capsys):
+    model_path, data_path = files
+    status, _, err = run(["validate", model_path, data_path, "--html", tmp_path / "nope" / "r.html"], capsys)
+    assert status == 2 and "folder" in err and "does not exist" in err
+
+
+def test_a_file_that_is_not_a_model(files, tmp_path, capsys):
+    _, data_path = files
+    status, _, err = run(["validate", data_path, data_path], capsys)
+    assert status == 2 and "not a model file" in err
+
+
+def test_a_parquet_or_excel_table_gives_the_same_result_as_the_csv(files, tmp_path, capsys):
+    model_path, data_path = files
+    frame = new_table(n=2000, seed=0)
+    results = []
+    for name, write in (("2025.parquet", frame.to_parquet), ("2025.xlsx", frame.to_excel)):
+        path = tmp_path / name
+        write(path, index=False)
+        out = tmp_path / f"{name}.json"
+        status, _, err = run(["validate", model_path, path, "--out", out], capsys)
+        assert status == 0, err
+        results.append(json.loads(out.read_text()))
+    out = tmp_path / "csv.json"
+    assert run(["validate", model_path, data_path, "--out", out], capsys)[0] == 0
+    expected = json.loads(out.read_text())
+    for result in results:
+        assert result["auroc"] == expected["auroc"] and result["rules"] == expected["rules"]

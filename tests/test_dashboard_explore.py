@@ -1,0 +1,130 @@
+"""The Explore page (AppTest, no browser): run a grid, stop a run, make a cell's list the current fit."""
+
+import logging
+import threading
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import explore_jobs, jobs, services, state
+from frl_engine.estimator import FallingRuleListClassifier
+from frl_engine.io import read_table, split_target
+
+logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+
+pytestmark = pytest.mark.skipif(not services.SAMPLE_PATH.is_file(), reason="sample data missing")
+
+
+@pytest.fixture
+def at(monkeypatch):
+    monkeypatch.setenv("FRL_DASHBOARD_WARMUP", "0")
+    monkeypatch.delenv(explore_jobs.SCHEDULER_ENV, raising=False)
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.run()
+    assert not app.exception
+    app.switch_page("views/explore.py").run()
+    assert not app.exception
+    return app
+
+
+def small_grid(app):
+    app.session_state["w_ex_lam"] = [2.0, 8.0]
+    app.session_state["w_ex_support"] = [5.0, 10.0]
+    app.session_state["w_ex_conditions"] = [2]
+    app.session_state["w_ex_folds"] = 3
+    app.session_state[state.W_STEPS] = 1000
+    app.session_state[state.W_CHAINS] = 2
+    app.session_state[state.W_POSTERIOR] = False
+    app.run()
+
+
+def finish(app, key=explore_jobs.JOB):
+    job = app.session_state[key]
+    assert jobs.wait(job, 300)
+    app.run()
+    assert not app.exception
+
+
+def test_the_page_runs_the_grid_and_a_cell_becomes_the_current_fit(at):
+    small_grid(at)
+    assert "4 cells × 3 folds" in " ".join(c.value for c in at.caption)
+    assert "this machine" in " ".join(c.value for c in at.caption)
+    at.button(key="explore_run_button").click().run()
+    assert not at.exception
+    finish(at)
+    run = at.session_state[explore_jobs.RESULT]
+    table = run.result.table
+    assert len(table) == 4 and not run.result.stopped
+    assert any("Recommended" in s.value for s in at.success)
+    # Choose the lam 2, support 10% cell and make its list the current fit.
+    index = int(table.index[(table.lam == 2) & (table.min_support == 0.1)][0])
+    at.selectbox(key="w_ex_cell").set_value(index).run()
+    at.button(key="explore_use_button").click().run()
+    assert not at.exception
+    for job in at.session_state[state.JOBS].values():
+        assert jobs.wait(job, 120)
+    at.run()
+    fit = at.session_state[state.FIT]
+    assert fit is not None and fit.spec.settings.lam == 2 and fit.spec.settings.min_support == 0.1
+    assert [r["name"] for r in fit.model["rules"]] == table.loc[index, "rules"].split(" | ")
+    # The Fit page's settings follow the chosen cell.
+    assert at.session_state[state.W_LAM] == 2 and at.session_state[state.W_SUPPORT] == 10
+    # The engine fitted directly with the cell's settings gives the same list.
+    X, y, _ = split_target(read_table(services.SAMPLE_PATH), "Readmitted30d", None)
+    direct = FallingRuleListClassifier(lam=2, min_support=0.1, max_conditions=2, n_steps=1000, n_chains=2,
+                                       exclude=("PatientID",), random_state=0).fit(X, y)
+    assert [r["name"] for r in fit.model["rules"]] == direct.rules_
+
+
+def test_stop_keeps_the_finished_cells(at):
+    small_grid(at)
+    at.session_state["w_ex_lam"] = [1.0, 2.0, 4.0, 8.0]
+    at.session_state["w_ex_support"] = [2.0, 3.0, 5.0, 10.0]
+    at.session_state["w_ex_conditions"] = [1, 2]
+    at.run()
+    at.button(key="explore_run_button").click().run()
+    job = at.session_state[explore_jobs.JOB]
+    assert not job.done
+    at.button(key="explore_stop_button").click().run()
+    assert job.meta["stop"].is_set()
+    finish(at)
+    run = at.session_state[explore_jobs.RESULT]
+    assert run.result.stopped and len(run.result.table) < 32
+    assert any("Stopped:" in w.value for w in at.warning)
+
+
+def test_a_bad_grid_is_one_message_and_nothing_runs(at):
+    small_grid(at)
+    at.session_state["w_ex_lam"] = []
+    at.run()
+    assert at.button(key="explore_run_button").disabled
+
+
+def test_a_configured_scheduler_is_named_on_the_page(monkeypatch):
+    monkeypatch.setenv("FRL_DASHBOARD_WARMUP", "0")
+    monkeypatch.setenv(explore_jobs.SCHEDULER_ENV, "tcp://10.1.2.3:8786")
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    app.switch_page("views/explore.py").run()
+    assert not app.exception
+    assert any("Dask cluster" in c.value and "tcp://10.1.2.3:8786" in c.value for c in app.caption)
+
+
+def test_tune_then_fit_on_the_fit_page_fits_the_recommended_cell(at):
+    small_grid(at)
+    at.switch_page("views/fit.py").run()
+    assert not at.exception
+    at.button(key="tune_button").click().run()
+    assert not at.exception
+    finish(at)  # the grid ran on the Explore page (the button switched there)...
+    at.switch_page("views/explore.py").run()  # (AppTest re-requests the page it last switched to)
+    for job in at.session_state[state.JOBS].values():  # ...then the recommended cell's fit
+        assert jobs.wait(job, 120)
+    at.run()
+    rec = at.session_state[explore_jobs.RESULT].result.recommended
+    fit = at.session_state[state.FIT]
+    assert fit is not None and fit.spec.settings.lam == rec["lam"]
+    assert fit.spec.settings.min_support == rec["min_support"]
+    assert [r["name"] for r in fit.model["rules"]] == rec["rules"].split(" | ")

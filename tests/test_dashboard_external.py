@@ -1,0 +1,116 @@
+"""The External validation page (AppTest): a saved model or the current list on a second table."""
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+from streamlit.testing.v1 import AppTest
+
+from dashboard import jobs, services, state
+from test_validation_external import RISKS, hand_rules, model_dict, new_table
+
+logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+
+
+@pytest.fixture
+def at(monkeypatch):
+    monkeypatch.setenv("FRL_DASHBOARD_WARMUP", "0")
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.run()
+    app.switch_page("views/external.py").run()
+    assert not app.exception
+    return app
+
+
+def csv_bytes(frame) -> bytes:
+    return frame.to_csv(index=False).encode()
+
+
+def open_model_file(app, model=None):
+    app.radio(key=state.W_EXT_SOURCE).set_value(state.EXT_SOURCE_FILE).run()
+    raw = json.dumps(model or model_dict()).encode()
+    app.file_uploader(key=state.W_EXT_MODEL_FILE).set_value(("model.json", raw, "application/json")).run()
+    assert not app.exception
+    return app
+
+
+def upload_new(app, frame, name="2025.csv"):
+    app.file_uploader(key=state.W_EXT_DATA).set_value((name, csv_bytes(frame), "text/csv")).run()
+    assert not app.exception
+    return app
+
+
+def table_with(app, column):
+    tables = [d.value for d in app.dataframe if column in d.value.columns]
+    assert len(tables) == 1
+    return tables[0]
+
+
+def test_without_a_list_the_page_says_what_to_do(at):
+    assert [t.value for t in at.title] == ["External validation"]
+    assert any("No list yet" in i.value for i in at.info)
+
+
+def test_a_saved_model_on_a_new_table_shows_the_engines_numbers(at):
+    open_model_file(at)
+    assert any("needs the outcome column **readmitted**" in i.value for i in at.info)
+    frame = new_table(n=2500, seed=3)
+    upload_new(at, frame)
+    assert not at.error
+    event = (frame["readmitted"] == "<30").to_numpy()
+    auroc = roc_auc_score(event, np.asarray(RISKS)[hand_rules(frame)])
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["AUROC"] == f"{auroc:.3f}" and metrics["Patients (events)"] == f"2,500 ({int(event.sum()):,})"
+    headline = (at.success or at.warning)[0].value
+    assert headline.startswith(f"**Externally validated: AUROC {auroc:.2f} (95% CI ")
+    rules = table_with(at, "observed 95% CI")
+    assert list(rules["patients"]) == [int((hand_rules(frame) == k).sum()) for k in range(3)]
+    assert len(at.get("plotly_chart")) == 2
+    # subgroups
+    at.selectbox(key=state.W_EXT_BY).set_value("Sex").run()
+    assert not at.exception
+    groups = table_with(at, "AUROC 95% CI")
+    assert list(groups["group"]) == ["F", "M"] and groups["patients"].sum() == 2500
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda f: f.drop(columns=["readmitted"]), "no outcome column 'readmitted'"),
+    (lambda f: f.assign(readmitted="NO"), "has no events"),
+    (lambda f: f.head(1), "has 1 row of patients"),
+    (lambda f: f.drop(columns=["Ward"]), "lacks the column the model uses: 'Ward'"),
+])
+def test_bad_second_files_get_one_message_on_the_page(at, change, expected):
+    open_model_file(at)
+    upload_new(at, change(new_table(n=400, seed=4)), name="bad.csv")
+    messages = [e.value for e in at.error]
+    assert len(messages) == 1 and expected in messages[0] and messages[0].startswith("bad.csv")
+    assert not at.metric
+
+
+def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
+    frame = services.load_sample().frame
+    at.switch_page("views/fit.py").run()
+    at.session_state[state.W_POSTERIOR] = False
+    at.run()
+    at.button(key="fit_button").click().run()
+    for job in at.session_state[state.JOBS].values():
+        assert jobs.wait(job, 180)
+    at.switch_page("views/external.py").run()
+    at.radio(key=state.W_EXT_SOURCE).set_value(state.EXT_SOURCE_CURRENT).run()
+    upload_new(at, frame.tail(1000), name="later.csv")
+    assert not at.error and not at.exception
+    at.button(key="ext_keep").click().run()
+    assert not at.exception
+    block = at.session_state[state.FIT].model["external_validation"]
+    assert block["n"] == 1000 and block["data_name"] == "later.csv"
+    fit_model = at.session_state[state.FIT].model
+    from frl_engine.estimator import FallingRuleListClassifier
+
+    risk = FallingRuleListClassifier.from_dict(fit_model).predict_proba(frame.tail(1000).drop(columns=["Readmitted30d"]))
+    assert block["auroc"] == pytest.approx(roc_auc_score(frame.tail(1000)["Readmitted30d"] == "yes", risk[:, 1]))
+    assert any("card reads: externally validated" in c.value for c in at.caption)

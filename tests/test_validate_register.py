@@ -1,0 +1,31 @@
+"""`frl validate --register` attaches the external validation to the registered model (the card's ID)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "readmission.csv"
+
+
+def _frl(*args, env):
+    frl = Path(sys.executable).parent / "frl"
+    return subprocess.run([str(frl), *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_validate_register_attaches_the_result_to_the_fitted_models_entry(tmp_path):
+    env = dict(os.environ, FRL_REGISTRY=str(tmp_path / "registry.db"))
+    fitted = _frl("fit", SAMPLE, "--target", "Readmitted30d", "--exclude", "PatientID", "--out", tmp_path / "m.json",
+                  "--register", env=env)
+    assert fitted.returncode == 0, fitted.stderr
+    model_id = fitted.stdout.split("Registered as model ID ")[1].split()[0]
+    done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", "--model-out", tmp_path / "v.json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"External validation attached to model ID {model_id}" in done.stdout
+    shown = _frl("models", "show", model_id, env=env)
+    assert shown.returncode == 0 and "readmission.csv" in shown.stdout
+    listed = _frl("models", "list", env=env).stdout
+    validated_id = done.stdout.split("registered as model ID ")[1].split()[0]
+    assert model_id in listed and validated_id in listed
+    bad = _frl("validate", tmp_path / "m.json", SAMPLE, "--note", "x", env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("frl: error: --note is stored with the registered model")

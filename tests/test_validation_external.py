@@ -1,0 +1,287 @@
+"""External validation of a saved model on a new table: numbers against independent computations, flags, subgroups,
+and one clear message per bad second file."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+from scipy.special import expit, logit
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from frl_engine.errors import DataError
+from frl_engine.validation.external import ExternalValidation, attach_to_model, subgroup_labels, validate_model
+
+RISKS = (0.6, 0.25, 0.08)
+
+
+def model_dict(risks=RISKS, posterior=None) -> dict:
+    """A two-rule list written by hand, in the model-file format."""
+    return {
+        "format": "frl-model", "format_version": 1, "created_at": "2026-11-01T00:00:00+00:00",
+        "outcome": {"target": "readmitted", "positive_class": "<30", "classes": ["not <30", "<30"], "title": None},
+        "hyperparameters": {"lam": 8.0, "alpha": 1.0, "beta": 0.1, "alpha_K": 1.0, "beta_K": 0.1,
+                            "min_support": 0.05, "max_conditions": 2, "n_steps": 5000, "n_chains": 4,
+                            "temperature": 1.0, "cooling": "constant", "mine_rules": True, "random_state": 0},
+        "training": {"n_rows": 2000, "n_positive": 300, "positive_rate": 0.15, "n_candidate_rules": 40,
+                     "data_name": "2024.csv"},
+        "rules": [
+            {"name": "Age >= 70 AND BedSores",
+             "conditions": [{"column": "Age", "op": ">=", "value": 70}, {"column": "BedSores", "op": "is true", "value": None}],
+             "probability": risks[0], "support": 200, "n_positive": 120},
+            {"name": "Ward = surgical", "conditions": [{"column": "Ward", "op": "==", "value": "surgical"}],
+             "probability": risks[1], "support": 600, "n_positive": 150},
+        ],
+        "default": {"probability": risks[2], "support": 1200, "n_positive": 96},
+        "parameters": {"K": 0.087, "gammas": [4.5, 3.8, 1.0], "log_posterior": -800.0},
+        "binarizer": {"columns": [
+            {"name": "Age", "kind": "numeric", "thresholds": [50, 70], "categories": [], "has_missing": False},
+            {"name": "BedSores", "kind": "boolean", "thresholds": [], "categories": [], "has_missing": False},
+            {"name": "Ward", "kind": "categorical", "thresholds": [], "categories": ["medical", "surgical", "icu"],
+             "has_missing": False}]},
+        "feature_names": ["Age", "BedSores", "Ward"], "n_features": 3,
+        "posterior": posterior, "validation": None,
+    }
+
+
+def new_table(n=3000, seed=0, truth=(0.55, 0.3, 0.08)):
+    """New patients with a three-valued outcome (NO, >30, <30): the event is <30 only, drawn at ``truth``."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "Age": rng.integers(20, 95, size=n),
+        "BedSores": rng.choice(["yes", "no"], size=n, p=[0.3, 0.7]),
+        "Ward": rng.choice(["medical", "surgical", "icu"], size=n),
+        "Sex": rng.choice(["F", "M"], size=n),
+        "Notes": rng.choice(["free text", "more text"], size=n),  # an extra column the model does not use
+    })
+    rule = hand_rules(frame)
+    risk = np.asarray(truth)[rule]
+    draw = rng.random(n)
+    frame["readmitted"] = np.where(draw < risk, "<30", np.where(draw < risk + 0.2, ">30", "NO"))
+    return frame
+
+
+def hand_rules(frame):
+    """The rule each patient falls into, computed directly (0, 1, 2 = ELSE)."""
+    first = (frame["Age"] >= 70) & (frame["BedSores"] == "yes")
+    second = frame["Ward"] == "surgical"
+    return np.where(first, 0, np.where(second, 1, 2))
+
+
+def test_the_numbers_equal_independent_computations():
+    frame = new_table()
+    result = validate_model(model_dict(), frame, data_name="2025.csv")
+    event = (frame["readmitted"] == "<30").to_numpy()
+    risk = np.asarray(RISKS)[hand_rules(frame)]
+    assert result.n == 3000 and result.events == int(event.sum())
+    assert result.auroc == pytest.approx(roc_auc_score(event, risk), abs=1e-12)
+    assert result.auroc_ci[0] < result.auroc < result.auroc_ci[1]
+    assert result.brier == pytest.approx(np.mean((risk - event) ** 2))
+    refit = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(logit(risk).reshape(-1, 1), event)
+    assert result.calibration_slope == pytest.approx(refit.coef_[0, 0], abs=1e-6)
+    a = optimize.brentq(lambda a: np.sum(event - expit(a + logit(risk))), -5, 5, xtol=1e-14)
+    assert result.calibration_intercept == pytest.approx(a, abs=1e-8)
+    # per rule: patients captured and events, by hand
+    rule = hand_rules(frame)
+    for check in result.rules:
+        inside = rule == check.position
+        assert check.n == int(inside.sum()) and check.events == int(event[inside].sum())
+        assert check.observed == pytest.approx(event[inside].mean())
+        assert check.lower < check.observed < check.upper
+    assert [c.rule for c in result.rules] == ["Age >= 70 AND BedSores", "Ward = surgical", ""]
+    # the decision curve by hand at two thresholds
+    curve = result.net_benefit
+    for t in (0.1, 0.3):
+        i = curve.thresholds.index(t)
+        treated = risk >= t
+        tp, fp = np.sum(treated & event), np.sum(treated & ~event)
+        assert curve.model[i] == pytest.approx(tp / 3000 - fp / 3000 * t / (1 - t))
+        assert curve.treat_all[i] == pytest.approx(event.mean() - (1 - event.mean()) * t / (1 - t))
+
+
+def test_extra_columns_are_ignored_and_the_outcome_maps_event_against_the_rest():
+    frame = new_table(seed=1)
+    base = validate_model(model_dict(), frame)
+    extra = frame.assign(Unused=np.arange(len(frame)).astype(str), Weird=np.nan)
+    assert validate_model(model_dict(), extra).to_dict()["auroc"] == base.to_dict()["auroc"]
+    # ">30" is not an event: relabelling it does not change anything
+    relabelled = frame.assign(readmitted=frame["readmitted"].replace(">30", "later"))
+    assert validate_model(model_dict(), relabelled).events == base.events == int((frame["readmitted"] == "<30").sum())
+
+
+def test_flags_mark_rates_that_rise_and_rates_that_disagree_with_the_model():
+    # the truth inverts the first two rules: the second rule's observed rate rises above the first's
+    frame = new_table(n=6000, seed=2, truth=(0.2, 0.45, 0.08))
+    result = validate_model(model_dict(), frame)
+    first, second, default = result.rules
+    assert "outside" in first.flags and first.upper < 0.6  # observed ~0.2 against a model risk of 0.6
+    assert "rises" in second.flags and "outside" in second.flags
+    assert default.flags == ()
+    assert [r.position for r in result.overall.flagged] == [0, 1]
+
+
+def test_a_well_calibrated_list_is_flagged_outside_about_as_often_as_a_95_percent_interval_misses():
+    flags = []
+    for seed in range(150):
+        result = validate_model(model_dict(), new_table(n=1500, seed=100 + seed, truth=RISKS))
+        flags += [r.flags for r in result.rules]
+    outside = np.mean(["outside" in f for f in flags])
+    assert 0.02 <= outside <= 0.09
+    assert not any("rises" in f for f in flags)  # 60%, 25%, 8% on hundreds of patients each never swap
+
+
+def test_with_a_credible_interval_the_flag_needs_the_two_intervals_apart():
+    frame = new_table(n=3000, seed=4, truth=(0.5, 0.25, 0.08))
+    point = validate_model(model_dict(), frame)
+    assert "outside" in point.rules[0].flags or point.rules[0].upper < 0.6
+    # a wide credible interval on rule 1 that overlaps the observed interval: no "outside" flag
+    wide = {"n_samples": 1000, "risk_median": list(RISKS), "risk_lower": [0.4, 0.2, 0.07], "risk_upper": [0.7, 0.3, 0.09]}
+    with_interval = validate_model(model_dict(posterior=wide), frame)
+    first = with_interval.rules[0]
+    assert (first.model_lower, first.model_upper) == (0.4, 0.7)
+    assert "outside" not in first.flags
+    assert first.lower <= 0.7 and first.upper >= 0.4
+
+
+def test_subgroups_equal_the_validation_of_each_group_alone():
+    frame = new_table(n=4000, seed=5)
+    result = validate_model(model_dict(), frame, by="Sex")
+    assert [s.label for s in result.subgroups] == ["F", "M"]
+    for s in result.subgroups:
+        alone = validate_model(model_dict(), frame[frame["Sex"] == s.label].reset_index(drop=True))
+        assert s.metrics.n == alone.n and s.metrics.auroc == pytest.approx(alone.auroc)
+        assert s.metrics.calibration_slope == pytest.approx(alone.calibration_slope)
+    assert sum(s.metrics.n for s in result.subgroups) == 4000
+
+
+def test_a_numeric_by_column_is_cut_into_rounded_quartile_bands_and_missing_is_its_own_group():
+    ages = pd.Series([23, 31, 38, 44, 47, 52, 58, 61, 66, 70, 74, 81, 88, np.nan])
+    labels, order = subgroup_labels(ages, "Age")
+    assert order[-1] == "Age missing" and labels[-1] == "Age missing"
+    assert order[0].startswith("Age < ") and order[-2].startswith("Age >= ")
+    assert len(order) == 5 and all((labels == label).any() for label in order)
+    few, few_order = subgroup_labels(pd.Series([10, 2, 10, 2]), "Band")
+    assert few_order == ["2", "10"]  # numbers in numeric order
+    # numbers written as text with '?' markers are banded too; the markers are missing
+    text = pd.Series([str(v) for v in range(20, 95)] + ["?"] * 5, dtype=object)
+    labels, order = subgroup_labels(text, "Age")
+    assert order[-1] == "Age missing" and (labels == "Age missing").sum() == 5 and len(order) == 5
+    with pytest.raises(DataError, match="'Name' has 40 different values"):
+        subgroup_labels(pd.Series([f"patient {i}" for i in range(40)]), "Name")
+
+
+def test_a_subgroup_without_events_keeps_its_counts_and_says_why_there_is_no_auroc():
+    frame = new_table(n=2000, seed=6)
+    frame.loc[frame["Sex"] == "M", "readmitted"] = "NO"
+    result = validate_model(model_dict(), frame, by="Sex")
+    men = [s for s in result.subgroups if s.label == "M"][0].metrics
+    assert men.events == 0 and np.isnan(men.auroc) and "no events" in men.notes[0]
+    assert men.brier == pytest.approx(np.mean(np.asarray(RISKS)[hand_rules(frame[frame["Sex"] == "M"])] ** 2))
+
+
+def test_the_result_round_trips_through_json_and_its_summary_goes_into_the_model():
+    frame = new_table(seed=7)
+    result = validate_model(model_dict(), frame, data_name="2025.csv", by="Ward")
+    text = result.to_json()
+    again = ExternalValidation.from_json(text)
+    assert again.to_dict() == json.loads(text)
+    assert again.auroc == result.auroc and again.rules == result.rules and again.net_benefit == result.net_benefit
+    keys = set(json.loads(text))
+    assert {"n", "events", "auroc", "auroc_ci", "brier", "calibration_intercept", "calibration_slope",
+            "net_benefit", "rules", "subgroups"} <= keys
+    model = attach_to_model(model_dict(), result)
+    block = model["external_validation"]
+    assert block["auroc"] == result.auroc and block["n"] == 3000 and block["data_name"] == "2025.csv"
+    assert "external_validation" not in model_dict()
+    assert result.headline().startswith(f"AUROC {result.auroc:.2f} (95% CI ")
+
+
+# ------------------------------------------------------------------ bad second files: one line each
+def message(frame, model=None, **kwargs):
+    with pytest.raises(DataError) as info:
+        validate_model(model or model_dict(), frame, data_name="new.csv", **kwargs)
+    text = str(info.value)
+    assert "\n" not in text
+    return text
+
+
+def test_missing_outcome_column():
+    text = message(new_table().drop(columns=["readmitted"]))
+    assert "no outcome column 'readmitted'" in text and "new.csv" in text
+
+
+def test_no_events_and_only_events():
+    frame = new_table()
+    assert "has no events" in message(frame.assign(readmitted="NO")) and "<30" in message(frame.assign(readmitted="NO"))
+    assert "every patient has readmitted = <30" in message(frame.assign(readmitted="<30"))
+
+
+def test_one_row():
+    assert "has 1 row of patients" in message(new_table().head(1))
+
+
+def test_empty_outcome_cells():
+    frame = new_table()
+    frame.loc[[3, 9], "readmitted"] = np.nan
+    assert "2 empty cells" in message(frame)
+
+
+def test_missing_model_columns_are_named():
+    text = message(new_table().drop(columns=["Ward", "BedSores"]))
+    assert "lacks the columns the model uses: 'BedSores', 'Ward'" in text
+
+
+def test_a_numeric_column_that_became_text():
+    frame = new_table().astype({"Age": object})
+    frame.loc[5, "Age"] = "seventy"
+    text = message(frame)
+    assert "'Age' holds text such as 'seventy'" in text and "Age >= 70" in text
+
+
+def test_a_yes_no_column_that_no_longer_reads_yes_no():
+    frame = new_table().assign(BedSores=lambda f: f["BedSores"].map({"yes": "grade 2", "no": "none"}))
+    assert "'BedSores' holds" in message(frame) and "yes/no" in message(frame)
+
+
+def test_a_recoded_category_column():
+    frame = new_table().assign(Ward=lambda f: f["Ward"].map({"medical": "MED", "surgical": "SUR", "icu": "ICU"}))
+    text = message(frame)
+    assert "'Ward' has none of the categories the model knows" in text and "'ICU'" in text
+
+
+def test_a_bad_by_column():
+    assert "--by column 'Height' is not in new.csv" in message(new_table(), by="Height")
+
+
+def test_a_rise_counts_only_when_chance_does_not_explain_it():
+    from frl_engine.validation.external import population_metrics
+
+    def checks(n_events):  # (patients, events) per rule, top first
+        rule_index = np.concatenate([np.full(n, i) for i, (n, _) in enumerate(n_events)])
+        event = np.concatenate([np.arange(n) < k for n, k in n_events])
+        return population_metrics(model_dict(), rule_index, event).rules
+
+    small = checks([(10, 3), (10, 4), (100, 8)])  # 30% then 40% on ten patients each: noise
+    assert "rises" not in small[1].flags
+    large = checks([(100, 30), (200, 120), (300, 24)])  # 30% then 60%: Fisher p ~ 1e-6
+    assert "rises" in large[1].flags and "rises" not in large[2].flags
+
+
+def test_validating_a_model_that_already_carries_a_validation_names_the_same_model():
+    frame = new_table(seed=8)
+    first = validate_model(model_dict(), frame)
+    again = validate_model(attach_to_model(model_dict(), first), frame)
+    assert again.model_id == first.model_id and again.auroc == first.auroc
+
+
+def test_a_list_without_rules_ranks_no_one_and_says_so():
+    model = model_dict()
+    model["rules"], model["parameters"]["gammas"] = [], [1.0]
+    frame = new_table(seed=9)
+    result = validate_model(model, frame)
+    event = (frame["readmitted"] == "<30").to_numpy()
+    assert result.auroc == 0.5 and np.isnan(result.calibration_slope) and "no ranking" in result.notes[0]
+    a = optimize.brentq(lambda a: np.sum(event - expit(a + logit(RISKS[2]))), -5, 5, xtol=1e-14)
+    assert result.calibration_intercept == pytest.approx(a, abs=1e-8)
