@@ -89,6 +89,9 @@ class Job:
         """Ask the job to end now: its worker processes are killed within a second or so."""
         if not self.done:
             self.token.cancel(reason)
+            flag = self.meta.get("stop")  # a job that polls its own stop flag (the Explore page's) stops too
+            if isinstance(flag, threading.Event):
+                flag.set()
 
     def wait_for_worker(self) -> None:
         """Called by the engine when all worker slots are busy (another session's job): shown in the progress."""
@@ -194,6 +197,8 @@ def start(job: Job, work: Callable[[Job], Any]) -> Job:
             with _registry_lock:
                 _running.discard(job)
 
+    if job.session_id is None:
+        job.session_id = _current_session_id()
     with _registry_lock:
         _running.add(job)
     if job.session_id is not None:
@@ -221,6 +226,17 @@ def stop_all(reason: str = "the server is shutting down") -> None:
     for job in running_jobs():
         job.stop(reason)
     kill_all_workers()
+
+
+def _current_session_id() -> str | None:
+    """The Streamlit session of the calling script thread, or None (tests, scripts, bare mode)."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx(suppress_warning=True)
+        return ctx.session_id if ctx is not None else None
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _runtime():

@@ -196,7 +196,9 @@ def running(kind: str) -> bool:
 
 def busy() -> jobs.Job | None:
     """The session's running job, if any: a session runs one heavy job at a time."""
-    for job_obj in st.session_state[JOBS].values():
+    candidates = list(st.session_state[JOBS].values())
+    candidates += [v for v in st.session_state.values() if isinstance(v, jobs.Job)]  # e.g. the Explore page's
+    for job_obj in candidates:
         if not job_obj.done:
             return job_obj
     return None
@@ -214,13 +216,6 @@ def start_job(job_obj: jobs.Job, work) -> jobs.Job:
     current = busy()
     if current is not None:
         raise FRLError(busy_message(current))
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        ctx = get_script_run_ctx()
-        job_obj.session_id = ctx.session_id if ctx is not None else None
-    except Exception:  # noqa: BLE001 - no session (bare mode): the job just is not watched
-        job_obj.session_id = None
     st.session_state[JOBS][job_obj.kind] = job_obj
     if job_obj.kind == "fit":
         st.session_state[FIT_ERROR] = None

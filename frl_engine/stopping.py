@@ -17,7 +17,7 @@ that runs many fits (cross-validation, external validation, exploration):
   none is free, so two users' jobs share the cores instead of starving each
   other.  The results never depend on how many workers ran;
 * :func:`stop_on_signals` for the command line: SIGINT (Ctrl-C) and SIGTERM
-  cancel :data:`PROCESS_TOKEN`, raise :class:`Stopped` in the main thread
+  cancel :data:`PROCESS_TOKEN`, raise :class:`Interrupted` (a KeyboardInterrupt) in the main thread
   (which kills the pools it was waiting on) and, should the main thread be
   busy in compiled code, a watchdog kills every child process and exits
   after :data:`GRACE_SECONDS`.  The CLI then prints ``frl: stopped`` and exits
@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Stopped", "CancelToken", "PROCESS_TOKEN", "WorkerSlots", "WORKER_SLOTS", "run_tasks", "stop_on_signals",
+__all__ = ["Stopped", "Interrupted", "CancelToken", "PROCESS_TOKEN", "WorkerSlots", "WORKER_SLOTS", "run_tasks", "stop_on_signals",
            "kill_all_workers", "live_worker_pids", "prestart_spare", "spare_pids", "GRACE_SECONDS", "WORKER_NICE"]
 
 #: After a signal, how long the main thread gets to stop by itself before every child is killed and the process exits.
@@ -60,6 +60,19 @@ _POLL = 0.1
 
 class Stopped(Exception):
     """The work was stopped on request (Stop button, closed tab, Ctrl-C, SIGTERM); ``reason`` says which."""
+
+    def __init__(self, reason: str = "stopped", signum: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.signum = signum
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread by :func:`stop_on_signals` on SIGINT or SIGTERM (``signum`` says which).
+
+    A :class:`KeyboardInterrupt`, so code that already handles Ctrl-C handles it too, and no
+    ``except Exception`` swallows it.
+    """
 
     def __init__(self, reason: str = "stopped", signum: int | None = None):
         super().__init__(reason)
@@ -470,7 +483,7 @@ def kill_children() -> None:
 def stop_on_signals(message: str = "frl: stopped", stream=None):
     """While inside: SIGINT and SIGTERM stop the work (see the module docstring); restores the handlers after.
 
-    The main thread gets :class:`Stopped` raised at once (which kills the pools it waits on); a watcher
+    The main thread gets :class:`Interrupted` raised at once (which kills the pools it waits on); a watcher
     thread, woken by the signal itself even when the main thread is busy in compiled code, kills every
     child process and exits with ``128 + signal`` if the main thread has not finished
     :data:`GRACE_SECONDS` later.  Only the main thread can install signal handlers; elsewhere this does nothing.
@@ -514,7 +527,7 @@ def stop_on_signals(message: str = "frl: stopped", stream=None):
             return  # a second signal: the watcher is already counting down
         handler.raised = True
         PROCESS_TOKEN.cancel(f"stopped by {signal.Signals(signum).name}", signum)
-        raise Stopped(f"stopped by {signal.Signals(signum).name}", signum)
+        raise Interrupted(f"stopped by {signal.Signals(signum).name}", signum)
 
     old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     threading.Thread(target=watcher, name="frl-stop-watcher", daemon=True).start()
