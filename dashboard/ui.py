@@ -172,16 +172,16 @@ def _warm() -> None:
     from dashboard import services
 
     time.sleep(WARM_UP_DELAY)  # let the first page finish drawing first
-    try:
-        services.warm_up()
-    except Exception:  # noqa: BLE001 - warming up is an optimisation only
-        log.exception("Warm-up failed (the first fit will just be slower)")
     # One idle, warmed worker process: a fit or a posterior runs there (so Stop can kill it) without
-    # waiting a second or two for a new process.
+    # waiting a second or two for a new process.  Started first: it warms up in parallel with the below.
     from frl_engine import workers
     from frl_engine.stopping import prestart_spare
 
     prestart_spare(workers.warm_up)
+    try:
+        services.warm_up()
+    except Exception:  # noqa: BLE001 - warming up is an optimisation only
+        log.exception("Warm-up failed (the first fit will just be slower)")
 
 
 def warm_up_once() -> None:

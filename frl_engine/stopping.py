@@ -190,7 +190,10 @@ def _thread_env(workers: int) -> dict:
 # ---------------------------------------------------------------------------------------------- a warm spare
 _spares: list = []  # idle one-worker pools, started (and warmed) ahead of need
 _spare_warm: list = []  # the warm-up function of the spares, if any
-_spare_lock = threading.Lock()
+_spare_lock = threading.Condition()
+_spare_making: list = []  # one entry while a spare is being started
+#: A single killable task waits this long for a spare that is warming up rather than starting its own worker.
+SPARE_WAIT_SECONDS = 10.0
 
 
 def _new_single_pool():
@@ -211,10 +214,19 @@ def prestart_spare(warm: Callable | None = None) -> None:
         if warm is not None and not _spare_warm:
             _spare_warm.append(warm)
         warm = _spare_warm[0] if _spare_warm else None
-        if _spares:
+        if _spares or _spare_making:
             return
+        _spare_making.append(1)
 
     def make() -> None:
+        try:
+            _make()
+        finally:
+            with _spare_lock:
+                _spare_making.clear()
+                _spare_lock.notify_all()
+
+    def _make() -> None:
         pool = _new_single_pool()
         try:
             if warm is not None:
@@ -237,8 +249,14 @@ def spare_pids() -> list[int]:
         return [pid for pool in _spares for pid in _pool_pids(pool)]
 
 
-def _take_spare():
+def _take_spare(token: CancelToken | None = None):
+    """An idle spare, waiting (cancellably) for one that is warming up; None if there is none."""
+    deadline = time.monotonic() + SPARE_WAIT_SECONDS
     with _spare_lock:
+        while not _spares and _spare_making and time.monotonic() < deadline:
+            if (token is not None and token.cancelled) or PROCESS_TOKEN.cancelled:
+                return None
+            _spare_lock.wait(_POLL)
         return _spares.pop() if _spares else None
 
 
@@ -402,7 +420,7 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
         if stopped():
             raise _reason(token)
         if taken == 1:
-            spare = _take_spare()
+            spare = _take_spare(token)
         if spare is not None:  # a warm idle worker: the shared data goes with the task
             pool = spare
             prestart_spare()  # the next one warms up meanwhile
