@@ -38,6 +38,16 @@ def _write(path, text: str, what: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _progress_line(started: float):
+    """A progress line on the terminal, rewritten after every finished (method, fold) fit."""
+    def progress(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\r{done} of {total} fits done · {time.perf_counter() - started:.0f} s (Ctrl-C stops)", end=end,
+              file=sys.stderr, flush=True)
+
+    return progress
+
+
 def cmd_evaluate(args) -> int:
     from .cli import estimator_from_args, load_training_data
     from .validation.crossval import cross_validate_models
@@ -52,7 +62,8 @@ def cmd_evaluate(args) -> int:
     for name in ("random_state", "n_jobs", "positive_class"):
         params.pop(name, None)
     result = cross_validate_models(features, event, n_folds=args.folds, methods=methods, frl_params=params,
-                                   random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name)
+                                   random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name,
+                                   progress=_progress_line(started) if sys.stderr.isatty() else None)
     print(f"{Path(args.data).name}: event {args.target} = {positive}")
     print(result.format_table())
     if "frl" in methods:
