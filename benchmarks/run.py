@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_raw_export", "bench_explore:run_speed")
+SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_raw_export", "bench_explore:run_speed",
+            "bench_search")
 SLOW_SECTIONS = ("bench_reproduce", "bench_real_export", "bench_explore:run_accuracy")
 SLOW_SECTIONS += ("bench_validate",)  # frl validate at 100,000 patients and on a later period of the raw export
 SLOW_SECTIONS += ("bench_evaluate",)  # frl evaluate, every default method, 70,000 raw rows

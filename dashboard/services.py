@@ -946,6 +946,6 @@ def warm_up() -> None:
     y = (frame["a"].to_numpy() == 1) ^ (rng.random(200) < 0.2)
     estimator = FallingRuleListClassifier(n_steps=50, n_chains=2, random_state=0).fit(frame, y)
     try:
-        estimator.sample_posterior(20, n_chains=2, random_state=0, n_jobs=1)
+        estimator.sample_posterior(20, n_chains=2, random_state=0, n_jobs=1, extend=False)
     except FRLError:
         pass

@@ -22,12 +22,15 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-from joblib import Parallel, delayed
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from .bits import capture_counts_from
 from .errors import FRLError
 from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
 from .moves import FIRST_CHANGED, propose
+from .polish import polish_list
+from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
 
 COOLING_SCHEDULES = ("constant", "geometric")
 
@@ -145,29 +148,80 @@ class AnnealResult:
     best : ListFit
         The best list found over all chains, with its exact MAP parameters.
     chain_values : tuple of float
-        Each chain's best objective, in chain order.
+        Each chain's final objective (its best visited list, polished), in chain order.
     chain_orders : tuple of tuple of int
-        Each chain's best list.
+        Each chain's final list.
     acceptance_rates : tuple of float
         Fraction of proposals each chain accepted.
+    report : SearchReport or None
+        Whether the chains agreed on the best list.
+    chain_starts : tuple of str
+        How each chain started: ``"greedy"`` or ``"prior"``.
     """
 
     best: ListFit
     chain_values: tuple[float, ...]
     chain_orders: tuple[tuple[int, ...], ...] = field(repr=False)
     acceptance_rates: tuple[float, ...]
+    report: SearchReport | None = None
+    chain_starts: tuple[str, ...] = field(default=(), repr=False)
 
 
-def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: np.ndarray):
-    start = draw_prior_list(rng, problem)
+def greedy_list(problem: PackedProblem) -> np.ndarray:
+    """The data-driven start: steepest ascent from the empty list (best single rule, best addition, ...)."""
+    order, _, _ = polish_list(problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
+                              problem.consts, np.zeros(0, dtype=np.int64), MAX_POLISH_MOVES)
+    return order
+
+
+def polish(problem: PackedProblem, order) -> tuple[tuple[int, ...], float]:
+    """Steepest ascent over the full neighbourhood from ``order`` (:mod:`frl_engine.polish`)."""
+    result, value, _ = polish_list(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
+                                   problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64),
+                                   MAX_POLISH_MOVES)
+    return tuple(int(i) for i in result), float(value)
+
+
+# Improving moves a polish may take (each strictly improves the objective, so it always ends well before).
+MAX_POLISH_MOVES = 10_000
+
+
+def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: np.ndarray, start, do_polish: bool):
+    if start is None:
+        start = draw_prior_list(rng, problem)
     order, _, value, accepted = anneal_chain(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights,
-                                             problem.log_weights, problem.consts, start, temperatures)
-    return tuple(int(i) for i in order), float(value), accepted / max(len(temperatures), 1)
+                                             problem.log_weights, problem.consts, np.asarray(start, dtype=np.int64),
+                                             temperatures)
+    order = tuple(int(i) for i in order)
+    value = float(value)
+    if do_polish:
+        order, value = polish(problem, order)
+    return order, value, accepted / max(len(temperatures), 1)
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _thread_pool(workers: int) -> ThreadPoolExecutor:
+    """A kept pool of ``workers`` threads (starting threads for every fit cost more than a short search)."""
+    with _POOLS_LOCK:
+        if workers not in _POOLS:
+            _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="frl-chain")
+        return _POOLS[workers]
 
 
 def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, temperature: float = 1.0,
-           cooling: str = "constant", random_state=None, n_jobs: int | None = None) -> AnnealResult:
-    """Search for the MAP falling rule list with ``n_chains`` independent annealing runs.
+           cooling: str = "constant", random_state=None, n_jobs: int | None = None, polish: bool = True,
+           greedy_start: bool | None = None, max_chains: int | None = None) -> AnnealResult:
+    """Search for the MAP falling rule list; restart until two independent chains agree.
+
+    Each round runs ``n_chains`` annealing chains; each chain's best visited list is
+    then polished by steepest ascent over its whole neighbourhood
+    (:mod:`frl_engine.polish`).  The first chain starts from the greedy list
+    (:func:`greedy_list`), every other from its own draw of the prior.  Rounds are
+    repeated until the best objective has been reached by at least two chains or
+    ``max_chains`` chains have run; :attr:`AnnealResult.report` says which.
 
     Parameters
     ----------
@@ -175,27 +229,55 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     n_steps : int
         Annealing steps per chain (paper: 5000).
     n_chains : int
-        Independent restarts; the best list over all of them wins (ties: lowest chain).
+        Chains per round; the best list over all chains wins (ties: lowest chain).
     temperature, cooling
         See :func:`temperature_schedule`.
     random_state : int, numpy.random.Generator or None
-        The only source of randomness; chain ``i`` uses the ``i``-th generator spawned from it.
+        The only source of randomness; chain ``i`` uses the ``i``-th generator spawned from it
+        (rounds spawn in turn), so the result does not depend on ``n_jobs``.
     n_jobs : int or None
         Threads for the chains (the result does not depend on it).
+    polish : bool, default True
+        Polish each chain's list by steepest ascent (False: the paper's plain annealing).
+    greedy_start : bool or None
+        Start the first chain from the greedy list (False: every chain from the prior).
+        Default: as ``polish``.
+    max_chains : int or None
+        Budget of chains, restarts included (default ``4 * n_chains``, at least 4 when
+        polishing).  ``n_chains`` when ``polish`` is False: the paper's plain annealing
+        runs exactly the chains asked for.
     """
     if problem.n_rules == 0:
         raise FRLError("There are no candidate rules to build a list from")
     temperatures = temperature_schedule(n_steps, temperature, cooling)
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-    chain_rngs = rng.spawn(n_chains)
-    if n_chains == 1 or n_jobs == 1:
-        runs = [_run_chain(r, problem, temperatures) for r in chain_rngs]
-    else:
-        runs = Parallel(n_jobs=n_jobs or min(n_chains, os.cpu_count() or 1), prefer="threads")(
-            delayed(_run_chain)(r, problem, temperatures) for r in chain_rngs
-        )
+    if max_chains is None:
+        max_chains = max(4 * n_chains, 4) if polish else n_chains
+    max_chains = max(int(max_chains), n_chains)
+    if greedy_start is None:
+        greedy_start = polish
+    greedy = greedy_list(problem) if greedy_start else None
+    runs, starts = [], []
+    while len(runs) < max_chains:
+        size = min(n_chains, max_chains - len(runs))
+        chain_rngs = rng.spawn(size)
+        chain_starts = [greedy if (greedy_start and not runs and k == 0) else None for k in range(size)]
+        if size == 1 or n_jobs == 1:
+            batch = [_run_chain(r, problem, temperatures, s, polish) for r, s in zip(chain_rngs, chain_starts)]
+        else:
+            # The kernels release the GIL: plain threads, without joblib's pool set-up and polling
+            # (which cost more than the 5,000 steps themselves on Spambase-size data).
+            cpus = os.cpu_count() or 1
+            workers = min(size, cpus) if not n_jobs else (n_jobs if n_jobs > 0 else max(1, cpus + 1 + n_jobs))
+            batch = list(_thread_pool(workers).map(lambda r, s: _run_chain(r, problem, temperatures, s, polish),
+                                                   chain_rngs, chain_starts))
+        runs.extend(batch)
+        starts.extend("greedy" if s is not None else "prior" for s in chain_starts)
+        if search_report([v for _, v, _ in runs]).converged:
+            break
     values = [value for _, value, _ in runs]
     winner = int(np.argmax(values))
     best = fit_list(problem, runs[winner][0])
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(o for o, _, _ in runs),
-                        acceptance_rates=tuple(a for _, _, a in runs))
+                        acceptance_rates=tuple(a for _, _, a in runs), report=search_report(values, max_chains),
+                        chain_starts=tuple(starts))

@@ -652,7 +652,9 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     default = _need(model, "default", "")
     posterior = model.get("posterior")
     lower = upper = None
-    if posterior is not None:
+    # A posterior sample that did not converge supports no interval: the card then shows none.
+    unconverged = isinstance(posterior, dict) and posterior.get("converged") is False
+    if posterior is not None and not unconverged:
         lower = _need(posterior, "risk_lower", "posterior.")
         upper = _need(posterior, "risk_upper", "posterior.")
         if not (isinstance(lower, list) and isinstance(upper, list) and len(lower) == len(upper) == len(rules) + 1):
@@ -744,7 +746,9 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     else:
         validated = _external_text(model, clean) or "not externally validated"
 
-    if posterior is not None:
+    if unconverged:
+        risk_text = "none: the posterior sample did not converge, so risks are point estimates"
+    elif posterior is not None:
         n_samples = posterior.get("n_samples") if isinstance(posterior, dict) else None
         samples = f", {_fmt_number(n_samples)} posterior samples" if n_samples else " from the posterior"
         risk_text = f"95% credible intervals (CrI){samples}"

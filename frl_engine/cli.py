@@ -134,6 +134,14 @@ def print_model(model: dict, stream=None) -> None:
               f"log posterior {model.get('parameters', {}).get('log_posterior', float('nan')):.3f}", file=stream)
 
 
+def search_warning(estimator) -> str | None:
+    """The one line to print when the MAP search's chains did not agree on the best list (else None)."""
+    report = getattr(estimator, "search_report_", None)
+    if report is None or report.converged:
+        return None
+    return f"Warning: {report.message()}"
+
+
 def cmd_fit(args) -> int:
     from .cli_models import register_fit, registry_for
 
@@ -160,6 +168,8 @@ def cmd_fit(args) -> int:
     if not model["rules"]:
         print("No rule beats the overall risk: at these settings the data show no subgroup at different risk "
               "(try a lower --min-support, more --max-conditions or more --steps).")
+    if search_warning(estimator):
+        print(search_warning(estimator))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.")
     if args.out:
         save_model(model, args.out)

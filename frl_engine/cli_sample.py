@@ -52,7 +52,7 @@ def register(subparsers) -> None:
 
 
 def cmd_sample(args) -> int:
-    from .cli import _model_dict, fit_from_args, print_model
+    from .cli import _model_dict, fit_from_args, print_model, search_warning
 
     # Check the sampler's numbers before spending time on the fit.
     for name, value, low in (("--samples", args.samples, 1), ("--thin", args.thin, 1),
@@ -65,13 +65,19 @@ def cmd_sample(args) -> int:
     started = time.perf_counter()
     estimator, features = fit_from_args(args)
     print_model(_model_dict(estimator, args))
+    if search_warning(estimator):
+        print(search_warning(estimator))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.\n")
     started = time.perf_counter()
     n_chains = args.sampler_chains if args.sampler_chains is not None else args.chains
+    # Left at the defaults, an unconverged sample is drawn again longer (4x, 16x); given, --burn-in/--thin are kept.
+    extend = args.burn_in is None and args.thin == 1
     result = estimator.sample_posterior(args.samples, n_chains=n_chains, burn_in=args.burn_in, thin=args.thin,
-                                        random_state=args.seed, n_jobs=args.jobs)
+                                        random_state=args.seed, n_jobs=args.jobs, extend=extend)
     print(result.summary())
     print(f"\nSampled in {time.perf_counter() - started:.2f} s.")
+    if not result.verdict.converged:
+        print(f"Warning: {result.verdict.message}")
     if args.out:
         data = result.to_dict()
         data["data"] = Path(args.data).name

@@ -30,6 +30,8 @@ the chains disagree R-hat is ``inf``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import special, stats
 
@@ -144,3 +146,63 @@ def effective_sample_size(chains, *, rank_normalize: bool = True) -> float:
     if rank_normalize:
         halves = rank_normal_scores(halves)
     return _ess_core(halves)
+
+
+# Thresholds of the plain verdict (Vehtari et al. 2021, section 4: R-hat below 1.01 and a bulk ESS
+# of at least 400, i.e. 100 per chain for 4 chains, before trusting summaries of the sample).
+RHAT_TARGET = 1.01
+ESS_TARGET = 400.0
+
+
+@dataclass(frozen=True)
+class ConvergenceVerdict:
+    """A plain verdict on a multi-chain sample, from its split R-hat and bulk ESS.
+
+    Attributes
+    ----------
+    converged : bool
+        Every monitored quantity has R-hat at most ``RHAT_TARGET`` and ESS at least
+        ``ESS_TARGET`` (a quantity that is constant in every chain counts as converged:
+        nothing varies, and ``nan`` is reported for it; but when no R-hat at all is
+        defined, e.g. fewer than 4 draws per chain, the sample is not converged).
+    worst_rhat : float
+        The largest R-hat (``nan`` when none is defined).
+    smallest_ess : float
+        The smallest ESS (``nan`` when none is defined).
+    message : str
+        One sentence for the user; says what to do when not converged.
+    """
+
+    converged: bool
+    worst_rhat: float
+    smallest_ess: float
+    message: str
+
+
+def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceVerdict:
+    """The :class:`ConvergenceVerdict` of R-hat and ESS values keyed by quantity name."""
+    rhats = [float(v) for v in rhat.values() if not np.isnan(v)]
+    esses = [float(v) for v in ess.values() if not np.isnan(v)]
+    worst = max(rhats) if rhats else float("nan")
+    smallest = min(esses) if esses else float("nan")
+    if n_chains < 2:
+        return ConvergenceVerdict(False, worst, smallest,
+                                  "Posterior not checked: one chain cannot show that chains agree; use 4 chains.")
+    if not rhats:
+        return ConvergenceVerdict(False, worst, smallest,
+                                  "Posterior not checked: too few draws per chain to compute R-hat; "
+                                  "sample longer (--samples).")
+    bad_rhat = bool(rhats) and worst > RHAT_TARGET
+    bad_ess = bool(esses) and smallest < ESS_TARGET
+    if not (bad_rhat or bad_ess):
+        return ConvergenceVerdict(True, worst, smallest,
+                                  f"Posterior converged: R-hat {worst:.3f} (at most {RHAT_TARGET}), "
+                                  f"ESS {smallest:.0f} (at least {ESS_TARGET:.0f}).")
+    reasons = []
+    if bad_rhat:
+        reasons.append(f"R-hat {worst:.3f} > {RHAT_TARGET}: the chains disagree")
+    if bad_ess:
+        reasons.append(f"ESS {smallest:.0f} < {ESS_TARGET:.0f}: too few independent draws")
+    return ConvergenceVerdict(False, worst, smallest,
+                              f"Posterior not converged ({'; '.join(reasons)}): its intervals and frequencies are "
+                              "not reliable; sample longer (--samples, --burn-in) or with more chains.")

@@ -83,6 +83,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         Annealing temperature (paper: constant 1).
     cooling : {"constant", "geometric"}
         Temperature schedule.
+    search : {"restarts", "paper"}, default "restarts"
+        ``"restarts"``: greedy start, every chain's list polished to a local maximum over its
+        whole neighbourhood, rounds of ``n_chains`` chains until two agree on the best list (at
+        most ``4 * n_chains``; docs/search.md).  ``"paper"``: the paper's plain annealing, the
+        ``n_chains`` chains asked for and nothing more.
     random_state : int or None
         Seed; the same seed gives the same list whatever ``n_jobs``.
     n_jobs : int or None
@@ -111,7 +116,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, lam=8.0, alpha=1.0, beta=0.1, alpha_K=1.0, beta_K=0.1, min_support=0.05,
                  max_conditions=2, max_rules=5000, n_thresholds=3, thresholds=None, column_kinds=None, exclude=(),
                  mine_rules=True, miner="bitset", rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
-                 positive_class=None, random_state=None, n_jobs=None):
+                 positive_class=None, random_state=None, n_jobs=None, search="restarts"):
         self.lam = lam
         self.alpha = alpha
         self.beta = beta
@@ -134,6 +139,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.positive_class = positive_class
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.search = search
 
     # ------------------------------------------------------------------ sklearn plumbing
     def __sklearn_tags__(self):
@@ -153,6 +159,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         _check_number("n_chains", self.n_chains, low=1, integer=True)
         _check_number("n_thresholds", self.n_thresholds, low=1, integer=True)
         _check_number("temperature", self.temperature, low=0, low_open=True)
+        if self.search not in ("restarts", "paper"):
+            raise FRLError(f"search must be 'restarts' or 'paper', got {self.search!r}")
         if self.cooling not in COOLING_SCHEDULES:
             raise FRLError(f"cooling must be one of {', '.join(COOLING_SCHEDULES)}, got {self.cooling!r}")
 
@@ -233,23 +241,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.positive_class_ = positive
         event = y_array == positive
 
-        if self.mine_rules:
-            binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
-                                  column_kinds=self.column_kinds, exclude=self.exclude,
-                                  min_support=float(self.min_support))
-            binarizer.fit(frame)
-            candidates = mine_packed(binarizer.transform_packed(frame), len(frame), binarizer.conditions_,
-                                     min_support=self.min_support, max_conditions=self.max_conditions,
-                                     max_rules=self.max_rules, method=self.miner, event=event)
-            self.binarizer_ = binarizer
-        else:
-            used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])
-            candidates = rules_from_boolean_columns(used)
-            self.binarizer_ = None
+        binarizer, candidates = self._candidate_rules(frame, event)
+        self.binarizer_ = binarizer
         self.screening_note_ = candidates.note
-        problem = PackedProblem.from_packed(candidates.packed, len(frame), event, hyper, self.rule_weights)
-        result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
-                        cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs)
+        problem, result = self._search_list(candidates, event)
         best = result.best
 
         self.n_features_in_ = frame.shape[1]
@@ -261,6 +256,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.problem_ = problem
         self.map_fit_ = best
         self.anneal_result_ = result
+        self.search_report_ = result.report
         self._set_list([candidates.rules[i] for i in best.order], best.probabilities, best.supports, best.positives)
         self.log_posterior_ = best.log_posterior
         self.K_ = best.K
@@ -271,6 +267,33 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.posterior_summary_ = None
         self.validation_summary_ = None
         return self
+
+    def _candidate_rules(self, frame: pd.DataFrame, event: np.ndarray):
+        """``(binarizer or None, CandidateRules)``: the items and mined rules ``fit`` searches over.
+
+        The first half of :meth:`fit`, on its own so that a grid of settings (:mod:`frl_engine.explore`)
+        can mine once and search once per ``lam`` exactly as ``fit`` would.
+        """
+        if not self.mine_rules:
+            used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])
+            return None, rules_from_boolean_columns(used)
+        binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
+                              column_kinds=self.column_kinds, exclude=self.exclude, min_support=float(self.min_support))
+        binarizer.fit(frame)
+        candidates = mine_packed(binarizer.transform_packed(frame), len(frame), binarizer.conditions_,
+                                 min_support=self.min_support, max_conditions=self.max_conditions,
+                                 max_rules=self.max_rules, method=self.miner, event=event)
+        return binarizer, candidates
+
+    def _search_list(self, candidates, event: np.ndarray):
+        """``(PackedProblem, AnnealResult)``: the MAP search of :meth:`fit` over these candidate rules."""
+        self._validate_params()
+        problem = PackedProblem.from_packed(candidates.packed, candidates.n_rows, event, self._hyperparameters(),
+                                            self.rule_weights)
+        result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
+                        cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs,
+                        polish=self.search == "restarts")
+        return problem, result
 
     def _set_list(self, rules, probabilities, supports, positives) -> None:
         self.rule_objects_ = list(rules)
@@ -324,22 +347,30 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return score if self.classes_[1] == self.positive_class_ else -score
 
     # ------------------------------------------------------------------ posterior
-    def sample_posterior(self, n_samples=1000, *, n_chains=4, burn_in=None, thin=1, random_state=None, n_jobs=None):
+    def sample_posterior(self, n_samples=1000, *, n_chains=4, burn_in=None, thin=1, random_state=None, n_jobs=None,
+                         extend=True):
         """Sample the posterior over lists (paper section 3.2), chains starting at the MAP list.
 
         See :func:`frl_engine.sampler.sample_posterior`.  The MAP list's risk
         credible intervals are kept on the estimator (``posterior_summary_``) and
-        written to the model file and the card.
+        written to the model file and the card.  With ``extend`` (default) a sample that has not
+        converged is drawn again with 4, then 16 times the burn-in and thinning (the same number
+        of kept samples; :func:`frl_engine.sampler.sample_posterior_until_converged`).
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):
                 raise FRLError("This model was loaded from a file without its training data: fit it again to sample the posterior")
             raise FRLError("The model is not fitted yet: call fit(X, y) before sample_posterior")
-        from .sampler import sample_posterior
+        from .sampler import dispersed_starts, focus_rules, sample_posterior, sample_posterior_until_converged
 
-        result = sample_posterior(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
-                                  start=self.map_fit_.order, random_state=random_state, n_jobs=n_jobs,
-                                  rule_names=self.candidate_names_)
+        # Chains start from the MAP list and from the other lists the search chains ended in, so that
+        # R-hat sees chains that do not meet; the list move proposes the rules of those lists more often.
+        chain_orders = getattr(getattr(self, "anneal_result_", None), "chain_orders", ())
+        run = sample_posterior_until_converged if extend else sample_posterior
+        result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
+                     starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
+                     random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,
+                     focus=focus_rules(self.problem_, (self.map_fit_.order, *chain_orders)))
         self.posterior_summary_ = result.map_risk_summary()
         return result
 
@@ -452,7 +483,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         ]
         hyper = {name: getattr(self, name) for name in ("lam", "alpha", "beta", "alpha_K", "beta_K", "min_support",
                                                          "max_conditions", "n_steps", "n_chains", "temperature",
-                                                         "cooling", "mine_rules", "random_state")}
+                                                         "cooling", "mine_rules", "random_state", "search")}
         binarizer = getattr(self, "binarizer_", None)
         return {
             "format": MODEL_FORMAT,
@@ -475,6 +506,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             "n_features": int(self.n_features_in_),
             "posterior": self.posterior_summary_,
             "validation": self.validation_summary_,
+            "search": None if getattr(self, "search_report_", None) is None else self.search_report_.to_dict(),
         }
 
     def to_json(self, **kwargs) -> str:
@@ -519,6 +551,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.column_specs_ = [ColumnSpec.from_dict(c) for c in binarizer["columns"]] if binarizer else None
             estimator.posterior_summary_ = model.get("posterior")
             estimator.validation_summary_ = model.get("validation")
+            from .search_report import SearchReport
+
+            estimator.search_report_ = SearchReport.from_dict(model["search"]) if model.get("search") else None
         except ModelFileError:
             raise
         except (KeyError, TypeError, ValueError, IndexError) as exc:

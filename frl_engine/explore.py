@@ -183,34 +183,23 @@ def run_task(X: pd.DataFrame, y: np.ndarray, train, test, min_support: float, ma
     """
     from sklearn.metrics import roc_auc_score
 
-    from .anneal import anneal
-    from .binarize import Binarizer
-    from .mining import mine_packed
-    from .model import Hyperparameters, PackedProblem
+    from .estimator import FallingRuleListClassifier
 
     try:
         started = time.perf_counter()
         X_train = X if train is None else X.iloc[train]
         y_train = y if train is None else y[train]
-        # As FallingRuleListClassifier.fit composes them (a test checks the equality).
-        binarizer = Binarizer(n_thresholds=params.get("n_thresholds", 3), thresholds=params.get("thresholds"),
-                              column_kinds=params.get("column_kinds"), exclude=params.get("exclude", ()),
-                              min_support=float(min_support))
-        binarizer.fit(X_train)
-        candidates = mine_packed(binarizer.transform_packed(X_train), len(X_train), binarizer.conditions_,
-                                 min_support=min_support, max_conditions=max_conditions,
-                                 max_rules=params.get("max_rules", 5000), method=params.get("miner", "bitset"),
-                                 event=y_train)
+        settings = {k: v for k, v in params.items() if k in FallingRuleListClassifier().get_params()}
+        settings.update(min_support=float(min_support), max_conditions=int(max_conditions), random_state=seed,
+                        n_jobs=1)
+        # Exactly FallingRuleListClassifier.fit: mine once, then search once per lam.
+        _, candidates = FallingRuleListClassifier(**settings)._candidate_rules(X_train, np.asarray(y_train, bool))
         mining_seconds = time.perf_counter() - started
         out = []
         for lam in lams:
             started = time.perf_counter()
-            hyper = Hyperparameters(lam=lam, alpha=params.get("alpha", 1.0), beta=params.get("beta", 0.1),
-                                    alpha_K=params.get("alpha_K", 1.0), beta_K=params.get("beta_K", 0.1))
-            problem = PackedProblem.from_packed(candidates.packed, len(X_train), y_train, hyper, None)
-            best = anneal(problem, n_steps=int(params.get("n_steps", 5000)), n_chains=int(params.get("n_chains", 4)),
-                          temperature=params.get("temperature", 1.0), cooling=params.get("cooling", "constant"),
-                          random_state=seed, n_jobs=1).best
+            estimator = FallingRuleListClassifier(**{**settings, "lam": lam})
+            best = estimator._search_list(candidates, np.asarray(y_train, bool))[1].best
             rules = [candidates.rules[i] for i in best.order]
             cell = {"lam": lam, "rules": [r.name for r in rules], "n_conditions": sum(len(r.conditions) for r in rules),
                     "probabilities": [float(p) for p in best.probabilities],

@@ -42,6 +42,7 @@ rows), the same for both miners.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Sequence
@@ -528,6 +529,12 @@ def mine_rules(
                        max_rules=max_rules, method=method, event=event)
 
 
+@functools.lru_cache(maxsize=65536)
+def _column_rule(column: str) -> Rule:
+    """The one-condition rule ``column is true`` (kept: refitting on the same columns builds none again)."""
+    return Rule((Condition(column, "is true"),))
+
+
 def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
     """Each column of ``frame`` as one candidate rule, as is (the paper's simulation setting).
 
@@ -562,9 +569,10 @@ def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
     repeated = sorted(c for c, k in pd.Series(columns).value_counts().items() if k > 1) if not frame.columns.is_unique else []
     if repeated:
         raise DataError(f"Column '{repeated[0]}' appears {columns.count(repeated[0])} times: rename or drop the duplicates")
-    numeric = [pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype) for dtype in frame.dtypes]
-    if all(pd.api.types.is_bool_dtype(dtype) for dtype in frame.dtypes):
-        rules = tuple(Rule((Condition(column, "is true"),)) for column in columns)
+    kinds = {dtype: pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype) for dtype in set(frame.dtypes)}
+    numeric = [kinds[dtype] for dtype in frame.dtypes]
+    if all(dtype == np.dtype(bool) for dtype in kinds):
+        rules = tuple(_column_rule(column) for column in columns)
         return CandidateRules(rules=rules, coverage=frame.to_numpy(dtype=bool))
     if all(numeric):  # one conversion for the whole table (the paper's setting: 0/1 or bool columns)
         values = frame.to_numpy(dtype=float, na_value=np.nan)
@@ -587,5 +595,5 @@ def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
             f"{_examples(bad)}: fix it or drop the column"
         )
     coverage = values == 1.0
-    rules = tuple(Rule((Condition(column, "is true"),)) for column in columns)
+    rules = tuple(_column_rule(column) for column in columns)
     return CandidateRules(rules=rules, coverage=coverage)

@@ -18,6 +18,7 @@ here).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -220,7 +221,7 @@ class Rule:
                 raise ValueError(f"A rule's conditions must be Condition objects, got {condition!r}")
         object.__setattr__(self, "conditions", conditions)
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         """The conditions' names joined with ``" AND "``."""
         return " AND ".join(condition.name for condition in self.conditions)

@@ -64,8 +64,9 @@ the list used is the most frequent list of the sample.
 Reproducibility.  Each chain gets its own generator spawned from ``random_state``
 (``np.random.default_rng(random_state).spawn(n_chains)``), and the fixed-list run
 one more spawned after them, so the result is identical whatever ``n_jobs``.
-Chains run in parallel processes (joblib's loky backend); the compiled kernels
-are cached on disk (``cache=True``) so workers do not recompile them.
+Chains run on threads (the compiled chain releases the GIL; each thread has its
+own generator), so no worker process has to start and load the kernels; the
+kernels are cached on disk (``cache=True``).
 """
 
 from __future__ import annotations
@@ -82,11 +83,12 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .bits import capture_counts_from
-from .diagnostics import effective_sample_size, split_rhat
+from .diagnostics import ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
 from .errors import FRLError
 from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
+from .refresh import isotonic_centres, log_normal, log_target_r
 from .moves import ADD, FIRST_CHANGED, I, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
     n_possible_moves, propose
 
@@ -96,6 +98,10 @@ STEP_NAMES = ("initialisation", "Step 1 (Gibbs update of the gammas)", "Step 2 (
 # Above this mean a Poisson draw uses the normal approximation (numba's Poisson overflows near 1e19;
 # at 1e15 the relative error of the approximation is far below double precision noise of its use).
 _POISSON_NORMAL_ABOVE = 1e15
+# Rules entering a neighbour of the MAP list within this many nats of it are in the focus set.
+FOCUS_MARGIN = 3.0
+# Default number of list moves with fresh risks per sweep (frl_engine.refresh).
+DEFAULT_REFRESH = 100
 # Naive rejection attempts before the exponential-proposal sampler of the truncated gamma.
 _NAIVE_TRIES = 8
 
@@ -289,6 +295,14 @@ def _log_gamma_priors(length, gammas, g, consts):
 @numba.njit(nogil=True, cache=True)
 def run_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_order, start_k, start_gammas,
               n_burn, n_keep, thin, fixed_list):
+    """The paper's sampler exactly (:func:`run_chain_refresh` without the move with fresh risks)."""
+    return run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_order, start_k,
+                             start_gammas, n_burn, n_keep, thin, fixed_list, 0, cum_weights, log_weights)
+
+
+@numba.njit(nogil=True, cache=True)
+def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_order, start_k, start_gammas,
+                      n_burn, n_keep, thin, fixed_list, refresh, focus_cum, focus_log):
     """Run one chain of the sampler; the whole loop is compiled and releases the GIL.
 
     Parameters
@@ -302,6 +316,12 @@ def run_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_o
         Sweeps discarded, samples kept, sweeps per kept sample.
     fixed_list : bool
         Skip Step 3 (the list is held at ``start_order``).
+    refresh : int
+        List moves with fresh risks (:mod:`frl_engine.refresh`) after Step 3 in each
+        sweep (0: the paper's sampler exactly).
+    focus_cum, focus_log : (|B|,) float arrays
+        Cumulative and log proposal weights ``rho`` of the rules that move draws for REPLACE and
+        ADD (:func:`focus_weights`); its Hastings ratio uses them in place of the prior weights.
 
     Returns
     -------
@@ -313,6 +333,10 @@ def run_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_o
     error_sweep, error_step : int
         ``-1, -1`` on success; otherwise the sweep and step (see ``STEP_NAMES``) at which
         a value became non-finite, and the arrays hold the samples kept before it.
+    n_refresh_proposed, n_refresh_accepted : int64 arrays of shape (4,)
+        The same for the move with fresh risks.
+    n_params_proposed, n_params_accepted : int
+        The same for the independence step of K and the gammas (one per sweep when ``refresh > 0``).
     """
     n_rules, n_words = rules.shape
     max_len = n_rules
@@ -339,6 +363,21 @@ def run_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_o
     info = np.zeros(6, dtype=np.int64)
     n_proposed = np.zeros(4, dtype=np.int64)
     n_accepted = np.zeros(4, dtype=np.int64)
+    n_refresh_proposed = np.zeros(4, dtype=np.int64)
+    n_refresh_accepted = np.zeros(4, dtype=np.int64)
+    # Scratch for the move with fresh risks: proposal centres and scales.
+    mu = np.zeros(max_len + 1)
+    sd = np.ones(max_len + 1)
+    mu_new = np.zeros(max_len + 1)
+    sd_new = np.ones(max_len + 1)
+    r_cur = np.zeros(max_len + 1)
+    r_new = np.zeros(max_len + 1)
+    block_value = np.zeros(max_len + 1)
+    block_weight = np.zeros(max_len + 1)
+    block_size = np.zeros(max_len + 1, dtype=np.int64)
+    centres_valid = False
+    n_params_proposed = 0
+    n_params_accepted = 0
 
     lengths = np.zeros(n_keep, dtype=np.int64)
     ks = np.zeros(n_keep)
@@ -437,6 +476,89 @@ def run_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_o
                 log_lik = new_log_lik
                 list_prior = new_list_prior
                 unused = new_unused
+                centres_valid = False
+            # Step 3b: the list move with fresh risks (frl_engine.refresh).
+            for _ in range(refresh):
+                if not centres_valid:
+                    isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size)
+                    centres_valid = True
+                new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
+                move = info[MOVE]
+                start = info[FIRST_CHANGED]
+                for pos in range(start):
+                    n_cap_new[pos] = n_cap[pos]
+                    n_pos_new[pos] = n_pos[pos]
+                remaining_new[start] = remaining[start]
+                capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
+                isotonic_centres(new_length, n_cap_new, n_pos_new, mu_new, sd_new, block_value, block_weight, block_size)
+                r_cur[length] = log_k
+                for pos in range(length - 1, -1, -1):
+                    r_cur[pos] = r_cur[pos + 1] + g[pos]
+                for pos in range(start):
+                    r_new[pos] = r_cur[pos]
+                log_q = 0.0
+                for pos in range(start, new_length + 1):
+                    r_new[pos] = mu_new[pos] + sd_new[pos] * rng.standard_normal()
+                    log_q -= log_normal(r_new[pos], mu_new[pos], sd_new[pos])
+                for pos in range(start, length + 1):
+                    log_q += log_normal(r_cur[pos], mu[pos], sd[pos])
+                focus_unused = _unused_weight(order, length, focus_cum, focus_log)
+                focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
+                log_ratio = (log_target_r(proposal, new_length, n_cap_new, n_pos_new, r_new, cum_weights,
+                                          log_weights, consts)
+                             - log_target_r(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts)
+                             + log_q + _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE],
+                                                              info[OLD_RULE], focus_log, focus_unused,
+                                                              focus_unused_new))
+                n_refresh_proposed[move] += 1
+                if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+                    n_refresh_accepted[move] += 1
+                    for pos in range(length):
+                        in_list[order[pos]] = False
+                    for pos in range(new_length):
+                        order[pos] = proposal[pos]
+                        in_list[proposal[pos]] = True
+                        g[pos] = r_new[pos] - r_new[pos + 1]
+                        gammas[pos] = math.exp(g[pos])
+                    for pos in range(new_length + 1):
+                        mu[pos] = mu_new[pos]
+                        sd[pos] = sd_new[pos]
+                    for pos in range(start, new_length + 1):
+                        n_cap[pos] = n_cap_new[pos]
+                        n_pos[pos] = n_pos_new[pos]
+                        if pos > start:
+                            remaining[pos] = remaining_new[pos]
+                    length = new_length
+                    log_k = r_new[new_length]
+                    big_k = math.exp(log_k)
+                    log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
+                    list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
+                    unused = _unused_weight(order, length, cum_weights, log_weights)
+            # Step 3c: the same list, every risk proposed afresh (an independence MH step for K and the
+            # gammas; at thousands of rows the normal proposal is close to their posterior).
+            if refresh > 0:
+                if not centres_valid:
+                    isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size)
+                    centres_valid = True
+                r_cur[length] = log_k
+                for pos in range(length - 1, -1, -1):
+                    r_cur[pos] = r_cur[pos + 1] + g[pos]
+                log_q = 0.0
+                for pos in range(length + 1):
+                    r_new[pos] = mu[pos] + sd[pos] * rng.standard_normal()
+                    log_q += log_normal(r_cur[pos], mu[pos], sd[pos]) - log_normal(r_new[pos], mu[pos], sd[pos])
+                log_ratio = (log_target_r(order, length, n_cap, n_pos, r_new, cum_weights, log_weights, consts)
+                             - log_target_r(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts)
+                             + log_q)
+                n_params_proposed += 1
+                if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+                    n_params_accepted += 1
+                    for pos in range(length):
+                        g[pos] = r_new[pos] - r_new[pos + 1]
+                        gammas[pos] = math.exp(g[pos])
+                    log_k = r_new[length]
+                    big_k = math.exp(log_k)
+                    log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
         log_post = (list_prior + _log_gamma_priors(length, gammas, g, consts) + consts[LOG_K_NORM]
                     + (alpha_k - 1.0) * log_k - beta_k * big_k + log_lik)
         if not math.isfinite(log_post):
@@ -464,7 +586,8 @@ def run_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_o
             log_posts[n_kept] = log_post
             n_kept += 1
     return (orders_flat[:n_flat], gammas_flat[:n_flat], lengths[:n_kept], ks[:n_kept], log_posts[:n_kept],
-            n_proposed, n_accepted, error_sweep, error_step)
+            n_proposed, n_accepted, error_sweep, error_step, n_refresh_proposed, n_refresh_accepted,
+            n_params_proposed, n_params_accepted)
 
 
 # ----------------------------------------------------------------------------------------
@@ -482,6 +605,68 @@ class _ChainOutput:
     n_accepted: np.ndarray
     error_sweep: int
     error_step: int
+    n_refresh_proposed: np.ndarray
+    n_refresh_accepted: np.ndarray
+    n_params_proposed: int = 0
+    n_params_accepted: int = 0
+
+
+def focus_weights(problem: PackedProblem, focus, share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """Proposal weights ``rho`` of the move with fresh risks: a mixture of the prior weights and the focus set.
+
+    ``rho_r = (1 - share) w_r / sum(w) + share 1[r in focus] / |focus|``: rules that the search
+    found in good lists are proposed far more often than the other candidates, and every rule
+    keeps a positive probability (so the move can still reach every list).  Returns the
+    cumulative and log weights in the layout of :meth:`PackedProblem`'s tables.
+    """
+    weights = np.exp(problem.log_weights)
+    rho = (1.0 - share) * weights / weights.sum()
+    focus = sorted({int(r) for r in focus})
+    if focus and share > 0:
+        rho[focus] += share / len(focus)
+    rho /= rho.sum()
+    return np.cumsum(rho), np.log(rho)
+
+
+def focus_rules(problem: PackedProblem, lists=(), n_top: int = 32, margin: float = FOCUS_MARGIN) -> list[int]:
+    """Rules worth proposing often.
+
+    Those of ``lists`` (e.g. the MAP list first, then the search chains' final lists), the
+    rules that enter a REPLACE or ADD neighbour of the first list within ``margin`` nats of
+    its objective (:func:`frl_engine.polish.near_neighbour_rules`), and the ``n_top`` rules
+    whose one-rule lists have the highest objective.
+    """
+    from .bits import capture_counts
+    from .model import log_posterior_from_counts
+    from .polish import near_neighbour_rules
+
+    lists = [np.asarray(lst, dtype=np.int64) for lst in lists]
+    chosen = {int(r) for lst in lists for r in lst}
+    if lists:
+        near = near_neighbour_rules(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
+                                    problem.log_weights, problem.consts, lists[0], float(margin))
+        chosen.update(int(r) for r in np.flatnonzero(near))
+    scores = np.empty(problem.n_rules)
+    x = np.zeros(2)
+    for rule in range(problem.n_rules):
+        order = np.array([rule], dtype=np.int64)
+        n_cap, n_pos = capture_counts(problem.rules, problem.y, problem.all_rows, order)
+        scores[rule] = log_posterior_from_counts(order, 1, n_cap, n_pos, problem.cum_weights, problem.log_weights,
+                                                 problem.consts, x)
+    chosen.update(int(r) for r in np.argsort(-scores, kind="stable")[:n_top])
+    return sorted(chosen)
+
+
+def dispersed_starts(map_order, other_orders=(), n_chains: int = 4) -> list[tuple[int, ...]]:
+    """Starting lists for ``n_chains`` chains: the MAP list first, then the distinct other lists
+    (e.g. the search chains' final lists), at most one per chain; the MAP list fills the rest."""
+    first = tuple(int(i) for i in map_order)
+    starts = [first]
+    for order in other_orders:
+        order = tuple(int(i) for i in order)
+        if order not in starts and len(starts) < n_chains:
+            starts.append(order)
+    return starts + [first] * (n_chains - len(starts))
 
 
 def _prior_start(rng: np.random.Generator, problem: PackedProblem):
@@ -498,15 +683,19 @@ def _prior_start(rng: np.random.Generator, problem: PackedProblem):
 
 
 def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: int, n_keep: int, thin: int,
-             fixed_list: bool) -> _ChainOutput:
+             fixed_list: bool, refresh: int = 0, focus=None) -> _ChainOutput:
     if start is None:
         order, big_k, gammas = _prior_start(rng, problem)
     else:
         order, big_k, gammas = start
-    out = run_chain(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
+    focus_cum, focus_log = (problem.cum_weights, problem.log_weights) if focus is None else focus
+    out = run_chain_refresh(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
                     problem.consts, np.asarray(order, dtype=np.int64), float(big_k),
-                    np.asarray(gammas, dtype=float).copy(), int(n_burn), int(n_keep), int(thin), bool(fixed_list))
-    return _ChainOutput(*out[:7], error_sweep=int(out[7]), error_step=int(out[8]))
+                    np.asarray(gammas, dtype=float).copy(), int(n_burn), int(n_keep), int(thin), bool(fixed_list),
+                    int(refresh), focus_cum, focus_log)
+    return _ChainOutput(*out[:7], error_sweep=int(out[7]), error_step=int(out[8]), n_refresh_proposed=out[9],
+                        n_refresh_accepted=out[10], n_params_proposed=int(out[11]),
+                        n_params_accepted=int(out[12]))
 
 
 def _check_chain(chain: int | str, out: _ChainOutput) -> None:
@@ -586,6 +775,12 @@ class PosteriorSample:
     rule_names : tuple of str or None
     map_draws : ListParameterSample
         The fixed-list draws of ``K``, the gammas and the risks behind ``map_risk``.
+    refresh_acceptance : dict or None
+        Acceptance rates of the list move with fresh risks (:mod:`frl_engine.refresh`), per move type.
+    refresh : int
+        Its number of proposals per sweep.
+    n_starts : int
+        Distinct starting lists of the chains.
     """
 
     lists: tuple = field(repr=False)
@@ -613,10 +808,18 @@ class PosteriorSample:
     thin: int
     rule_names: tuple | None = field(default=None, repr=False)
     map_draws: "ListParameterSample | None" = field(default=None, repr=False)
+    refresh_acceptance: dict | None = field(default=None, repr=False)
+    refresh: int = 0
+    n_starts: int = 1
 
     @property
     def n_total(self) -> int:
         return len(self.lists)
+
+    @property
+    def verdict(self) -> ConvergenceVerdict:
+        """Plain verdict from the R-hat and ESS of the log posterior and the list length."""
+        return convergence_verdict(self.rhat, self.ess, n_chains=self.n_chains)
 
     def length_histogram(self) -> dict[int, float]:
         """``L -> fraction of samples`` for every length sampled."""
@@ -651,6 +854,8 @@ class PosteriorSample:
             "rhat": self.rhat,
             "ess": self.ess,
             "acceptance": self.acceptance,
+            "converged": self.verdict.converged,
+            "verdict": self.verdict.message,
         }, strict=True)
 
     def to_dict(self) -> dict:
@@ -666,6 +871,11 @@ class PosteriorSample:
             "ess": self.ess,
             "diagnostics_method": "rank-normalised split R-hat (max of bulk and folded) and bulk ESS, "
                                   "Vehtari et al. (2021)",
+            "converged": self.verdict.converged,
+            "verdict": self.verdict.message,
+            "refresh": self.refresh,
+            "refresh_acceptance": self.refresh_acceptance,
+            "n_starts": self.n_starts,
             "length_histogram": {str(k): v for k, v in self.length_histogram().items()},
             "inclusion": self.inclusion,
             "top_lists": [{"list": list(lst), "frequency": f} for lst, f in self.list_frequencies(20)],
@@ -698,12 +908,17 @@ class PosteriorSample:
         lines.append("Metropolis-Hastings acceptance rates (list moves):")
         for name in (*MOVE_NAMES, "all"):
             lines.append(f"  {name:<8s} {_fmt(self.acceptance[name])}  ({self.proposals[name]} proposals)")
+        if self.refresh and self.refresh_acceptance:
+            moves = ", ".join(f"{name} {_fmt(self.refresh_acceptance[name])}" for name in (*MOVE_NAMES, "all"))
+            lines.append(f"  with fresh risks ({self.refresh} per sweep): {moves}; "
+                         f"risks alone {_fmt(self.refresh_acceptance.get('risks', math.nan))}")
         lines.append("")
         lines.append("Convergence (rank-normalised split R-hat, bulk ESS; Vehtari et al. 2021):")
         for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
             rhat = self.rhat[key]
             note = "  (constant in every chain)" if math.isnan(rhat) else ("  <- not converged" if rhat > 1.1 else "")
             lines.append(f"  {label:<14s} R-hat {_fmt(rhat)}   ESS {_fmt(self.ess[key], 0)}{note}")
+        lines.append(f"  {self.verdict.message}")
         lines.append("")
         risk = self.map_risk
         lines.append(f"Risks of the {'MAP' if self.map_list_source == 'start' else 'most frequent'} list "
@@ -795,7 +1010,9 @@ def _start_from_list(problem: PackedProblem, order):
 
 def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains: int = 4, burn_in: int | None = None,
                      thin: int = 1, start: Sequence[int] | None = None, random_state=None, n_jobs: int | None = None,
-                     rule_names: Sequence[str] | None = None) -> PosteriorSample:
+                     rule_names: Sequence[str] | None = None, starts: Sequence[Sequence[int]] | None = None,
+                     refresh: int = DEFAULT_REFRESH, focus: Sequence[int] | None = None,
+                     focus_share: float = 0.8) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -804,7 +1021,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     n_samples : int
         Samples kept per chain, after burn-in and thinning.
     n_chains : int
-        Independent chains (run in parallel processes).
+        Independent chains (run in parallel threads).
     burn_in : int or None
         Sweeps discarded at the start of each chain (default: ``n_samples``).
     thin : int
@@ -816,9 +1033,22 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         Chain ``i`` uses the ``i``-th generator of ``np.random.default_rng(random_state).spawn(n_chains)``;
         the fixed-list run for the risks uses one more spawned after those.
     n_jobs : int or None
-        Worker processes (default: one per chain, at most the CPU count).  The result does not depend on it.
+        Worker threads (default: one per chain, at most the CPU count).  The result does not depend on it.
     rule_names : sequence of str or None
         Names of the candidate rules, used in the returned lists and summaries.
+    starts : sequence of lists or None
+        Dispersed starting lists: chain ``i`` starts from ``starts[i % len(starts)]`` (with ``K`` and
+        the gammas at their MAP values for it).  The estimator passes the MAP list first, then the
+        other local optima its search chains ended in, so that R-hat can see chains that do not meet.
+        The risks are still summarised for ``start`` (or ``starts[0]``).
+    refresh : int, default DEFAULT_REFRESH
+        List moves with fresh risks (:mod:`frl_engine.refresh`) per sweep, after the paper's
+        Step 3; 0 gives the paper's sampler exactly.  Both leave the posterior invariant.
+    focus : sequence of int or None
+        Candidate rules the move with fresh risks proposes more often (:func:`focus_weights`,
+        :func:`focus_rules`); ``None``: rules drawn by their prior weights, as in Step 3.
+    focus_share : float, default 0.8
+        Probability that a REPLACE or ADD of that move draws from the focus set.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
     n_chains = _check_int("n_chains", n_chains, 1)
@@ -836,20 +1066,44 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         rule_names = tuple(str(name) for name in rule_names)
         if len(rule_names) != n_rules:
             raise FRLError(f"rule_names must name all {n_rules} candidate rules, got {len(rule_names)} names")
-    start_state = None if start is None else _start_from_list(problem, start)
+    refresh = _check_int("refresh", refresh, 0)
+    if isinstance(focus_share, bool) or not isinstance(focus_share, (int, float)) or not 0 <= focus_share < 1:
+        raise FRLError(f"focus_share must be a number in [0, 1), got {focus_share!r}")
+    focus_tables = None
+    if focus is not None:
+        focus = [int(r) for r in focus]
+        if any(r < 0 or r >= problem.n_rules for r in focus):
+            raise FRLError(f"focus must hold rule indices between 0 and {problem.n_rules - 1}")
+        focus_tables = focus_weights(problem, focus, focus_share)
+    if starts is not None:
+        if start is not None:
+            raise FRLError("give either start (one list) or starts (one list per chain), not both")
+        if len(starts) == 0:
+            raise FRLError("starts must hold at least one list")
+        chain_states = [_start_from_list(problem, s) for s in starts]
+        n_starts = len({tuple(int(i) for i in s) for s in starts})
+        start = starts[0]
+        start_state = chain_states[0]
+        chain_states = [chain_states[i % len(chain_states)] for i in range(n_chains)]
+    else:
+        start_state = None if start is None else _start_from_list(problem, start)
+        chain_states = [start_state] * n_chains
+        n_starts = 1
 
     root = _generator(random_state)
     chain_rngs = root.spawn(n_chains)
     risk_rng = root.spawn(1)[0]
     if n_chains == 1 or n_jobs == 1:
-        outputs = [_run_one(r, problem, start_state, burn_in, n_samples, thin, False) for r in chain_rngs]
+        outputs = [_run_one(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables)
+                   for r, state in zip(chain_rngs, chain_states)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-        # Compile (or load) the kernel here first, so that the workers find it in the on-disk cache
-        # instead of each compiling it; a throwaway generator keeps the chains' streams untouched.
+        # Compile (or load) the kernel here first, once, rather than racing to do it in every thread;
+        # a throwaway generator keeps the chains' streams untouched.
         _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
-        outputs = Parallel(n_jobs=workers, backend="loky")(
-            delayed(_run_one)(r, problem, start_state, burn_in, n_samples, thin, False) for r in chain_rngs)
+        outputs = Parallel(n_jobs=workers, prefer="threads")(
+            delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables)
+            for r, state in zip(chain_rngs, chain_states))
     for chain, out in enumerate(outputs):
         _check_chain(chain, out)
 
@@ -877,6 +1131,11 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     per_chain = tuple(_acceptance(out.n_proposed, out.n_accepted) for out in outputs)
     proposals = {name: int(proposed[m]) for m, name in enumerate(MOVE_NAMES)}
     proposals["all"] = int(proposed.sum())
+    refresh_acceptance = _acceptance(np.sum([out.n_refresh_proposed for out in outputs], axis=0),
+                                     np.sum([out.n_refresh_accepted for out in outputs], axis=0))
+    params_proposed = sum(out.n_params_proposed for out in outputs)
+    refresh_acceptance["risks"] = (sum(out.n_params_accepted for out in outputs) / params_proposed
+                                   if params_proposed else math.nan)
 
     rhat = {"log_posterior": split_rhat(log_post_trace), "length": split_rhat(length_trace)}
     ess = {"log_posterior": effective_sample_size(log_post_trace), "length": effective_sample_size(length_trace)}
@@ -913,5 +1172,33 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         acceptance_per_chain=per_chain, proposals=proposals, rhat=rhat, ess=ess, inclusion=inclusion,
         map_list=tuple(names[i] for i in map_order), map_order=map_order, map_list_source=source,
         map_list_frequency=frequency, map_risk=map_risk, n_chains=n_chains, n_samples=n_samples, burn_in=burn_in,
-        thin=thin, rule_names=rule_names, map_draws=fixed,
+        thin=thin, rule_names=rule_names, map_draws=fixed, refresh_acceptance=refresh_acceptance,
+        refresh=refresh, n_starts=n_starts,
     )
+
+
+# Longer runs tried, in turn, when a sample has not converged (burn-in and thinning scaled, same kept samples).
+EXTEND_FACTORS = (1, 4, 16)
+
+
+def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
+                                     thin: int = 1, factors: Sequence[int] = EXTEND_FACTORS,
+                                     **kwargs) -> PosteriorSample:
+    """:func:`sample_posterior`, run again longer while its verdict is "not converged".
+
+    Attempt ``k`` multiplies the burn-in (default ``n_samples``) and the thinning by
+    ``factors[k]``, so every attempt keeps ``n_samples`` samples per chain and runs
+    ``factors[k]`` times as many sweeps; each attempt starts afresh from the same seed, so
+    the result is reproducible.  Returns the first converged sample, or the last one
+    (whose verdict then says it did not converge).
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    thin = _check_int("thin", thin, 1)
+    burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+    result = None
+    for factor in factors:
+        result = sample_posterior(problem, n_samples=n_samples, burn_in=burn_in * factor, thin=thin * factor,
+                                  **kwargs)
+        if result.verdict.converged:
+            break
+    return result

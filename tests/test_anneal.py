@@ -77,3 +77,140 @@ def test_edit_distance():
     assert edit_distance([1, 2, 3], [2, 1, 3]) == 2
     assert edit_distance([], [4, 5]) == 2
     assert edit_distance([1, 2, 3], [1, 3]) == 1
+
+
+# ----------------------------------------------------------------------------------------
+# The MAP search: greedy start, polish to a local maximum, restarts until two chains agree.
+
+
+def _neighbours(order, n_rules):
+    """Every list one move away (swap, replace, add, remove), enumerated independently of the engine."""
+    order = list(order)
+    out = []
+    for i in range(len(order)):
+        for j in range(i + 1, len(order)):
+            swapped = order.copy()
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            out.append(swapped)
+        out.append(order[:i] + order[i + 1:])
+    unused = [r for r in range(n_rules) if r not in order]
+    for r in unused:
+        for i in range(len(order)):
+            out.append(order[:i] + [r] + order[i + 1:])
+        for i in range(len(order) + 1):
+            out.append(order[:i] + [r] + order[i:])
+    return out
+
+
+def test_polish_ends_at_a_local_maximum_of_the_exact_objective():
+    from frl_engine.anneal import polish
+
+    data = simulate_rule_list_data(np.random.default_rng(21), 600, n_rules=12, probabilities=(0.8, 0.6, 0.4, 0.1))
+    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters(lam=3.0))
+    for start in ([], [5, 3], list(range(8))):
+        order, value = polish(problem, start)
+        assert value == pytest.approx(fit_list(problem, order).log_posterior, abs=1e-9)
+        assert value >= fit_list(problem, start).log_posterior - 1e-9
+        best_neighbour = max(fit_list(problem, n).log_posterior for n in _neighbours(order, 12))
+        assert best_neighbour <= value + 1e-9, (start, order)
+
+
+def test_planted_list_is_found_by_every_seed():
+    """A 6-rule falling list among 200 candidates: every seed of the default search reaches its objective."""
+    data = simulate_rule_list_data(np.random.default_rng(8), 3000, n_rules=200,
+                                   probabilities=(0.9, 0.75, 0.6, 0.5, 0.4, 0.3, 0.15))
+    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters())
+    truth = fit_list(problem, data.true_order).log_posterior
+    for seed in range(5):
+        result = anneal(problem, n_chains=4, random_state=seed)
+        assert result.best.log_posterior >= truth - 1e-6, seed
+        assert result.report.converged and result.report.n_reached_best >= 2
+        assert result.chain_starts[0] == "greedy" and set(result.chain_starts[1:]) == {"prior"}
+    # The paper's plain annealing (no polish, no greedy start) runs exactly the chains asked for.
+    plain = anneal(problem, n_chains=3, n_steps=500, polish=False, random_state=0)
+    assert len(plain.chain_values) == 3 and set(plain.chain_starts) == {"prior"}
+
+
+def test_an_unconverged_search_is_reported_as_such():
+    """Ten annealing steps from the prior and no polish cannot agree on a 6-rule list among 200 rules."""
+    data = simulate_rule_list_data(np.random.default_rng(8), 3000, n_rules=200,
+                                   probabilities=(0.9, 0.75, 0.6, 0.5, 0.4, 0.3, 0.15))
+    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters())
+    result = anneal(problem, n_steps=10, n_chains=3, polish=False, random_state=0)
+    report = result.report
+    assert not report.converged and report.n_reached_best == 1 and report.n_chains == 3
+    assert report.spread_nats == pytest.approx(max(result.chain_values) - min(result.chain_values))
+    assert report.runner_up_gap_nats > 0
+    assert "not converged" in report.message() and "--chains" in report.message()
+    # the report survives the model file's JSON round trip
+    from frl_engine.anneal import SearchReport
+
+    assert SearchReport.from_dict(report.to_dict()) == report
+
+
+def test_restarts_are_reproducible_whatever_the_number_of_workers():
+    """A search that needs restarts (budget of 6 chains, rounds of 2) gives the same chains on 1 or 2 threads."""
+    data = simulate_rule_list_data(np.random.default_rng(2), 1500, n_rules=80)
+    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters())
+    runs = [anneal(problem, n_steps=30, n_chains=2, polish=False, max_chains=6, random_state=3, n_jobs=jobs)
+            for jobs in (1, 2)]
+    assert len(runs[0].chain_values) > 2  # restarts happened
+    assert runs[0].chain_orders == runs[1].chain_orders
+    assert runs[0].chain_values == runs[1].chain_values
+    assert runs[0].report == runs[1].report
+
+
+def test_the_search_report_reaches_the_model_file_and_the_cli(tmp_path, capsys):
+    """The estimator keeps the report, writes it to the model file and reads it back; the CLI warns when unconverged."""
+    import json
+
+    import pandas as pd
+
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.cli import main, search_warning
+    from frl_engine.search_report import SearchReport
+
+    data = simulate_rule_list_data(np.random.default_rng(8), 1500, n_rules=40, probabilities=(0.8, 0.5, 0.3, 0.1))
+    frame = pd.DataFrame(data.coverage, columns=[f"r{j}" for j in range(40)])
+    model = FallingRuleListClassifier(mine_rules=False, random_state=0).fit(frame, data.y)
+    report = model.search_report_
+    assert report.converged and report == model.anneal_result_.report
+    assert search_warning(model) is None
+    saved = json.loads(json.dumps(model.to_dict()))
+    assert saved["search"]["converged"] is True and saved["search"]["n_reached_best"] >= 2
+    assert FallingRuleListClassifier.from_dict(saved).search_report_ == report
+    # a file written before the search block existed still loads
+    del saved["search"]
+    assert FallingRuleListClassifier.from_dict(saved).search_report_ is None
+    # an unconverged search gives the one-line warning
+    model.search_report_ = SearchReport(n_chains=4, n_reached_best=1, spread_nats=5.5, runner_up_gap_nats=0.4,
+                                        converged=False, max_chains=16)
+    line = search_warning(model)
+    assert line.startswith("Warning: Search not converged") and "\n" not in line and "--steps" in line
+    # `frl fit` prints no warning when the chains agreed
+    csv = tmp_path / "d.csv"
+    frame.assign(outcome=np.where(data.y, "yes", "no")).to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--target", "outcome", "--steps", "500"]) == 0
+    assert "Search not converged" not in capsys.readouterr().out
+
+
+def test_near_neighbour_rules_match_a_brute_force_scan():
+    """The rules the sampler proposes more often: those entering a REPLACE/ADD neighbour within the margin."""
+    from frl_engine.polish import near_neighbour_rules
+
+    data = simulate_rule_list_data(np.random.default_rng(21), 600, n_rules=12, probabilities=(0.8, 0.6, 0.4, 0.1))
+    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters(lam=3.0))
+    order = list(data.true_order)
+    base = fit_list(problem, order).log_posterior
+    for margin in (0.5, 3.0, 20.0):
+        expected = set()
+        for r in set(range(12)) - set(order):
+            for i in range(len(order)):
+                if fit_list(problem, order[:i] + [r] + order[i + 1:]).log_posterior >= base - margin:
+                    expected.add(r)
+            for i in range(len(order) + 1):
+                if fit_list(problem, order[:i] + [r] + order[i:]).log_posterior >= base - margin:
+                    expected.add(r)
+        marked = near_neighbour_rules(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
+                                      problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64), margin)
+        assert set(np.flatnonzero(marked).tolist()) == expected, margin

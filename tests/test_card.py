@@ -583,3 +583,21 @@ def test_render_png_previews_for_a_human_look():
         assert len(pngs) == len(pdf_pages((ARTIFACTS / f"{stem}.pdf").read_bytes()))
         for png in pngs:
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_unconverged_posterior_prints_no_intervals():
+    """A posterior sample that did not converge supports no credible interval: the card shows none and says why."""
+    model = make_model()
+    model["posterior"]["converged"] = False
+    model["posterior"]["verdict"] = "Posterior not converged (R-hat 1.380 > 1.01: the chains disagree)"
+    pages = pdf_pages(render_card(model))
+    front, back = page_text(pages[0]), page_text(pages[1])
+    for lo, hi in zip(model["posterior"]["risk_lower"], model["posterior"]["risk_upper"]):
+        assert f"{round(lo * 100)}–{round(hi * 100)}%" not in front
+    assert "CrI" not in front and "credible" not in back
+    assert "did not converge" in norm(back)
+    # the same model with a converged sample keeps its intervals
+    model["posterior"]["converged"] = True
+    front = page_text(pdf_pages(render_card(model))[0])
+    lo, hi = model["posterior"]["risk_lower"][0], model["posterior"]["risk_upper"][0]
+    assert f"{round(lo * 100)}–{round(hi * 100)}%" in front

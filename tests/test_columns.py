@@ -261,7 +261,7 @@ def test_spambase_fits_at_the_defaults_by_screening(tmp_path):
     from frl_engine.datasets import load_dataset
 
     data = load_dataset("spam", ROOT.parent / "shared" / "uci")
-    model = FallingRuleListClassifier(random_state=0, n_steps=500).fit(data.X, data.y)
+    model = FallingRuleListClassifier(random_state=0, n_steps=500, search="paper").fit(data.X, data.y)
     assert model.screening_note_.startswith("Kept 5,000 of ")
     assert len(model.candidate_names_) == 5000 and model.rules_
 

@@ -428,3 +428,21 @@ def test_fit_page_survives_odd_widget_values(at):
     at.run()
     assert not at.exception and not errors(at)
     assert "up to 2 item(s)" in " ".join(m.value for m in at.markdown)
+
+
+def test_pages_say_whether_the_search_and_the_sampler_converged(at):
+    """Issue 13: the verdicts sit next to the list and the posterior plots; unconverged ones are warnings."""
+    result = fit(at)
+    at.switch_page("views/rules.py").run()
+    assert not at.exception
+    assert any(c.value.startswith("Search converged") for c in at.caption)
+    at.switch_page("views/posterior.py").run()
+    notes = [c.value for c in at.caption] + [w.value for w in at.warning]
+    assert any(n.startswith("Posterior converged") or n.startswith("Posterior not") for n in notes)
+    # the same list from a search whose chains disagreed, and a sample that did not converge
+    result.model["search"] = {**result.model["search"], "converged": False, "n_reached_best": 1}
+    result.model["posterior"] = {**result.model["posterior"], "converged": False}
+    at.switch_page("views/rules.py").run()
+    warnings = [w.value for w in at.warning]
+    assert any(w.startswith("Search not converged") for w in warnings)
+    assert any("did not converge" in w for w in warnings)

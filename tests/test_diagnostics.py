@@ -102,3 +102,17 @@ def test_helpers():
     centred = series - series.mean()
     for lag in (0, 1, 5, 100):
         assert acov[lag] == pytest.approx(np.dot(centred[: len(series) - lag], centred[lag:]) / len(series))
+
+
+def test_convergence_verdict():
+    from frl_engine.diagnostics import convergence_verdict
+
+    good = convergence_verdict({"log_posterior": 1.004, "length": float("nan")}, {"log_posterior": 900.0,
+                                                                                 "length": float("nan")}, n_chains=4)
+    assert good.converged and good.worst_rhat == 1.004 and "converged" in good.message
+    for rhat, ess in ((1.02, 900.0), (1.004, 120.0)):
+        bad = convergence_verdict({"log_posterior": rhat, "length": 1.0}, {"log_posterior": ess, "length": 5000.0},
+                                  n_chains=4)
+        assert not bad.converged and bad.message.startswith("Posterior not converged")
+    assert not convergence_verdict({"a": float("nan")}, {"a": float("nan")}, n_chains=4).converged  # < 4 draws
+    assert not convergence_verdict({"a": 1.0}, {"a": 5000.0}, n_chains=1).converged  # one chain proves nothing

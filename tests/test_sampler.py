@@ -167,8 +167,9 @@ def test_list_posterior_matches_quadrature(setting):
     exact = exact_posterior(coverage, y, hyper, weights)
     probabilities = {order: v["prob"] for order, v in exact.items()}
     problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    # 10 list moves with fresh risks per sweep (the default is more; exactness does not depend on it)
     result = sample_posterior(problem, n_samples=60_000, n_chains=2, burn_in=1000, thin=3, start=[0],
-                              random_state=20261122, n_jobs=1)
+                              random_state=20261122, n_jobs=1, refresh=10)
     tv = total_variation(probabilities, result.orders)
     tv_length = total_variation(length_marginal(probabilities), [len(o) for o in result.orders])
     print(f"{setting}: TV(lists) = {tv:.4f}, TV(L) = {tv_length:.4f}, acceptance {result.acceptance['all']:.3f}")
@@ -209,7 +210,7 @@ def test_prior_is_recovered_without_data():
     problem = PackedProblem.from_arrays(np.zeros((0, 4), dtype=bool), np.zeros(0, dtype=bool), hyper,
                                         rule_weights=weights)
     result = sample_posterior(problem, n_samples=50_000, n_chains=2, burn_in=500, thin=2, start=[1, 0],
-                              random_state=5, n_jobs=1)
+                              random_state=5, n_jobs=1, refresh=10)
     prior = exact_prior(4, hyper.lam, weights)
     tv = total_variation(prior, result.orders)
     lengths = np.array([len(o) for o in result.orders])
@@ -257,15 +258,16 @@ def test_same_seed_same_result_whatever_n_jobs():
     hyper, weights = SETTINGS["tight-priors-unequal-weights"]
     coverage, y = small_data()
     problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
-    runs = [sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=42, n_jobs=n_jobs)
-            for n_jobs in (1, 2, 1)]
+    runs = [sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=42, n_jobs=n_jobs,
+                             refresh=10) for n_jobs in (1, 2, 1)]
     for other in runs[1:]:
         assert other.lists == runs[0].lists
         np.testing.assert_array_equal(other.log_posterior_trace, runs[0].log_posterior_trace)
         np.testing.assert_array_equal(other.length_trace, runs[0].length_trace)
         np.testing.assert_array_equal(other.K, runs[0].K)
         np.testing.assert_array_equal(other.map_risk["median"], runs[0].map_risk["median"])
-    different = sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=43, n_jobs=1)
+    different = sample_posterior(problem, n_samples=300, n_chains=2, start=[0, 1], random_state=43, n_jobs=1,
+                                 refresh=10)
     assert not np.array_equal(different.log_posterior_trace, runs[0].log_posterior_trace)
 
 
@@ -276,7 +278,7 @@ def test_rhat_near_one_on_clear_signal():
     map_order = anneal(problem, n_steps=5000, n_chains=2, random_state=0).best.order
     assert map_order == true_order
     result = sample_posterior(problem, n_samples=6000, n_chains=4, burn_in=2000, thin=2, start=map_order,
-                              random_state=1, n_jobs=2)
+                              random_state=1, n_jobs=2, refresh=10)
     print(f"planted list: R-hat {result.rhat}, ESS {result.ess}, MAP list frequency {result.map_list_frequency:.3f}")
     assert result.rhat["log_posterior"] < 1.1
     assert result.rhat["length"] < 1.1
@@ -419,3 +421,105 @@ def test_rhat_near_one_on_the_sample_data():
     summary = model.posterior_summary_
     for low, risk, high in zip(summary["risk_lower"], model.probabilities_, summary["risk_upper"]):
         assert low <= risk <= high
+
+
+# ----------------------------------------------------------------------------------------
+# The list move with fresh risks, dispersed starts, focus proposals and the verdict (issue: search).
+
+
+def test_paper_sampler_alone_still_matches_quadrature():
+    """refresh=0 is the paper's sampler exactly (Steps 1-4 only); it still samples the exact posterior."""
+    hyper, weights = SETTINGS["tight-priors-unequal-weights"]
+    coverage, y = small_data()
+    probabilities = {o: v["prob"] for o, v in exact_posterior(coverage, y, hyper, weights).items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    result = sample_posterior(problem, n_samples=40_000, n_chains=2, burn_in=1000, thin=3, start=[0],
+                              random_state=11, n_jobs=1, refresh=0)
+    assert all(np.isnan(v) for k, v in result.refresh_acceptance.items())  # the added moves never ran
+    assert total_variation(probabilities, result.orders) <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 2, "paper sampler")
+
+
+def test_focused_moves_from_dispersed_starts_match_quadrature():
+    """Focus weights change only the proposal (its Hastings ratio uses them): the target stays exact."""
+    from frl_engine.sampler import dispersed_starts, focus_weights
+
+    hyper, weights = SETTINGS["paper-priors-equal-weights"]
+    coverage, y = small_data()
+    probabilities = {o: v["prob"] for o, v in exact_posterior(coverage, y, hyper, weights).items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    starts = dispersed_starts([0, 1], [(2,), (0, 1), (1, 2, 0)], n_chains=4)
+    assert starts == [(0, 1), (2,), (1, 2, 0), (0, 1)]
+    cum, log_rho = focus_weights(problem, [2], share=0.8)
+    assert cum[-1] == pytest.approx(1.0) and np.exp(log_rho[2]) == pytest.approx(0.2 / 3 + 0.8)
+    result = sample_posterior(problem, n_samples=15_000, n_chains=4, burn_in=500, starts=starts, focus=[2],
+                              focus_share=0.8, random_state=3, n_jobs=1, refresh=10)
+    assert result.n_starts == 3 and result.map_list_source == "start" and result.map_order == (0, 1)
+    assert result.refresh_acceptance["all"] > 0.05
+    assert total_variation(probabilities, result.orders) <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 4, "focused")
+
+
+def test_an_unconverged_posterior_is_reported_as_such():
+    """Chains started at different lists and stopped after a few sweeps disagree: the verdict says so."""
+    problem, true_order = planted_problem()
+    result = sample_posterior(problem, n_samples=12, n_chains=4, burn_in=0, starts=[true_order, [3], [7, 9], []],
+                              random_state=0, n_jobs=1, refresh=0)
+    verdict = result.verdict
+    assert not verdict.converged and verdict.worst_rhat > 1.01
+    assert "not converged" in verdict.message and "--samples" in verdict.message
+    assert result.map_risk_summary()["converged"] is False
+    assert "not converged" in result.summary()
+    # the same problem sampled properly converges
+    good = sample_posterior(problem, n_samples=1000, n_chains=4, start=true_order, random_state=0, n_jobs=2)
+    assert good.verdict.converged, good.verdict.message
+    assert good.map_risk_summary()["converged"] is True
+
+
+def test_dispersed_starts_and_focus_are_reproducible_whatever_n_jobs():
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=200, n_chains=3, starts=[true_order, [3, 5]], focus=[3, 5, *true_order], random_state=9)
+    one, two = (sample_posterior(problem, n_jobs=jobs, **kwargs) for jobs in (1, 2))
+    assert one.lists == two.lists
+    np.testing.assert_array_equal(one.log_posterior_trace, two.log_posterior_trace)
+    assert one.refresh_acceptance == two.refresh_acceptance
+
+
+@pytest.mark.parametrize("kwargs", [{"refresh": -1}, {"refresh": 1.5}, {"focus_share": 1.0}, {"focus": [99]},
+                                    {"starts": []}, {"starts": [[0]], "start": [1]}])
+def test_bad_refresh_focus_and_starts_are_refused(kwargs):
+    coverage, y = small_data()
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters())
+    with pytest.raises(FRLError):
+        sample_posterior(problem, **{"n_samples": 10, **kwargs})
+
+
+def test_cli_sample_warns_in_one_line_when_the_posterior_did_not_converge(tmp_path, capsys):
+    from frl_engine.cli import main
+
+    data = _patients_csv(tmp_path / "patients.csv")
+    status = main(["sample", str(data), "--target", "Readmitted", "--steps", "500", "--chains", "2",
+                   "--samples", "3", "--burn-in", "0", "--seed", "1", "--jobs", "1"])
+    printed = capsys.readouterr().out
+    assert status == 0
+    warnings = [line for line in printed.splitlines() if line.startswith("Warning: Posterior not")]
+    assert len(warnings) == 1 and "--samples" in warnings[0]
+
+
+def test_an_unconverged_sample_is_drawn_again_longer():
+    """sample_posterior_until_converged: 4x then 16x the burn-in and thinning, same kept samples, reproducible."""
+    from frl_engine.sampler import sample_posterior_until_converged
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=60, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, n_jobs=1,
+                  refresh=0)
+    short = sample_posterior(problem, burn_in=0, **kwargs)
+    assert not short.verdict.converged
+    longer = sample_posterior_until_converged(problem, burn_in=0, factors=(1, 4), **kwargs)
+    assert longer.thin == 4 and longer.n_samples == 60 and len(longer.lists) == 4 * 60
+    again = sample_posterior_until_converged(problem, burn_in=0, factors=(1, 4), **kwargs)
+    np.testing.assert_array_equal(again.log_posterior_trace, longer.log_posterior_trace)
+    # a sample that converges at once is returned as drawn
+    quick = sample_posterior_until_converged(problem, n_samples=1000, n_chains=4, start=true_order, random_state=0,
+                                             n_jobs=2)
+    assert quick.verdict.converged and quick.thin == 1

@@ -5,6 +5,7 @@ import math
 import streamlit as st
 
 from dashboard import charts, services, state, ui
+from frl_engine.diagnostics import convergence_verdict
 from frl_engine.errors import FRLError
 
 ss = st.session_state
@@ -49,11 +50,12 @@ c4.metric("Acceptance (list moves)", charts.pct(acc), border=True)
 c5.metric("Same as list shown", charts.pct(view.map_list_frequency),
           help="Share of the sampled lists identical to the MAP list on the Rule list page.", border=True)
 
-bad = [name for name, value in (("log posterior", rhat_log), ("length L", rhat_len))
-       if value is not None and not math.isnan(value) and value > 1.1]
-if bad:
-    st.warning(f"R-hat above 1.1 for the {' and '.join(bad)}: the chains disagree. Sample longer (more samples per "
-               "chain on the Fit page) before relying on the intervals.", icon=":material/warning:")
+verdict = convergence_verdict(view.rhat, view.ess, n_chains=view.n_chains)
+if verdict.converged:
+    st.caption(verdict.message)
+else:
+    st.warning(verdict.message.replace("(--samples, --burn-in)", "(more samples per chain on the Fit page)"),
+               icon=":material/warning:")
 
 map_length = len(fit.model["rules"])
 left, right = st.columns(2, gap="large")

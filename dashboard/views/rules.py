@@ -53,6 +53,19 @@ if state.running("fit") and fit.posterior is None and fit.source == "fit":
     st.caption("The 95% credible intervals appear when the posterior has been sampled.")
 
 st.html(charts.rule_list_html(model, highlight=highlight))
+search = model.get("search")
+if isinstance(search, dict):
+    from frl_engine.search_report import SearchReport
+
+    search_note = SearchReport.from_dict(search).message()
+    if search.get("converged") is False:
+        st.warning(search_note, icon=":material/warning:")
+    else:
+        st.caption(search_note)
+post_block = model.get("posterior")
+if isinstance(post_block, dict) and post_block.get("converged") is False:
+    st.warning("The posterior sample did not converge, so these credible intervals are not reliable "
+               "(the printed card leaves them out): sample longer on the Fit page.", icon=":material/warning:")
 if not fit.has_posterior:
     st.caption("Risks are point estimates (no posterior sample): turn on *Sample the posterior* on the Fit page "
                "for 95% credible intervals.")

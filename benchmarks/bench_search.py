@@ -1,0 +1,231 @@
+"""Does the MAP search find the MAP, and does the posterior sampler converge, at real size? (issue: search)
+
+Prints, at the estimator's defaults (5000 annealing steps x 4 chains, restarts until two
+chains agree; posterior 4 chains x 1000 kept samples, burn-in 1000, from the MAP list and the
+other lists the search ended in):
+
+1. The planted problem: 4,601 rows x 550 boolean candidate rules (density 0.25), a true
+   6-rule falling list with risks .9/.75/.6/.5/.4/.3 over a default of .15 (one data set):
+   how many of 25 seeds reach the true list's objective (or better), median fit time, and
+   the same for the paper's plain annealing (no greedy start, no polish, no restarts).
+2. Per-chain speed on that data: annealing steps/s (the kernel is unchanged), and sampler
+   sweeps/s of the paper's Steps 1-4 alone vs. with the added list moves with fresh risks.
+3. Real-size data: the generated raw hospital export (sample_data/make_raw_export.py, 20,000
+   rows; when present), the synthetic readmission table at 20,000 rows
+   (sample_data/make_sample_data.py) and the UCI sets (/work/shared/uci or $FRL_UCI_DIR):
+   five seeds of the default fit (spread of their objectives in nats, search reports), then the
+   default posterior sample (split R-hat and ESS of the log posterior and of L, the verdict,
+   the burn-in and thinning it took, time, and how often the MAP list was visited).
+
+Run: ``.venv/bin/python benchmarks/bench_search.py`` (a few minutes; ``--quick`` skips part 3).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "sample_data"))
+
+from frl_engine.anneal import anneal, anneal_chain, temperature_schedule  # noqa: E402
+from frl_engine.model import Hyperparameters, PackedProblem, fit_list  # noqa: E402
+from frl_engine.sampler import DEFAULT_REFRESH, run_chain, run_chain_refresh  # noqa: E402
+from frl_engine.simulate import simulate_rule_list_data  # noqa: E402
+
+PLANTED_RISKS = (0.9, 0.75, 0.6, 0.5, 0.4, 0.3, 0.15)
+UCI_DIR = Path(os.environ.get("FRL_UCI_DIR", "/work/shared/uci"))
+
+
+def planted_problem(seed: int = 0):
+    """The planted problem of the issue: 4,601 x 550, density 0.25, a 6-rule falling list."""
+    data = simulate_rule_list_data(np.random.default_rng(seed), 4601, n_rules=550, density=0.25,
+                                   probabilities=PLANTED_RISKS)
+    return data, PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters())
+
+
+def planted(n_seeds: int = 25) -> dict:
+    from frl_engine import FallingRuleListClassifier
+
+    data, problem = planted_problem()
+    truth = fit_list(problem, data.true_order).log_posterior
+    anneal(problem, n_steps=50, n_chains=1, random_state=0)  # compile / load the kernels
+    out = {}
+    for label, options in (("default search", {}),
+                           ("paper's plain annealing", {"polish": False, "greedy_start": False})):
+        reached, seconds, gaps, converged = 0, [], [], 0
+        for seed in range(n_seeds):
+            started = time.perf_counter()
+            result = anneal(problem, n_steps=5000, n_chains=4, random_state=seed, **options)
+            seconds.append(time.perf_counter() - started)
+            gap = result.best.log_posterior - truth
+            gaps.append(gap)
+            reached += gap >= -1e-6
+            converged += bool(result.report.converged)
+        out[label] = {"reached": reached, "median_seconds": float(np.median(seconds)),
+                      "worst_gap": float(min(gaps)), "converged": converged}
+    # whole fit through the estimator (boolean columns as rules), 5 seeds
+    frame = pd.DataFrame(data.coverage, columns=[f"r{j}" for j in range(data.coverage.shape[1])])
+    seconds = []
+    for seed in range(5):
+        started = time.perf_counter()
+        FallingRuleListClassifier(mine_rules=False, random_state=seed).fit(frame, data.y)
+        seconds.append(time.perf_counter() - started)
+    out["estimator_median_seconds"] = float(np.median(seconds))
+    out["n_seeds"] = n_seeds
+    return out
+
+
+def chain_speed() -> dict:
+    data, problem = planted_problem()
+    args = (problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights, problem.consts)
+    temperatures = temperature_schedule(20_000)
+    start = np.asarray(data.true_order, dtype=np.int64)
+    anneal_chain(np.random.default_rng(0), *args, start, temperatures[:10])
+    best = np.inf
+    for repeat in range(3):
+        started = time.perf_counter()
+        anneal_chain(np.random.default_rng(repeat), *args, start, temperatures)
+        best = min(best, time.perf_counter() - started)
+    fit = fit_list(problem, data.true_order)
+    state = (start, fit.K, np.asarray(fit.gammas, dtype=float))
+    speeds = {}
+    for label, refresh in (("paper's Steps 1-4", 0), (f"with {DEFAULT_REFRESH} list moves with fresh risks",
+                                                      DEFAULT_REFRESH)):
+        n_sweeps = 10_000
+        call = (lambda r, n: run_chain(r, *args, *state, 0, n, 1, False)) if refresh == 0 else \
+            (lambda r, n: run_chain_refresh(r, *args, *state, 0, n, 1, False, refresh, problem.cum_weights,
+                                            problem.log_weights))
+        call(np.random.default_rng(0), 10)
+        seconds = np.inf
+        for repeat in range(3):
+            started = time.perf_counter()
+            call(np.random.default_rng(repeat), n_sweeps)
+            seconds = min(seconds, time.perf_counter() - started)
+        speeds[label] = n_sweeps / seconds
+    return {"anneal_steps_per_second": 20_000 / best, "sampler_sweeps_per_second": speeds}
+
+
+# ----------------------------------------------------------------------------------------
+# Real-size data sets: (name, X, y, estimator options) or a reason they cannot run.
+
+
+def _raw_export():
+    try:
+        from make_raw_export import make_raw_export
+    except ImportError:
+        return "sample_data/make_raw_export.py not on this branch yet (merge main)"
+    frame = make_raw_export(n_rows=20_000, seed=0)
+    y = frame.pop("readmitted").astype(str) == "<30"
+    exclude = [c for c in ("encounter_id", "patient_nbr") if c in frame.columns]
+    return frame, y.to_numpy(), {"exclude": exclude}
+
+
+def _readmission_20k():
+    from make_sample_data import make_table
+
+    frame = make_table(20_000, seed=1)
+    y = frame.pop("Readmitted30d").astype(str) == "yes"
+    return frame, y.to_numpy(), {"exclude": ["PatientID"]}
+
+
+def _uci(key: str, **options):
+    from frl_engine.datasets import dataset_file, load_dataset
+
+    path = UCI_DIR / dataset_file(key).filename
+    if not path.exists():
+        return f"{path} not found"
+    data = load_dataset(key, path)
+    return data.X, data.y, options
+
+
+DATASETS = {
+    "raw export (20,000 rows)": _raw_export,
+    "readmission table (20,000 rows)": _readmission_20k,
+    "UCI spambase": lambda: _uci("spam"),
+    "UCI mammographic masses": lambda: _uci("mammo"),
+    "UCI breast cancer": lambda: _uci("breast"),
+    "UCI car": lambda: _uci("cars"),
+}
+
+
+def real_size(name: str, loader, n_seeds: int = 5) -> dict:
+    from frl_engine import FallingRuleListClassifier
+
+    try:
+        loaded = loader()
+    except Exception as exc:  # noqa: BLE001 - a benchmark reports what it could not run
+        return {"skipped": f"{type(exc).__name__}: {exc}"}
+    if isinstance(loaded, str):
+        return {"skipped": loaded}
+    X, y, options = loaded
+    fits, seconds = [], []
+    try:
+        for seed in range(n_seeds):
+            started = time.perf_counter()
+            fits.append(FallingRuleListClassifier(random_state=seed, **options).fit(X, y))
+            seconds.append(time.perf_counter() - started)
+    except Exception as exc:  # noqa: BLE001
+        return {"skipped": f"fit failed: {type(exc).__name__}: {exc}"}
+    values = [m.log_posterior_ for m in fits]
+    model = fits[0]
+    model.sample_posterior(5, n_chains=2, burn_in=0, random_state=0)  # load the compiled kernels first
+    started = time.perf_counter()
+    sample = model.sample_posterior(1000, n_chains=4, random_state=1)
+    sample_seconds = time.perf_counter() - started
+    return {"rows": len(X), "rules": model.problem_.n_rules, "five_seed_spread": max(values) - min(values),
+            "distinct_lists": len({tuple(m.map_fit_.order) for m in fits}),
+            "search_converged": sum(bool(m.search_report_.converged) for m in fits),
+            "chains_run": [m.search_report_.n_chains for m in fits], "median_fit_seconds": float(np.median(seconds)),
+            "rhat": sample.rhat, "ess": sample.ess, "verdict": sample.verdict.message,
+            "converged": sample.verdict.converged, "sample_seconds": sample_seconds,
+            "map_frequency": sample.map_list_frequency, "map_length": len(model.rules_), "thin": sample.thin,
+            "burn_in": sample.burn_in}
+
+
+def run(quick: bool = False) -> dict:
+    figures = {"planted": planted(), "speed": chain_speed()}
+    p = figures["planted"]
+    print("MAP search on the planted problem (4,601 rows x 550 rules, density 0.25, true 6-rule list "
+          ".9/.75/.6/.5/.4/.3, default .15; 5000 steps x 4 chains per round)")
+    for label in ("default search", "paper's plain annealing"):
+        r = p[label]
+        print(f"  {label:<24s}: reaches the true list's objective on {r['reached']} of {p['n_seeds']} seeds; "
+              f"chains agree on {r['converged']}; worst seed {r['worst_gap']:+.2f} nats; "
+              f"median {r['median_seconds']:.3f} s")
+    print(f"  whole fit through the estimator (550 boolean columns, defaults): median {p['estimator_median_seconds']:.3f} s")
+    s = figures["speed"]
+    print("Per-chain speed on the same data (one thread)")
+    print(f"  annealing: {s['anneal_steps_per_second']:,.0f} steps/s (kernel unchanged)")
+    for label, value in s["sampler_sweeps_per_second"].items():
+        per_sweep = 1 if label.startswith("paper") else 2 + DEFAULT_REFRESH  # list proposals in one sweep
+        print(f"  sampler, {label}: {value:,.0f} sweeps/s = {value * per_sweep:,.0f} list/risk proposals/s")
+    if quick:
+        return figures
+    print("Real-size data: five seeds of the default fit, then the default posterior sample "
+          "(4 chains x 1000 kept; burn-in 1000, drawn again with 4x then 16x burn-in and thinning if not converged)")
+    figures["data"] = {}
+    for name, loader in DATASETS.items():
+        r = real_size(name, loader)
+        figures["data"][name] = r
+        if "skipped" in r:
+            print(f"  {name}: not run ({r['skipped']})")
+            continue
+        print(f"  {name} ({r['rows']:,} rows x {r['rules']} rules, MAP length {r['map_length']}): five-seed spread "
+              f"{r['five_seed_spread']:.3f} nats ({r['distinct_lists']} distinct list(s)); search converged on "
+              f"{r['search_converged']}/5 (chains run {r['chains_run']}); median fit {r['median_fit_seconds']:.2f} s")
+        print(f"      posterior: R-hat log posterior {r['rhat']['log_posterior']:.3f}, L {r['rhat']['length']:.3f}; "
+              f"ESS {r['ess']['log_posterior']:.0f}, {r['ess']['length']:.0f}; MAP list in "
+              f"{100 * r['map_frequency']:.1f}% of samples; burn-in {r['burn_in']:,}, thin {r['thin']} "
+              f"(extended when not converged); {r['sample_seconds']:.1f} s; {r['verdict']}")
+    return figures
+
+
+if __name__ == "__main__":
+    run(quick="--quick" in sys.argv)

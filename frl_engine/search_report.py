@@ -1,0 +1,85 @@
+"""Whether the MAP search's chains agreed on the best list (no numba: the dashboard imports it cheaply).
+
+The search (:func:`frl_engine.anneal.anneal`) runs independent chains and
+restarts until at least two of them end at the same best objective.  This
+module holds the plain record of how that went, written to the model file
+(``search``, docs/model-format.md) and shown by the CLI, the dashboard and
+the card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Two chains "reach" the same objective when they agree to this many nats (the exact objective is
+# computed to ~1e-9; distinct lists differ by far more unless they capture exactly the same rows).
+AGREEMENT_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class SearchReport:
+    """Whether the MAP search's independent chains agreed on the best list.
+
+    Attributes
+    ----------
+    n_chains : int
+        Chains run, restarts included.
+    n_reached_best : int
+        Chains whose final (polished) list reached the best objective, to ``AGREEMENT_TOL`` nats.
+    spread_nats : float
+        Best objective minus the worst chain's: 0 when every chain found the same optimum.
+    runner_up_gap_nats : float
+        Best objective minus the best objective of the chains that did *not* reach it
+        (``None`` when every chain reached it): how far the nearest competing list is.
+    converged : bool
+        At least two independent chains reached the best objective.
+    max_chains : int
+        The budget of chains the search could spend.
+    """
+
+    n_chains: int
+    n_reached_best: int
+    spread_nats: float
+    runner_up_gap_nats: float | None
+    converged: bool
+    max_chains: int
+
+    def message(self) -> str:
+        """One plain sentence for the user: what was found and, if not converged, what to do."""
+        if self.converged:
+            return (f"Search converged: {self.n_reached_best} of {self.n_chains} independent chains reached the "
+                    f"same best list (spread {self.spread_nats:.2f} nats).")
+        if self.n_chains < 2:
+            return ("Search not checked: only one chain ran, so nobody can tell whether a better list exists; "
+                    "use 2 or more chains.")
+        return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
+                f"(the others are up to {self.spread_nats:.1f} nats worse); another run may print a different "
+                "list: use more steps (--steps) or more chains (--chains).")
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary (the model file's ``search`` block; docs/model-format.md)."""
+        from .io import to_jsonable
+
+        return to_jsonable({"n_chains": self.n_chains, "n_reached_best": self.n_reached_best,
+                            "spread_nats": self.spread_nats, "runner_up_gap_nats": self.runner_up_gap_nats,
+                            "converged": self.converged, "max_chains": self.max_chains})
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SearchReport":
+        gap = data.get("runner_up_gap_nats")
+        return cls(n_chains=int(data["n_chains"]), n_reached_best=int(data["n_reached_best"]),
+                   spread_nats=float(data["spread_nats"]), runner_up_gap_nats=None if gap is None else float(gap),
+                   converged=bool(data["converged"]), max_chains=int(data.get("max_chains", data["n_chains"])))
+
+
+def search_report(chain_values, max_chains: int | None = None) -> SearchReport:
+    """The :class:`SearchReport` of a set of chains' final objectives."""
+    values = np.asarray(chain_values, dtype=float)
+    best = float(values.max())
+    reached = values >= best - AGREEMENT_TOL
+    others = values[~reached]
+    return SearchReport(n_chains=len(values), n_reached_best=int(reached.sum()), spread_nats=best - float(values.min()),
+                        runner_up_gap_nats=best - float(others.max()) if len(others) else None,
+                        converged=bool(reached.sum() >= 2), max_chains=int(max_chains or len(values)))
