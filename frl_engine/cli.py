@@ -254,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from .stopping import PROCESS_TOKEN, Stopped, kill_children, stop_on_signals
+    from .stopping import PROCESS_TOKEN, REPORTED, Stopped, kill_children, stop_on_signals
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -264,7 +264,8 @@ def main(argv=None) -> int:
             return int(args.handler(args) or 0)
     except (Stopped, KeyboardInterrupt) as exc:  # Ctrl-C or SIGTERM: no worker is left behind, one line, 130 / 143
         kill_children()
-        print("frl: stopped", file=sys.stderr)
+        print("frl: stopped", file=sys.stderr, flush=True)
+        REPORTED.set()
         return 128 + (getattr(exc, "signum", None) or PROCESS_TOKEN.signum or signal.SIGINT)
     except FRLError as exc:
         print(f"frl: error: {exc}", file=sys.stderr)

@@ -111,6 +111,9 @@ class CancelToken:
         return self._event.wait(timeout)
 
 
+#: Set by the command line once it has printed its "stopped" line (the watchdog then prints nothing).
+REPORTED = threading.Event()
+
 #: The token of the whole process, cancelled by :func:`stop_on_signals` (and checked by every :func:`run_tasks`).
 PROCESS_TOKEN = CancelToken()
 
@@ -511,6 +514,7 @@ def stop_on_signals(message: str = "frl: stopped", stream=None):
         return
     stream = stream or sys.stderr
     PROCESS_TOKEN._clear()
+    REPORTED.clear()
     previous = {}
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
@@ -520,9 +524,12 @@ def stop_on_signals(message: str = "frl: stopped", stream=None):
         PROCESS_TOKEN.cancel(f"stopped by {signal.Signals(signum).name}", signum)
         if finished.wait(GRACE_SECONDS):
             return
+        # Still running (busy in compiled code, or the interpreter waiting for threads that are
+        # still computing at exit): end it now.
         kill_children()
         try:
-            print(message, file=stream, flush=True)
+            if not REPORTED.is_set():
+                print(message, file=stream, flush=True)
         finally:
             os._exit(128 + signum)
 
@@ -557,5 +564,6 @@ def stop_on_signals(message: str = "frl: stopped", stream=None):
         for signum, old in previous.items():
             signal.signal(signum, old)
         signal.set_wakeup_fd(old_wakeup)
-        finished.set()
-        os.close(write_fd)  # wakes the watcher with end-of-file
+        if not PROCESS_TOKEN.cancelled:
+            finished.set()  # a signal keeps the watcher armed: the process must end within the grace time
+        os.close(write_fd)  # wakes the watcher with end-of-file (it ignores that once it is counting down)

@@ -166,21 +166,28 @@ def slow_table(tmp_path_factory):
     return str(path)
 
 
-@pytest.mark.parametrize("command, signum, status", [
-    (["evaluate"], signal.SIGTERM, 143),
-    (["evaluate"], signal.SIGINT, 130),
-    (["sample", "--samples", "500000", "--steps", "300"], signal.SIGTERM, 143),
-    (["fit", "--validate", "5"], signal.SIGINT, 130),
+@pytest.mark.parametrize("command, signum, status, ready", [
+    (["evaluate"], signal.SIGTERM, 143, "workers"),
+    (["evaluate"], signal.SIGINT, 130, "workers"),
+    (["sample", "--samples", "2000000", "--steps", "300"], signal.SIGTERM, 143, "Fitted in"),  # chains on threads
+    (["fit", "--validate", "5"], signal.SIGINT, 130, "workers"),
 ])
-def test_a_signal_ends_the_command_and_all_its_workers_with_one_line(slow_table, command, signum, status):
+def test_a_signal_ends_the_command_and_all_its_workers_with_one_line(slow_table, command, signum, status, ready):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     process = subprocess.Popen([FRL, command[0], slow_table, "--target", "y", *command[1:]], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         me = psutil.Process(process.pid)
-        workers = wait_for(lambda: [p.pid for p in me.children(recursive=True)
-                                    if "resource_tracker" not in " ".join(p.cmdline())]
-                           if len(me.children(recursive=True)) >= 2 else None, timeout=120)
+        workers = []
+        if ready == "workers":
+            workers = wait_for(lambda: [p.pid for p in me.children(recursive=True)
+                                        if "resource_tracker" not in " ".join(p.cmdline())]
+                               if len(me.children(recursive=True)) >= 2 else None, timeout=120)
+        else:  # wait until the long part has started
+            while ready not in process.stdout.readline():
+                assert process.poll() is None
+            time.sleep(1.0)
+            assert process.poll() is None
         started = time.monotonic()
         process.send_signal(signum)
         out, err = process.communicate(timeout=30)
