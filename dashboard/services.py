@@ -441,10 +441,21 @@ def _digest(obj) -> str:
 
 @st.cache_data(max_entries=8, show_spinner=False)  # an estimator holds its packed data: keep few
 def fit_estimator(spec_key: str, _spec: FitSpec, _features: pd.DataFrame,
-                  _event: np.ndarray) -> FallingRuleListClassifier:
-    """The MAP falling rule list; cached by data hash + parameters (pickled: each caller gets a copy)."""
-    estimator = _spec.estimator()
-    estimator.fit(_features, _event)
+                  _event: np.ndarray, _job=None) -> FallingRuleListClassifier:
+    """The MAP falling rule list; cached by data hash + parameters (pickled: each caller gets a copy).
+
+    With a ``_job`` (:class:`dashboard.jobs.Job`) the fit runs in a worker process that the job's
+    Stop button kills; a stopped fit raises :class:`~frl_engine.stopping.Stopped` and is not cached.
+    """
+    if _job is None:
+        estimator = _spec.estimator()
+        estimator.fit(_features, _event)
+    else:
+        from frl_engine import workers
+        from frl_engine.stopping import run_tasks
+
+        [estimator] = run_tasks(workers.fit, [(_spec.estimator(),)], shared=(_features, _event), processes=True,
+                                token=_job.token, on_wait=_job.wait_for_worker)
     estimator.target_name_ = _spec.target
     estimator.data_name_ = _spec.data_name
     estimator.event_label_ = plain(_spec.event)
@@ -492,14 +503,25 @@ def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def sample_posterior(spec_key: str, n_samples: int, n_chains: int, seed: int,
-                     _estimator: FallingRuleListClassifier) -> PosteriorView:
-    """Posterior samples of the fitted list (paper section 3.2), summarised; cached per fit + settings."""
+                     _estimator: FallingRuleListClassifier, _job=None) -> PosteriorView:
+    """Posterior samples of the fitted list (paper section 3.2), summarised; cached per fit + settings.
+
+    With a ``_job`` the sampler runs in a worker process that the job's Stop button kills.
+    """
     started = time.perf_counter()
     estimator = copy.copy(_estimator)  # sample_posterior sets posterior_summary_: keep the caller's copy unchanged
-    # n_jobs=1: the chains run one after the other in this process (compiled, GIL released). Spawning worker
-    # processes costs seconds, far more than the chains themselves on clinical-size data; the samples are the
+    # n_jobs=1: the chains run one after the other in one process (compiled). More worker processes cost
+    # seconds to start, far more than the chains themselves on clinical-size data; the samples are the
     # same whatever n_jobs.
-    sample = estimator.sample_posterior(n_samples, n_chains=n_chains, random_state=seed, n_jobs=1)
+    options = {"n_samples": n_samples, "n_chains": n_chains, "random_state": seed, "n_jobs": 1}
+    if _job is None:
+        sample = estimator.sample_posterior(**options)
+    else:
+        from frl_engine import workers
+        from frl_engine.stopping import run_tasks
+
+        [sample] = run_tasks(workers.sample_posterior, [(estimator, options)], processes=True, token=_job.token,
+                             on_wait=_job.wait_for_worker)
     return posterior_view(sample, time.perf_counter() - started)
 
 
@@ -567,13 +589,13 @@ def fit_work(spec: FitSpec, data: LoadedData, features: pd.DataFrame, event: np.
         chains, steps = spec.settings.n_chains, spec.settings.n_steps
         job.stage(0, f"{chains} chain{'s' if chains > 1 else ''} × {steps:,} steps")
         started = time.perf_counter()
-        estimator = fit_estimator(spec.key, spec, features, event)
+        estimator = fit_estimator(spec.key, spec, features, event, _job=job)
         result = fit_result(estimator, spec, data, features, time.perf_counter() - started, result_id)
         job.publish(result)
         if spec.posterior is not None:
             post = spec.posterior
             job.stage(1, f"{post.n_chains} chains × {post.n_samples:,} samples")
-            view = sample_posterior(spec.key, post.n_samples, post.n_chains, spec.settings.seed, estimator)
+            view = sample_posterior(spec.key, post.n_samples, post.n_chains, spec.settings.seed, estimator, _job=job)
             job.stage(2)
             job.publish(result.with_posterior(view))
 
@@ -709,7 +731,7 @@ def explain_patient(model: dict, values: dict) -> PatientCheck:
 
 
 # ============================================================================ validation
-VALIDATION_METHODS = ("frl", "logreg", "cart", "rf", "svm")
+VALIDATION_METHODS = ("frl", "logreg", "cart", "rf", "svm", "hgb")
 
 
 @dataclass(frozen=True)
@@ -735,15 +757,16 @@ def validation_inputs(spec: FitSpec, features: pd.DataFrame) -> tuple[pd.DataFra
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def cross_validate_method(fit_key: str, method: str, n_folds: int, seed: int, _X: pd.DataFrame, _event: np.ndarray,
-                          _frl_params: dict, dataset: str, _progress=None):
+                          _frl_params: dict, dataset: str, _progress=None, _cancel=None):
     """One method's cross-validation (the numbers do not depend on the other methods run alongside).
 
-    ``_progress(done, total)`` is told as folds finish (not part of the cache key).
+    ``_progress(done, total)`` is told as folds finish, ``_cancel`` (a CancelToken) stops the run and
+    kills its workers (neither is part of the cache key).
     """
-    from frl_engine.evaluate import cross_validate_models
+    from frl_engine.validation.crossval import cross_validate_models
 
     return cross_validate_models(_X, _event, n_folds=n_folds, methods=(method,), frl_params=_frl_params,
-                                 random_state=seed, n_jobs=-1, dataset=dataset, progress=_progress)
+                                 random_state=seed, n_jobs=-1, dataset=dataset, progress=_progress, cancel=_cancel)
 
 
 def merge_evaluations(results: list) -> Any:
@@ -777,7 +800,7 @@ def validation_work(vspec: ValidationSpec, fit: FitResult, features: pd.DataFram
                 job.advance(done / total, f"fold {done} of {total} done")
 
             results.append(cross_validate_method(vspec.fit_key, method, vspec.n_folds, vspec.seed, X, event, params,
-                                                 fit.spec.data_name, _progress=folds_done))
+                                                 fit.spec.data_name, _progress=folds_done, _cancel=job.token))
         job.stage(len(vspec.methods))
         return ValidationResult(vspec, fit.id, merge_evaluations(results))
 
@@ -785,7 +808,7 @@ def validation_work(vspec: ValidationSpec, fit: FitResult, features: pd.DataFram
 
 
 def validation_stages(methods) -> tuple[str, ...]:
-    from frl_engine.evaluate import METHOD_DESCRIPTIONS
+    from frl_engine.validation.crossval import METHOD_DESCRIPTIONS
 
     return tuple(METHOD_DESCRIPTIONS.get(m, m) for m in methods)
 

@@ -84,7 +84,7 @@ WIDGET_DEFAULTS = {
     W_POST_SAMPLES: 10_000,
     W_POST_CHAINS: 4,
     W_CV_FOLDS: 5,
-    W_CV_METHODS: ["frl", "logreg", "cart", "rf", "svm"],
+    W_CV_METHODS: ["frl", "logreg", "cart", "rf", "svm", "hgb"],
     W_CV_SEED: 0,
     W_CARD_SIZE: "index",
     W_CARD_TITLE: "",
@@ -194,7 +194,28 @@ def running(kind: str) -> bool:
     return current is not None and not current.done
 
 
+def busy() -> jobs.Job | None:
+    """The session's running job, if any: a session runs one heavy job at a time."""
+    candidates = list(st.session_state[JOBS].values())
+    candidates += [v for v in st.session_state.values() if isinstance(v, jobs.Job)]  # e.g. the Explore page's
+    for job_obj in candidates:
+        if not job_obj.done:
+            return job_obj
+    return None
+
+
+def busy_message(current: jobs.Job) -> str:
+    return (f"{current.label} is still running in this session: stop it (the Stop button under its progress bar) "
+            "or wait for it, then start this.")
+
+
 def start_job(job_obj: jobs.Job, work) -> jobs.Job:
+    """Start a background job of this session; FRLError if another one is still running (one heavy job at a time)."""
+    from frl_engine.errors import FRLError
+
+    current = busy()
+    if current is not None:
+        raise FRLError(busy_message(current))
     st.session_state[JOBS][job_obj.kind] = job_obj
     if job_obj.kind == "fit":
         st.session_state[FIT_ERROR] = None

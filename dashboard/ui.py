@@ -125,11 +125,24 @@ def registry_note(model: dict) -> None:
 
 # ---------------------------------------------------------------- background jobs
 def job_progress(kind: str, *, compact: bool = False) -> None:
-    """A progress bar for a running job; reruns the app when it publishes a result or ends."""
+    """A progress bar for a running job, with its Stop button; reruns the app when it publishes a result or ends.
+
+    The Stop button ends the job and kills its worker processes (:meth:`dashboard.jobs.Job.stop`);
+    results published before (a fitted list whose posterior was still being sampled) are kept.
+    """
     job = state.job(kind)
-    if job is None or job.done:
+    if job is None:
+        return
+    if job.done:
+        if job.stopped and not compact:
+            st.info(f"{job.label}: stopped after {job.elapsed():.0f} s. Earlier results are kept.",
+                    icon=":material/stop_circle:")
         return
     seen = job.version
+    if not compact:
+        if st.button("Stop", key=f"stop_{kind}", icon=":material/stop:", disabled=job.token.cancelled,
+                     help="End this job now (its worker processes too); earlier results are kept."):
+            job.stop()
 
     @st.fragment(run_every=POLL_SECONDS)
     def poll() -> None:
@@ -159,6 +172,12 @@ def _warm() -> None:
     from dashboard import services
 
     time.sleep(WARM_UP_DELAY)  # let the first page finish drawing first
+    # One idle, warmed worker process: a fit or a posterior runs there (so Stop can kill it) without
+    # waiting a second or two for a new process.  Started first: it warms up in parallel with the below.
+    from frl_engine import workers
+    from frl_engine.stopping import prestart_spare
+
+    prestart_spare(workers.warm_up)
     try:
         services.warm_up()
     except Exception:  # noqa: BLE001 - warming up is an optimisation only
@@ -257,4 +276,9 @@ def start_fit(spec, data, features, y, *, navigate: str | None = "rules", make_c
     label = "Fitting the list" if make_current else "Fitting the variant"
     job = jobs.Job("fit", label, stages, meta={"navigate": navigate, "make_current": make_current,
                                                  "compare_slot": compare_slot})
-    state.start_job(job, services.fit_work(spec, data, features, y, result_id or state.new_id()))
+    from frl_engine.errors import FRLError
+
+    try:
+        state.start_job(job, services.fit_work(spec, data, features, y, result_id or state.new_id()))
+    except FRLError as exc:  # another job of this session is still running
+        st.warning(str(exc), icon=":material/hourglass_top:")

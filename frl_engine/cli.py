@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 import time
 from pathlib import Path
@@ -253,20 +254,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from .stopping import PROCESS_TOKEN, REPORTED, Stopped, kill_children, stop_on_signals
+
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`
     try:
-        return int(args.handler(args) or 0)
+        with stop_on_signals():
+            return int(args.handler(args) or 0)
+    except (Stopped, KeyboardInterrupt) as exc:  # Ctrl-C or SIGTERM: no worker is left behind, one line, 130 / 143
+        kill_children()
+        print("frl: stopped", file=sys.stderr, flush=True)
+        REPORTED.set()
+        return 128 + (getattr(exc, "signum", None) or PROCESS_TOKEN.signum or signal.SIGINT)
     except FRLError as exc:
         print(f"frl: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"frl: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("frl: interrupted", file=sys.stderr)
-        return 130
+
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from .errors import FRLError
-from .evaluate import METHODS, check_methods
+from .validation.crossval import METHODS, PAPER_METHODS, check_methods
 
 
 def _positive_int(text: str) -> int:
@@ -38,9 +38,19 @@ def _write(path, text: str, what: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _progress_line(started: float):
+    """A progress line on the terminal, rewritten after every finished (method, fold) fit."""
+    def progress(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\r{done} of {total} fits done · {time.perf_counter() - started:.0f} s (Ctrl-C stops)", end=end,
+              file=sys.stderr, flush=True)
+
+    return progress
+
+
 def cmd_evaluate(args) -> int:
     from .cli import estimator_from_args, load_training_data
-    from .evaluate import cross_validate_models
+    from .validation.crossval import cross_validate_models
     from .figures import evaluation_report_html
 
     methods = check_methods(args.methods)  # fail fast, before reading the data
@@ -52,7 +62,8 @@ def cmd_evaluate(args) -> int:
     for name in ("random_state", "n_jobs", "positive_class"):
         params.pop(name, None)
     result = cross_validate_models(features, event, n_folds=args.folds, methods=methods, frl_params=params,
-                                   random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name)
+                                   random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name,
+                                   progress=_progress_line(started) if sys.stderr.isatty() else None)
     print(f"{Path(args.data).name}: event {args.target} = {positive}")
     print(result.format_table())
     if "frl" in methods:
@@ -152,8 +163,8 @@ def register(subparsers) -> None:
     reproduce.add_argument("--out", help="folder to write reproduction.json/.txt/.html (and simulation.csv/.html)")
     reproduce.add_argument("--datasets", default="spam,mammo,breast,cars",
                            help="comma-separated data sets (default spam,mammo,breast,cars)")
-    reproduce.add_argument("--methods", default=",".join(METHODS),
-                           help=f"comma-separated methods (default {','.join(METHODS)})")
+    reproduce.add_argument("--methods", default=",".join(PAPER_METHODS),
+                           help=f"comma-separated methods (default {','.join(PAPER_METHODS)}; hgb also possible)")
     reproduce.add_argument("--folds", type=_positive_int, default=5, help="number of folds (default 5)")
     reproduce.add_argument("--seed", type=_positive_int, default=0, help="random seed (default 0)")
     reproduce.add_argument("--jobs", type=_positive_int, default=-1, help="parallel workers (default -1: all cores)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -374,19 +375,41 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return result
 
     # ------------------------------------------------------------------ validation
-    def cross_validate(self, X, y, *, n_folds: int = 5, random_state=0, n_jobs=None):
+    def cross_validate(self, X, y, *, n_folds: int = 5, random_state=0, n_jobs=None, cancel=None):
         """Cross-validated AUROC of this configuration on (X, y); kept for the model file and the card.
 
-        Runs stratified ``n_folds``-fold cross-validation of the FRL MAP list with
-        these hyperparameters (:func:`frl_engine.evaluate.cross_validate_models`) and
-        stores its summary in ``validation_summary_``.  Returns the full result.
+        Stratified ``n_folds``-fold cross-validation of the FRL MAP list with these
+        settings, on the same folds and per-fold seeds as
+        :func:`frl_engine.validation.crossval.cross_validate_models` (so the numbers
+        are the same), using scikit-learn only: the estimator does not depend on the
+        evaluation layer above it.  Stores the summary in ``validation_summary_``
+        and returns a :class:`CrossValidatedAUROC` (``.summary("frl")`` and
+        ``.validation_summary()`` as the full evaluation result has them; use
+        ``cross_validate_models`` for ROC curves, calibration and baselines).
+        ``cancel`` is a :class:`frl_engine.stopping.CancelToken`.
         """
-        from .evaluate import cross_validate_models
+        from sklearn.base import clone
+        from sklearn.metrics import roc_auc_score
 
-        params = {k: v for k, v in self.get_params().items() if k not in ("random_state", "n_jobs", "positive_class")}
-        event = np.asarray(y) == (self.positive_class if self.positive_class is not None else default_positive(np.unique(y)))
-        result = cross_validate_models(X, event, n_folds=n_folds, methods=("frl",), frl_params=params,
-                                       random_state=random_state, n_jobs=n_jobs)
+        from .folds import fit_seed, stratified_folds
+        from .stopping import run_tasks
+
+        y_array = np.asarray(y)
+        positive = self.positive_class if self.positive_class is not None else default_positive(np.unique(y_array))
+        event = y_array == positive
+        frame = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else X
+        if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
+            raise FRLError(f"Cross-validation needs a whole number of at least 2 folds, got {n_folds!r}")
+        if n_folds > min(int(event.sum()), int((~event).sum())):
+            raise FRLError(f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events")
+        if random_state is None:
+            random_state = int(np.random.SeedSequence().generate_state(1)[0])
+        splits = stratified_folds(event, n_folds, int(random_state))
+        tasks = [(clone(self).set_params(n_jobs=1, positive_class=True, random_state=fit_seed(random_state, 0, k)),
+                  train, test) for k, (train, test) in enumerate(splits)]
+        scores = run_tasks(_fold_scores, tasks, shared=(frame, event), n_jobs=n_jobs, token=cancel)
+        aurocs = tuple(float(roc_auc_score(event[test], s)) for (_, _, test), s in zip(tasks, scores))
+        result = CrossValidatedAUROC(n_folds=int(n_folds), random_state=int(random_state), aurocs=aurocs)
         self.validation_summary_ = result.validation_summary()
         return result
 
@@ -541,6 +564,54 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def load(cls, path) -> "FallingRuleListClassifier":
         """Read a model written by :meth:`save` (or ``frl fit --out``)."""
         return cls.from_dict(load_model_dict(path))
+
+
+def _fold_scores(shared, model, train, test) -> np.ndarray:
+    """Fit ``model`` on the training rows and return the risks of the test rows (one cross-validation fold)."""
+    frame, event = shared
+    rows = (lambda idx: frame.iloc[idx]) if isinstance(frame, pd.DataFrame) else (lambda idx: np.asarray(frame)[idx])
+    model.fit(rows(train), event[train])
+    return model.probabilities_[model.apply(rows(test))].astype(float)
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """Mean and (population) standard deviation of the per-fold AUROCs."""
+
+    aurocs: tuple
+    method: str = "frl"
+
+    @property
+    def auroc_mean(self) -> float:
+        return float(np.mean(self.aurocs))
+
+    @property
+    def auroc_std(self) -> float:
+        return float(np.std(self.aurocs))
+
+
+@dataclass(frozen=True)
+class CrossValidatedAUROC:
+    """What :meth:`FallingRuleListClassifier.cross_validate` returns: the per-fold AUROCs of the FRL list."""
+
+    n_folds: int
+    random_state: int
+    aurocs: tuple
+
+    @property
+    def description(self) -> str:
+        return f"{self.n_folds}-fold stratified cross-validation"
+
+    def summary(self, method: str = "frl") -> _Summary:
+        if method != "frl":
+            raise FRLError(f"Method {method!r} was not evaluated; this result has frl")
+        return _Summary(self.aurocs)
+
+    def validation_summary(self, method: str = "frl") -> dict:
+        """The block a model file keeps under ``"validation"`` (see docs/model-format.md)."""
+        s = self.summary(method)
+        return {"method": self.description, "n_folds": self.n_folds, "auroc_mean": s.auroc_mean,
+                "auroc_std": s.auroc_std}
 
 
 def _plain(value):

@@ -216,7 +216,7 @@ def evaluation_report_html(result: EvaluationResult, *, title: str | None = None
         f"Baselines: {html.escape(settings.get('baseline_preprocessing', ''))}; SVM grid "
         f"{html.escape(str(settings.get('svm_grid')))}, LogReg grid {html.escape(str(settings.get('logreg_grid')))} "
         f"chosen by inner {settings.get('inner_folds')}-fold CV (AUROC); RF {settings.get('rf_trees')} trees.",
-    ] + [html.escape(n) for n in notes]
+    ] + [html.escape(f"At this size: {n}.") for n in settings.get("scaling") or ()] + [html.escape(n) for n in notes]
     fragments = figures_html(figures)
     body = (f"<h1>{html.escape(title)}</h1>\n{section}\n<div class=\"figures\">{''.join(fragments)}</div>\n"
             + "".join(f"<p class=\"note\">{d}</p>" for d in details))

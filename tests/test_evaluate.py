@@ -78,7 +78,7 @@ def test_summary_mean_std_list_lengths_and_times(result):
     svm_params = result.fold_results("svm")[0].best_params
     assert set(svm_params) == {"C", "gamma"} and set(result.fold_results("logreg")[0].best_params) == {"C"}
     table = result.auroc_table()
-    assert list(table["method"]) == ["FRL", "SVM", "LogReg", "CART", "RF"]
+    assert list(table["method"]) == ["FRL", "SVM", "LogReg", "CART", "RF", "HGB"]
     assert "FRL" in result.format_table() and "fold 3" in result.format_table()
     assert result.validation_summary() == {"method": "3-fold stratified cross-validation", "n_folds": 3,
                                            "auroc_mean": s.auroc_mean, "auroc_std": s.auroc_std}

@@ -29,7 +29,7 @@ if base is not None:
         v5.number_input("Seed", 0, 2**31 - 1, step=1, key=state.W_VAR_SEED, persist_state=state.PERSIST)
         running = state.running("fit")
         clicked = v6.button("Fit variant", type="primary", key="variant_button", icon=":material/play_arrow:",
-                            disabled=running, width="stretch")
+                            disabled=running or state.busy() is not None, width="stretch")
     if clicked and not running:
         settings = services.FitSettings(
             lam=float(ss[state.W_VAR_LAM]), min_support=round(float(ss[state.W_VAR_SUPPORT]) / 100, 6),

@@ -78,7 +78,7 @@ except FRLError as exc:
 running = state.running("fit")
 spec = services.FitSpec(data.key, data.name, inputs.target, inputs.event, inputs.choices, settings, posterior)
 clicked = st.button("Fit the rule list", type="primary", icon=":material/play_arrow:", key="fit_button",
-                    disabled=running or problem is not None)
+                    disabled=running or problem is not None or state.busy() is not None)
 if clicked and not running:
     ui.start_fit(spec, data, inputs.features, inputs.y)
 if st.button("Tune, then fit", icon=":material/grid_on:", key="tune_button", disabled=running or problem is not None,

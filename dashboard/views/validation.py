@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard import charts, jobs, services, state, ui
 from frl_engine.errors import FRLError
-from frl_engine.evaluate import METHOD_DESCRIPTIONS, METHOD_NAMES
+from frl_engine.validation.crossval import METHOD_DESCRIPTIONS, METHOD_NAMES
 from frl_engine.figures import calibration_figure, roc_figure
 
 ss = st.session_state
@@ -33,7 +33,7 @@ with st.container(border=True):
                "longer than a fit: about half a minute on the sample data, most of it the SVM's grid search.")
     running = state.running("validation")
     clicked = st.button("Run cross-validation", type="primary", icon=":material/play_arrow:", key="cv_button",
-                        disabled=running or not methods)
+                        disabled=running or not methods or state.busy() is not None)
 if clicked and not running:
     try:
         features, y, _ = services.split_outcome(fit.data.frame, fit.spec.target, fit.spec.event)

@@ -1,5 +1,7 @@
 """Validation of a fitted falling rule list: everything here looks down at the estimator, nothing looks up.
 
+* :mod:`.crossval` -- cross-validation of the falling rule list against the
+  baselines on the same folds (``frl evaluate``; ``frl_engine.evaluate`` re-exports it).
 * :mod:`.metrics` -- pure functions: DeLong AUROC with its interval, Brier score,
   calibration intercept and slope, binomial intervals, net benefit.
 * :mod:`.external` -- a saved model scored on a new table (a later period, another

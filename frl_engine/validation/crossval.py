@@ -1,0 +1,831 @@
+"""What a falling rule list costs in accuracy: cross-validation against the paper's baselines.
+
+:func:`cross_validate_models` runs stratified k-fold cross-validation (paper
+section 5: 5 folds) of the FRL MAP list and of the paper's baselines from
+scikit-learn:
+
+* ``"frl"``  -- :class:`~frl_engine.estimator.FallingRuleListClassifier` on the
+  raw table (it binarises and mines rules on the training fold itself);
+* ``"svm"``  -- SVC with an RBF kernel, ``C`` x ``gamma`` tuned by grid search
+  in an inner stratified 3-fold cross-validation on the training fold (AUROC);
+* ``"logreg"`` -- L2-regularised logistic regression, ``C`` tuned the same way;
+* ``"cart"`` -- a decision tree (scikit-learn defaults, grown fully);
+* ``"rf"``   -- a random forest of 100 trees;
+* ``"hgb"``  -- scikit-learn's histogram gradient boosting (its defaults, early
+  stopping on a held-out tenth above 10,000 rows): the strong baseline an analyst
+  would otherwise pick.
+
+At real size (hospital exports of 10^4 - 10^5 rows) the baselines scale
+honestly, and the result says how (``settings["scaling"]``, printed under the
+table and in the report):
+
+* above :data:`TUNE_MAX_ROWS` training rows the inner grid search of SVM and
+  LogReg runs on a stratified random subsample of that many rows; the chosen
+  setting is then refitted on the whole training fold;
+* above :data:`SVM_EXACT_MAX_ROWS` training rows the SVM's RBF kernel is
+  approximated by :class:`~sklearn.kernel_approximation.Nystroem` features
+  (:data:`NYSTROEM_COMPONENTS` landmarks) feeding a linear SVM, tuned over the
+  same C x gamma grid (an exact kernel SVM is quadratic to cubic in the rows);
+* above :data:`RF_MAX_SAMPLES` training rows each tree of the random forest
+  grows on a bootstrap sample of that many rows;
+* categorical columns are one-hot encoded on their :data:`MAX_LEVELS` most
+  frequent levels plus one "other" level (so an ICD code column does not turn
+  into hundreds of columns).
+
+Below these sizes nothing changes (the paper's data sets are all below them).
+
+The baselines need numbers: numeric columns are imputed with the training
+fold's median (and standardised for SVM and logistic regression), categorical
+columns are imputed with the most frequent category and one-hot encoded -- all
+inside a :class:`~sklearn.pipeline.Pipeline` fitted on the training fold only.
+
+Everything the run produced is kept in a frozen :class:`EvaluationResult`:
+per method and fold the test rows, their outcomes and scores, the ROC curve,
+the AUROC, the fit time, the FRL list (length, rules, mined candidates) and
+its per-rule calibration on the test fold.  It serialises to JSON
+(:meth:`EvaluationResult.to_dict` / :meth:`EvaluationResult.from_dict`) and
+knows nothing about plotting; :mod:`frl_engine.figures` draws it.
+
+Randomness: the fold split and every (method, fold) fit get their own seed,
+derived from ``random_state`` by :class:`numpy.random.SeedSequence` with a
+spawn key naming the method and the fold.  No global state is used, so the
+numbers do not depend on ``n_jobs``, on the order the tasks run in, or on
+which other methods are evaluated alongside.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from ..errors import FRLError
+from ..folds import fit_seed, split_seed, stratified_folds
+from ..io import to_jsonable
+from ..stopping import CancelToken, run_tasks
+
+__all__ = [
+    "METHODS", "METHOD_NAMES", "SVM_GRID", "LOGREG_GRID", "INNER_FOLDS", "RF_TREES", "RESULT_FORMAT",
+    "CalibrationBin", "FoldResult", "MethodSummary", "EvaluationResult", "cross_validate_models",
+    "check_methods", "method_seed", "split_seed", "mean_roc_curve", "PAPER_METHODS", "TUNE_MAX_ROWS",
+    "SVM_EXACT_MAX_ROWS", "NYSTROEM_COMPONENTS", "RF_MAX_SAMPLES", "MAX_LEVELS",
+]
+
+METHODS = ("frl", "svm", "logreg", "cart", "rf", "hgb")
+PAPER_METHODS = ("frl", "svm", "logreg", "cart", "rf")  # the paper's Table 3
+METHOD_NAMES = {"frl": "FRL", "svm": "SVM", "logreg": "LogReg", "cart": "CART", "rf": "RF", "hgb": "HGB"}
+METHOD_DESCRIPTIONS = {
+    "frl": "falling rule list (MAP by simulated annealing) on the raw table",
+    "svm": "SVM, RBF kernel; C x gamma by grid search in nested 3-fold CV",
+    "logreg": "L2 logistic regression; C by grid search in nested 3-fold CV",
+    "cart": "CART decision tree (scikit-learn defaults)",
+    "rf": "random forest, 100 trees",
+    "hgb": "histogram gradient boosting (scikit-learn defaults)",
+}
+SVM_GRID = {"C": (0.1, 1.0, 10.0), "gamma": ("scale", 0.01, 0.1)}
+LOGREG_GRID = {"C": (0.01, 0.1, 1.0, 10.0, 100.0)}
+INNER_FOLDS = 3
+RF_TREES = 100
+TUNE_MAX_ROWS = 5_000
+SVM_EXACT_MAX_ROWS = 10_000
+NYSTROEM_COMPONENTS = 300
+RF_MAX_SAMPLES = 10_000
+MAX_LEVELS = 20
+MISSING_LEVEL = "(missing)"  # a missing category is a level of its own for the baselines
+#: Cell values that mean "missing" in hospital exports (besides empty cells), compared after stripping blanks.
+BASELINE_PREPROCESSING = ("columns read as the falling rule list reads them (missing markers, kinds; identifiers "
+                          "and near-constant columns left out); numeric columns: median imputation (+ standardisation for SVM and LogReg; HGB keeps "
+                          "missing values as such); categorical columns: missing as a level of its own + one-hot of the "
+                          f"{MAX_LEVELS} most frequent levels (the rest as one 'other' level); fitted on each "
+                          "training fold only")
+RESULT_FORMAT = "frl-evaluation"
+RESULT_FORMAT_VERSION = 1
+CV_DESCRIPTION = "{k}-fold stratified cross-validation"
+
+
+# ---------------------------------------------------------------------------------------------- result objects
+@dataclass(frozen=True)
+class CalibrationBin:
+    """One rule of a fold's FRL list, scored on that fold's test rows.
+
+    ``predicted`` is the risk the list learned on the training fold;
+    ``count`` test rows fall into the rule, ``positives`` of them are events.
+    """
+
+    position: int      # 0 = top rule ... L = the default (ELSE) rule
+    rule: str          # the rule's conditions ("" for the default rule)
+    predicted: float
+    count: int
+    positives: int
+
+    @property
+    def observed(self) -> float | None:
+        """The observed event rate on the test rows, or None when no test row falls into the rule."""
+        return self.positives / self.count if self.count else None
+
+    def to_dict(self) -> dict:
+        return {"position": self.position, "rule": self.rule, "predicted": self.predicted, "count": self.count,
+                "positives": self.positives, "observed": self.observed}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CalibrationBin":
+        return cls(int(d["position"]), str(d["rule"]), float(d["predicted"]), int(d["count"]), int(d["positives"]))
+
+
+@dataclass(frozen=True)
+class FoldResult:
+    """One method on one test fold.
+
+    Attributes
+    ----------
+    method : str
+        ``"frl"``, ``"svm"``, ``"logreg"``, ``"cart"`` or ``"rf"``.
+    fold : int
+        0-based fold number.
+    seed : int
+        The seed this fit used (derived from the run's ``random_state``).
+    test_index : tuple of int
+        Rows (positions in the evaluated table) of the test fold.
+    y_true : tuple of bool
+        Their outcomes.
+    scores : tuple of float
+        The method's score for each test row (FRL: risk; SVM: decision
+        function; others: predicted probability of the event).
+    fpr, tpr : tuple of float
+        The ROC curve (scikit-learn's ``roc_curve``).
+    auroc : float
+    fit_seconds, predict_seconds : float
+        Wall time of fitting on the training fold (grid search included) and
+        of scoring the test fold.
+    list_length : int or None
+        FRL: the number of rules in the list (default rule not counted).
+    rules : tuple of str
+        FRL: the list's rules, top first.
+    n_candidates : int or None
+        FRL: the number of rules mined on the training fold.
+    calibration : tuple of CalibrationBin
+        FRL: every rule of the list (default last) on the test fold; the
+        counts add up to the test fold's size.
+    best_params : dict
+        SVM and LogReg: the grid point the inner cross-validation chose.
+    """
+
+    method: str
+    fold: int
+    seed: int
+    test_index: tuple[int, ...] = field(repr=False)
+    y_true: tuple[bool, ...] = field(repr=False)
+    scores: tuple[float, ...] = field(repr=False)
+    fpr: tuple[float, ...] = field(repr=False)
+    tpr: tuple[float, ...] = field(repr=False)
+    auroc: float
+    fit_seconds: float
+    predict_seconds: float
+    list_length: int | None = None
+    rules: tuple[str, ...] = field(default=(), repr=False)
+    n_candidates: int | None = None
+    calibration: tuple[CalibrationBin, ...] = field(default=(), repr=False)
+    best_params: dict = field(default_factory=dict)
+
+    @property
+    def n_test(self) -> int:
+        return len(self.test_index)
+
+    def to_dict(self) -> dict:
+        return {
+            "method": self.method, "fold": self.fold, "seed": self.seed,
+            "auroc": self.auroc, "fit_seconds": self.fit_seconds, "predict_seconds": self.predict_seconds,
+            "list_length": self.list_length, "n_candidates": self.n_candidates, "rules": list(self.rules),
+            "best_params": dict(self.best_params),
+            "fpr": list(self.fpr), "tpr": list(self.tpr),
+            "calibration": [c.to_dict() for c in self.calibration],
+            "test_index": list(self.test_index), "y_true": list(self.y_true), "scores": list(self.scores),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FoldResult":
+        return cls(
+            method=str(d["method"]), fold=int(d["fold"]), seed=int(d["seed"]),
+            test_index=tuple(int(i) for i in d["test_index"]), y_true=tuple(bool(v) for v in d["y_true"]),
+            scores=tuple(float(s) for s in d["scores"]), fpr=tuple(float(v) for v in d["fpr"]),
+            tpr=tuple(float(v) for v in d["tpr"]), auroc=float(d["auroc"]), fit_seconds=float(d["fit_seconds"]),
+            predict_seconds=float(d["predict_seconds"]),
+            list_length=None if d.get("list_length") is None else int(d["list_length"]),
+            rules=tuple(str(r) for r in d.get("rules", ())),
+            n_candidates=None if d.get("n_candidates") is None else int(d["n_candidates"]),
+            calibration=tuple(CalibrationBin.from_dict(c) for c in d.get("calibration", ())),
+            best_params=dict(d.get("best_params") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class MethodSummary:
+    """One method over all folds: AUROC mean and standard deviation (population, ddof=0), times, list lengths."""
+
+    method: str
+    aurocs: tuple[float, ...]
+    auroc_mean: float
+    auroc_std: float
+    fit_seconds: tuple[float, ...]
+    list_lengths: tuple[int, ...] | None
+
+    @property
+    def name(self) -> str:
+        return METHOD_NAMES.get(self.method, self.method)
+
+    @property
+    def fit_seconds_mean(self) -> float:
+        return float(np.mean(self.fit_seconds))
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "name": self.name, "auroc_mean": self.auroc_mean, "auroc_std": self.auroc_std,
+                "aurocs": list(self.aurocs), "fit_seconds": list(self.fit_seconds),
+                "fit_seconds_mean": self.fit_seconds_mean,
+                "list_lengths": None if self.list_lengths is None else list(self.list_lengths)}
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Everything a cross-validation run produced; plain data, JSON round-trippable.
+
+    Attributes
+    ----------
+    methods : tuple of str
+        The methods evaluated, in the order asked for.
+    n_folds : int
+    random_state : int
+        The seed everything was derived from (drawn once if None was given).
+    n_rows, n_positive : int
+        Size of the evaluated table and its number of events.
+    folds : tuple of FoldResult
+        Method-major: all folds of ``methods[0]``, then of ``methods[1]`` ...
+    frl_params : dict
+        The FRL settings (everything but the per-fold seed and ``n_jobs``).
+    settings : dict
+        Baseline grids, inner folds, forest size, preprocessing, the split seed.
+    dataset : str or None
+        A name for the data (file name or UCI data set).
+    feature_names : tuple of str
+    elapsed_seconds : float
+        Wall time of the whole run.
+    """
+
+    methods: tuple[str, ...]
+    n_folds: int
+    random_state: int
+    n_rows: int
+    n_positive: int
+    folds: tuple[FoldResult, ...] = field(repr=False)
+    frl_params: dict = field(default_factory=dict, repr=False)
+    settings: dict = field(default_factory=dict, repr=False)
+    dataset: str | None = None
+    feature_names: tuple[str, ...] = field(default=(), repr=False)
+    elapsed_seconds: float = 0.0
+
+    # ---- access
+    def fold_results(self, method: str) -> tuple[FoldResult, ...]:
+        """The fold results of one method, by fold."""
+        if method not in self.methods:
+            raise FRLError(f"Method {method!r} was not evaluated; this result has {', '.join(self.methods)}")
+        return tuple(sorted((f for f in self.folds if f.method == method), key=lambda f: f.fold))
+
+    def summary(self, method: str) -> MethodSummary:
+        results = self.fold_results(method)
+        aurocs = tuple(f.auroc for f in results)
+        lengths = tuple(f.list_length for f in results) if method == "frl" else None
+        return MethodSummary(method, aurocs, float(np.mean(aurocs)), float(np.std(aurocs)),
+                             tuple(f.fit_seconds for f in results), lengths)
+
+    def summaries(self) -> dict[str, MethodSummary]:
+        return {m: self.summary(m) for m in self.methods}
+
+    @property
+    def description(self) -> str:
+        return CV_DESCRIPTION.format(k=self.n_folds)
+
+    def validation_summary(self, method: str = "frl") -> dict:
+        """The block a model file keeps under ``"validation"`` (see docs/model-format.md)."""
+        s = self.summary(method)
+        return {"method": self.description, "n_folds": self.n_folds, "auroc_mean": s.auroc_mean,
+                "auroc_std": s.auroc_std}
+
+    def auroc_table(self) -> pd.DataFrame:
+        """One row per method: mean and std of the AUROC, each fold's AUROC, mean fit time, FRL list lengths."""
+        rows = []
+        for method in self.methods:
+            s = self.summary(method)
+            row = {"method": s.name, "auroc_mean": s.auroc_mean, "auroc_std": s.auroc_std}
+            row.update({f"fold {i + 1}": a for i, a in enumerate(s.aurocs)})
+            row["fit_seconds"] = s.fit_seconds_mean
+            row["list_lengths"] = "" if s.list_lengths is None else " ".join(map(str, s.list_lengths))
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def format_table(self) -> str:
+        """The AUROC table as text, like the paper's Table 3 with the folds spelled out."""
+        head = f"{'Method':<8} {'AUROC (std)':<12} " + " ".join(f"{'fold ' + str(i + 1):>6}" for i in range(self.n_folds))
+        head += f" {'fit s':>7}  list lengths"
+        lines = [f"{self.description} of {self.n_rows} rows ({self.n_positive} events, "
+                 f"{100 * self.n_positive / max(self.n_rows, 1):.1f}%), seed {self.random_state}", head]
+        for method in self.methods:
+            s = self.summary(method)
+            cells = " ".join(f"{a:6.3f}" for a in s.aurocs)
+            lengths = "" if s.list_lengths is None else " ".join(map(str, s.list_lengths))
+            lines.append(f"{s.name:<8} {_fmt_auroc(s.auroc_mean, s.auroc_std):<12} {cells} "
+                         f"{s.fit_seconds_mean:7.2f}  {lengths}")
+        lines.extend(f"Note: {note}." for note in self.settings.get("scaling") or ())
+        return "\n".join(lines)
+
+    def calibration_table(self, method: str = "frl") -> pd.DataFrame:
+        """Per fold and rule: predicted risk, observed rate, count and events on the test fold."""
+        rows = []
+        for f in self.fold_results(method):
+            for c in f.calibration:
+                rows.append({"fold": f.fold, "position": c.position, "rule": c.rule or "(default)",
+                             "predicted": c.predicted, "observed": c.observed, "count": c.count,
+                             "positives": c.positives})
+        return pd.DataFrame(rows, columns=["fold", "position", "rule", "predicted", "observed", "count", "positives"])
+
+    def without_timings(self) -> "EvaluationResult":
+        """The same result with every wall-clock time set to 0 (for comparing runs)."""
+        return replace(self, elapsed_seconds=0.0,
+                       folds=tuple(replace(f, fit_seconds=0.0, predict_seconds=0.0) for f in self.folds))
+
+    # ---- serialisation
+    def to_dict(self) -> dict:
+        return {
+            "format": RESULT_FORMAT, "format_version": RESULT_FORMAT_VERSION,
+            "description": self.description, "dataset": self.dataset,
+            "methods": list(self.methods), "n_folds": self.n_folds, "random_state": self.random_state,
+            "n_rows": self.n_rows, "n_positive": self.n_positive, "feature_names": list(self.feature_names),
+            "elapsed_seconds": self.elapsed_seconds,
+            "summary": {m: self.summary(m).to_dict() for m in self.methods},
+            "frl_params": to_jsonable(self.frl_params), "settings": to_jsonable(self.settings),
+            "folds": [f.to_dict() for f in self.folds],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EvaluationResult":
+        if not isinstance(d, dict) or d.get("format") != RESULT_FORMAT:
+            raise FRLError(f"This is not an evaluation result (no \"format\": \"{RESULT_FORMAT}\"): "
+                           "give a file written by `frl evaluate --out`")
+        if d.get("format_version") != RESULT_FORMAT_VERSION:
+            raise FRLError(f"Evaluation result format version {d.get('format_version')!r}; "
+                           f"this frl reads version {RESULT_FORMAT_VERSION}")
+        try:
+            return cls(
+                methods=tuple(d["methods"]), n_folds=int(d["n_folds"]), random_state=int(d["random_state"]),
+                n_rows=int(d["n_rows"]), n_positive=int(d["n_positive"]),
+                folds=tuple(FoldResult.from_dict(f) for f in d["folds"]),
+                frl_params=to_jsonable(d.get("frl_params") or {}), settings=d.get("settings") or {},
+                dataset=d.get("dataset"), feature_names=tuple(d.get("feature_names") or ()),
+                elapsed_seconds=float(d.get("elapsed_seconds", 0.0)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise FRLError(f"The evaluation result is damaged or incomplete ({type(exc).__name__}: {exc})") from None
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "EvaluationResult":
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise FRLError(f"The evaluation result is not valid JSON ({exc.msg})") from None
+
+    def save(self, path) -> None:
+        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path) -> "EvaluationResult":
+        path = Path(path)
+        if not path.is_file():
+            raise FRLError(f"Evaluation result not found: {path}")
+        return cls.from_json(path.read_text(encoding="utf-8"))
+
+
+def _fmt_auroc(mean: float, std: float) -> str:
+    return f"{mean:.3f} ({std:.3f})"
+
+
+def mean_roc_curve(fold_results, n_points: int = 101) -> tuple[np.ndarray, np.ndarray]:
+    """The mean ROC curve over folds: TPR averaged on a common FPR grid.
+
+    Each fold's curve is read right-continuously (at an FPR where the curve
+    rises vertically, the top of the rise) and linearly between its points;
+    the mean curve starts at (0, 0).  Returns ``(fpr, tpr)``.
+    """
+    grid = np.linspace(0.0, 1.0, n_points)
+    curves = []
+    for f in fold_results:
+        fpr, tpr = np.asarray(f.fpr, dtype=float), np.asarray(f.tpr, dtype=float)
+        i = np.clip(np.searchsorted(fpr, grid, side="right") - 1, 0, len(fpr) - 1)
+        j = np.minimum(i + 1, len(fpr) - 1)
+        span = fpr[j] - fpr[i]
+        weight = np.where(span > 0, (grid - fpr[i]) / np.where(span > 0, span, 1.0), 0.0)
+        curves.append(tpr[i] + weight * (tpr[j] - tpr[i]))
+    if not curves:
+        return np.array([0.0, 1.0]), np.array([0.0, 1.0])
+    mean = np.mean(curves, axis=0)
+    return np.concatenate([[0.0], grid]), np.concatenate([[0.0], mean])
+
+
+# ---------------------------------------------------------------------------------------------- checks and seeds
+def check_methods(methods) -> tuple[str, ...]:
+    """Methods as a tuple of known names; accepts ``"frl,svm"`` or a sequence.  Unknown names -> FRLError."""
+    if isinstance(methods, str):
+        methods = [m for m in methods.split(",")]
+    try:
+        names = [str(m).strip().lower() for m in methods]
+    except TypeError:
+        raise FRLError(f"methods must be a list of names from {', '.join(METHODS)}, got {methods!r}") from None
+    names = [m for m in names if m]
+    if not names:
+        raise FRLError(f"No method to evaluate: choose from {', '.join(METHODS)}")
+    unknown = [m for m in names if m not in METHODS]
+    if unknown:
+        raise FRLError(f"Unknown method{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                       f"choose from {', '.join(METHODS)}")
+    return tuple(dict.fromkeys(names))
+
+
+def _check_random_state(random_state) -> int:
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise FRLError(f"random_state must be a whole number >= 0 (or None), got {random_state!r}")
+    return int(random_state)
+
+
+def method_seed(random_state: int, method: str, fold: int) -> int:
+    """The seed of ``method`` on ``fold``: independent of the other methods, folds and of ``n_jobs``."""
+    return fit_seed(random_state, METHODS.index(method), fold)
+
+
+def _check_y(y_event, n_rows: int) -> np.ndarray:
+    y = np.asarray(y_event)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise FRLError(f"y_event must be one value per row, got an array of shape {y.shape}")
+    if len(y) != n_rows:
+        raise FRLError(f"y_event has {len(y)} values but X has {n_rows} rows: they must match")
+    if y.dtype != bool:
+        values = set(pd.unique(pd.Series(y, dtype=object)).tolist())
+        if not values <= {0, 1, True, False} or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+            shown = ", ".join(sorted(map(repr, values))[:6])
+            raise FRLError(f"y_event must be true/false (the event) for each row, got values {shown}: "
+                           "turn the outcome into an event with frl_engine.io.split_target")
+        y = y.astype(bool)
+    return y
+
+
+def _check_folds(n_folds, y: np.ndarray) -> int:
+    if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral):
+        raise FRLError(f"The number of folds must be a whole number, got {n_folds!r}")
+    if n_folds < 2:
+        raise FRLError(f"Cross-validation needs at least 2 folds, got {n_folds}")
+    n_events, n_rest = int(y.sum()), int((~y).sum())
+    minority = min(n_events, n_rest)
+    if n_folds > minority:
+        which = "events" if n_events <= n_rest else "non-events"
+        raise FRLError(f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events, but the data has "
+                       f"only {minority} {which}: use at most {minority} folds" if minority >= 2 else
+                       f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events, but the data has "
+                       f"only {minority} {which}: cross-validation is impossible")
+    return int(n_folds)
+
+
+def _frl_params(frl_params) -> dict:
+    from ..estimator import FallingRuleListClassifier
+
+    params = dict(frl_params or {})
+    known = set(FallingRuleListClassifier().get_params())
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise FRLError(f"Unknown FRL setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                       f"use FallingRuleListClassifier's parameters ({', '.join(sorted(known))})")
+    for name in ("random_state", "n_jobs", "positive_class"):
+        params.pop(name, None)  # set per fold / fixed: the event is y_event == True
+    return params
+
+
+# ---------------------------------------------------------------------------------------------- models
+def _baseline_frame(X: pd.DataFrame, column_kinds: dict | None = None,
+                    exclude=()) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The columns the baselines use: float (numeric, yes/no; NaN if missing) or integer level labels (categories).
+
+    Each column is read as the falling rule list reads it (:func:`frl_engine.columns.read_columns`,
+    with the same ``column_kinds`` and ``exclude``): missing markers such as ``?`` are missing, age
+    bands are numbers, integer codes are labels (missing is a level of its own); identifiers,
+    (near-)constant, empty and date columns are left out.  A type conversion only; nothing is learned from the data here.
+    """
+    from ..columns import boolean_values, missing_mask, numeric_values, read_columns
+
+    out = {}
+    numeric, categorical = [], []
+    for reading, column in zip(read_columns(X, column_kinds=column_kinds, exclude=exclude), X.columns):
+        series = X[column]
+        name = str(column)
+        if reading.kind == "numeric":
+            out[name] = numeric_values(series, name)
+            numeric.append(name)
+        elif reading.kind == "boolean":
+            values = boolean_values(series, name).astype(float)
+            values[missing_mask(series)] = np.nan
+            out[name] = values
+            numeric.append(name)
+        elif reading.kind in ("categorical", "code", "nominal"):
+            missing = missing_mask(series)
+            labels = series.astype(str).str.strip().astype(object)
+            labels[missing] = MISSING_LEVEL
+            # Integer labels of the levels (a renaming, nothing learned): one-hot encoding integers is many
+            # times faster than encoding text, and the encoder still learns the frequent levels per fold.
+            out[name] = pd.factorize(labels)[0]
+            categorical.append(name)
+    return pd.DataFrame(out, index=X.index), numeric, categorical
+
+
+class RBFFeatures(TransformerMixin, BaseEstimator):
+    """Nystroem features of an RBF kernel whose ``gamma`` may be ``"scale"`` (as SVC's: 1 / (n_features * var))."""
+
+    def __init__(self, gamma="scale", n_components=NYSTROEM_COMPONENTS, random_state=None):
+        self.gamma = gamma
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def fit(self, X, y=None):  # noqa: ARG002
+        from sklearn.kernel_approximation import Nystroem
+
+        X = np.asarray(X, dtype=float)
+        gamma = self.gamma
+        if isinstance(gamma, str):
+            variance = float(X.var())
+            gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+        self.gamma_ = float(gamma)
+        self.nystroem_ = Nystroem(kernel="rbf", gamma=self.gamma_, n_components=min(self.n_components, len(X)),
+                                  random_state=self.random_state).fit(X)
+        return self
+
+    def transform(self, X):
+        return self.nystroem_.transform(np.asarray(X, dtype=float))
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X, y).transform(X)
+
+
+def scaling_notes(methods, n_train: int) -> list[str]:
+    """What the baselines do differently at this training-fold size (empty below every threshold)."""
+    notes = []
+    if n_train > TUNE_MAX_ROWS and any(m in methods for m in ("svm", "logreg")):
+        notes.append(f"SVM and LogReg settings chosen by the inner grid search on a stratified random subsample of "
+                     f"{TUNE_MAX_ROWS:,} of the {n_train:,} training rows, then refitted on all of them")
+    if n_train > SVM_EXACT_MAX_ROWS and "svm" in methods:
+        notes.append(f"SVM: RBF kernel approximated by {NYSTROEM_COMPONENTS} Nystroem features + a linear SVM "
+                     f"(an exact kernel SVM does not scale beyond about {SVM_EXACT_MAX_ROWS:,} rows)")
+    if n_train > RF_MAX_SAMPLES and "rf" in methods:
+        notes.append(f"RF: each tree grown on a bootstrap sample of {RF_MAX_SAMPLES:,} rows")
+    return notes
+
+
+def _baseline_model(method: str, numeric: list[str], categorical: list[str], seed: int, n_train: int = 0):
+    """The (unfitted) pipeline of a baseline and its tuning grid (None when it has none)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+    from sklearn.svm import SVC, LinearSVC
+    from sklearn.tree import DecisionTreeClassifier
+
+    transformers = []
+    if method == "hgb":  # missing values and categories handled natively
+        if numeric:
+            transformers.append(("numeric", "passthrough", numeric))
+        if categorical:
+            transformers.append(("categorical", OrdinalEncoder(
+                handle_unknown="use_encoded_value", unknown_value=np.nan, max_categories=250), categorical))
+        prepare = ColumnTransformer(transformers, remainder="drop")
+        n_numeric = len(numeric)
+        model = HistGradientBoostingClassifier(
+            categorical_features=[n_numeric + i for i in range(len(categorical))] or None, random_state=seed)
+        return Pipeline([("prepare", prepare), ("model", model)]), None
+    scale = method in ("svm", "logreg")
+    numeric_steps = [("impute", SimpleImputer(strategy="median"))] + ([("scale", StandardScaler())] if scale else [])
+    if numeric:
+        transformers.append(("numeric", Pipeline(numeric_steps), numeric))
+    if categorical:
+        transformers.append(("categorical", OneHotEncoder(handle_unknown="infrequent_if_exist",
+                                                          max_categories=MAX_LEVELS + 1, sparse_output=False),
+                             categorical))
+    prepare = ColumnTransformer(transformers, remainder="drop")
+    if method == "svm" and n_train > SVM_EXACT_MAX_ROWS:
+        steps = [("prepare", prepare), ("rbf", RBFFeatures(random_state=seed)),
+                 ("model", LinearSVC(C=1.0, dual=False, random_state=seed, max_iter=5000))]
+        grid = {"model__C": list(SVM_GRID["C"]), "rbf__gamma": list(SVM_GRID["gamma"])}
+        return Pipeline(steps), grid
+    if method == "svm":
+        model = SVC(kernel="rbf", random_state=seed)
+        grid = {f"model__{k}": list(v) for k, v in SVM_GRID.items()}
+    elif method == "logreg":
+        model = LogisticRegression(C=1.0, max_iter=5000, random_state=seed)
+        grid = {f"model__{k}": list(v) for k, v in LOGREG_GRID.items()}
+    elif method == "cart":
+        model, grid = DecisionTreeClassifier(random_state=seed), None
+    elif method == "rf":
+        model, grid = RandomForestClassifier(n_estimators=RF_TREES, random_state=seed, n_jobs=1,
+                                             max_samples=RF_MAX_SAMPLES if n_train > RF_MAX_SAMPLES else None), None
+    else:  # pragma: no cover - checked before
+        raise FRLError(f"Unknown method {method!r}")
+    return Pipeline([("prepare", prepare), ("model", model)]), grid
+
+
+def _fit_baseline(method: str, numeric, categorical, seed: int, X: pd.DataFrame, y: np.ndarray):
+    """Fit a baseline on a training fold (tuning its grid by inner CV); returns ``(model, best_params)``."""
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
+
+    import tempfile
+
+    from joblib import Memory
+
+    pipeline, grid = _baseline_model(method, numeric, categorical, seed, len(y))
+    if grid is None:
+        return pipeline.fit(X, y), {}
+    inner = StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed)
+    rows = np.arange(len(y))
+    if len(y) > TUNE_MAX_ROWS:
+        rows = np.sort(train_test_split(rows, train_size=TUNE_MAX_ROWS, stratify=y, random_state=seed)[0])
+    with tempfile.TemporaryDirectory(prefix="frl-grid-") as cache:
+        # The grid points of one inner fold share its preprocessing (fitted once, on that fold only).
+        cached = clone(pipeline).set_params(memory=Memory(cache, verbose=0))
+        search = GridSearchCV(cached, grid, scoring="roc_auc", cv=inner, n_jobs=1, refit=False, error_score="raise")
+        search.fit(X.iloc[rows], y[rows])
+    best = dict(search.best_params_)
+    model = clone(pipeline).set_params(**best).fit(X, y)
+    return model, best
+
+
+def _scores(model, X) -> np.ndarray:
+    classes = list(model.classes_)
+    return np.asarray(model.predict_proba(X)[:, classes.index(True)], dtype=float)
+
+
+def _run_fold(shared, method: str, fold: int, seed: int, frl_params: dict) -> FoldResult:
+    """One method on one fold; ``shared`` = (X, X_numeric, numeric, categorical, y, splits), sent once per worker."""
+    import warnings
+
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    X, X_numeric, numeric, categorical, y, splits = shared
+    train, test = splits[fold]
+    extra = {}
+    if method == "frl":
+        from ..estimator import FallingRuleListClassifier
+
+        model = FallingRuleListClassifier(**frl_params, random_state=seed, n_jobs=1, positive_class=True)
+        started = time.perf_counter()
+        model.fit(X.iloc[train], y[train])
+        fit_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        position = model.apply(X.iloc[test])
+        scores = model.probabilities_[position].astype(float)
+        predict_seconds = time.perf_counter() - started
+        y_test = y[test]
+        calibration = []
+        for p in range(len(model.rules_) + 1):
+            inside = position == p
+            calibration.append(CalibrationBin(p, model.rules_[p] if p < len(model.rules_) else "",
+                                              float(model.probabilities_[p]), int(inside.sum()),
+                                              int(y_test[inside].sum())))
+        extra = {"list_length": len(model.rules_), "rules": tuple(model.rules_),
+                 "n_candidates": len(model.candidate_names_), "calibration": tuple(calibration)}
+    else:
+        started = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=UserWarning)  # e.g. all-missing column dropped by the imputer
+            warnings.simplefilter("ignore", category=FutureWarning)
+            model, best = _fit_baseline(method, numeric, categorical, seed, X_numeric.iloc[train], y[train])
+        fit_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        if method == "svm":
+            scores = np.asarray(model.decision_function(X_numeric.iloc[test]), dtype=float)
+        else:
+            scores = _scores(model, X_numeric.iloc[test])
+        predict_seconds = time.perf_counter() - started
+        if best:
+            extra["best_params"] = {k.split("__", 1)[1]: to_jsonable(v) for k, v in best.items()}
+    y_test = y[test]
+    fpr, tpr, _ = roc_curve(y_test, scores)
+    return FoldResult(
+        method=method, fold=fold, seed=seed, test_index=tuple(int(i) for i in test),
+        y_true=tuple(bool(v) for v in y_test), scores=tuple(float(s) for s in scores),
+        fpr=tuple(float(v) for v in fpr), tpr=tuple(float(v) for v in tpr),
+        auroc=float(roc_auc_score(y_test, scores)), fit_seconds=float(fit_seconds),
+        predict_seconds=float(predict_seconds), **extra,
+    )
+
+
+# Rough relative cost, so the slow tasks start first and two workers stay busy.
+_COST = {"svm": 0, "rf": 1, "frl": 2, "logreg": 3, "cart": 4, "hgb": 5}
+
+
+def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_params: dict | None = None,
+                          random_state: int | None = 0, n_jobs: int | None = None,
+                          dataset: str | None = None, progress=None,
+                          cancel: CancelToken | None = None) -> EvaluationResult:
+    """Stratified k-fold cross-validation of FRL and the paper's baselines.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The raw features (FRL uses them as they are; the baselines get an
+        imputed, one-hot encoded and, for SVM/LogReg, standardised copy,
+        prepared on each training fold).  An array is given names x0, x1, ...
+    y_event : array of bool
+        The event for each row (e.g. from :func:`frl_engine.io.split_target`).
+    n_folds : int, default 5
+        At least 2 and at most the number of rows of the rarer outcome.
+    methods : sequence of str or "frl,svm,..."
+        Any of ``"frl"``, ``"svm"``, ``"logreg"``, ``"cart"``, ``"rf"``, ``"hgb"``.
+    frl_params : dict, optional
+        Settings of :class:`~frl_engine.estimator.FallingRuleListClassifier`
+        (e.g. ``{"n_steps": 5000, "thresholds": {"Age": [45, 60]}}``); the seed
+        is set per fold.
+    random_state : int or None, default 0
+        Seed of the fold split and of every fit (None: drawn once and recorded).
+    n_jobs : int or None
+        Worker processes over (method, fold) tasks (None = 1, in this process;
+        -1 = all cores).  The numbers do not depend on it.
+    dataset : str, optional
+        A name for the data, kept in the result.
+    progress : callable, optional
+        ``progress(done, total)`` is called in this process each time a
+        (method, fold) fit finishes, for a progress bar.  It does not change the numbers.
+    cancel : CancelToken, optional
+        Stops the run between fits and kills its workers when cancelled
+        (:mod:`frl_engine.stopping`); :class:`~frl_engine.stopping.Stopped` is raised.
+
+    Returns
+    -------
+    EvaluationResult
+    """
+
+    started = time.perf_counter()
+    methods = check_methods(methods)
+    if not isinstance(X, pd.DataFrame):
+        array = np.asarray(X)
+        if array.ndim != 2:
+            raise FRLError(f"X must be a table (rows x columns), got an array of shape {array.shape}")
+        X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise FRLError(f"X has {X.shape[0]} rows and {X.shape[1]} columns: cross-validation needs both")
+    X = X.reset_index(drop=True)
+    X.columns = [str(c) for c in X.columns]
+    y = _check_y(y_event, len(X))
+    n_folds = _check_folds(n_folds, y)
+    params = _frl_params(frl_params) if "frl" in methods else to_jsonable(dict(frl_params or {}))
+    random_state = _check_random_state(random_state)
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+        raise FRLError(f"n_jobs must be a whole number other than 0 (-1: all cores), got {n_jobs!r}")
+
+    splits = stratified_folds(y, n_folds, random_state)
+    needs_baseline = any(m != "frl" for m in methods)
+    X_numeric, numeric, categorical = (_baseline_frame(X, params.get("column_kinds"), params.get("exclude") or ())
+                                       if needs_baseline else (None, [], []))
+    if needs_baseline and not numeric and not categorical:
+        raise FRLError("X has no usable column for the baselines")
+
+    tasks = [(m, k) for m in methods for k in range(n_folds)]
+    ordered = sorted(tasks, key=lambda t: (_COST[t[0]], t[1]))
+    outputs = run_tasks(_run_fold, [(m, k, method_seed(random_state, m, k), params) for m, k in ordered],
+                        shared=(X, X_numeric, numeric, categorical, y, splits), n_jobs=n_jobs, token=cancel,
+                        on_done=progress)
+    by_task = {(f.method, f.fold): f for f in outputs}
+    folds = tuple(by_task[t] for t in tasks)
+    settings = {
+        "split_seed": split_seed(random_state),
+        "svm_grid": {k: list(v) for k, v in SVM_GRID.items()},
+        "logreg_grid": {k: list(v) for k, v in LOGREG_GRID.items()},
+        "inner_folds": INNER_FOLDS, "inner_scoring": "roc_auc", "rf_trees": RF_TREES,
+        "baseline_preprocessing": BASELINE_PREPROCESSING,
+        "numeric_columns": numeric, "categorical_columns": categorical,
+        "scaling": scaling_notes(methods, max(len(train) for train, _ in splits)),
+        "tune_max_rows": TUNE_MAX_ROWS, "svm_exact_max_rows": SVM_EXACT_MAX_ROWS,
+        "nystroem_components": NYSTROEM_COMPONENTS, "rf_max_samples": RF_MAX_SAMPLES, "max_levels": MAX_LEVELS,
+    }
+    return EvaluationResult(
+        methods=methods, n_folds=n_folds, random_state=random_state, n_rows=int(len(y)), n_positive=int(y.sum()),
+        folds=folds, frl_params=to_jsonable(params), settings=settings, dataset=dataset,
+        feature_names=tuple(X.columns), elapsed_seconds=float(time.perf_counter() - started),
+    )
+
