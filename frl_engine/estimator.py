@@ -167,7 +167,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def _as_frame(self, X, *, fitting: bool) -> pd.DataFrame:
         """X as a DataFrame with string column names; arrays get names x0, x1, ..."""
         if isinstance(X, pd.DataFrame):
-            frame = X.rename(columns=str)  # copy-on-write: no data is copied
+            # Text names already (the usual case): the frame as it is; else a renamed view (copy-on-write).
+            frame = X if X.columns.inferred_type in ("string", "empty") else X.rename(columns=str)
         else:
             if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
                 raise TypeError("Sparse input is not supported: pass a dense array or a DataFrame")
@@ -223,7 +224,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         y_array = column_or_1d(np.asarray(y), warn=True)
         if len(y_array) != len(frame):
             raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(frame)}, {len(y_array)}]")
-        if pd.isna(pd.Series(y_array, dtype=object)).any():
+        if (y_array.dtype.kind == "f" and np.isnan(y_array).any()) or (
+                y_array.dtype.kind not in "biuf" and pd.isna(pd.Series(y_array, dtype=object)).any()):
             raise ValueError("Input y contains NaN: remove the rows whose outcome is missing")
         target_type = type_of_target(y_array)
         if target_type in ("continuous", "continuous-multioutput", "multilabel-indicator", "multiclass-multioutput"):
