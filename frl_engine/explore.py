@@ -338,17 +338,9 @@ def _check_params(params) -> dict:
 
 
 def _prepare(X, y_event, n_folds, random_state):
-    from .evaluate import _check_folds, _check_random_state, _check_y
+    from .validation.crossval import _check_folds, _check_random_state, _check_y, check_table
 
-    if not isinstance(X, pd.DataFrame):
-        array = np.asarray(X)
-        if array.ndim != 2:
-            raise FRLError(f"X must be a table (rows x columns), got an array of shape {array.shape}")
-        X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise FRLError(f"X has {X.shape[0]} rows and {X.shape[1]} columns: exploring needs both")
-    X = X.reset_index(drop=True)
-    X.columns = [str(c) for c in X.columns]
+    X = check_table(X, "exploring")
     y = _check_y(y_event, len(X))
     return X, y, _check_folds(n_folds, y), _check_random_state(random_state)
 

@@ -739,6 +739,20 @@ def _run_fold(shared, method: str, fold: int, seed: int, frl_params: dict) -> Fo
 _COST = {"svm": 0, "rf": 1, "frl": 2, "logreg": 3, "cart": 4, "hgb": 5}
 
 
+def check_table(X, purpose: str) -> pd.DataFrame:
+    """X as a DataFrame with a fresh 0..n-1 index and text column names (arrays get x0, x1, ...)."""
+    if not isinstance(X, pd.DataFrame):
+        array = np.asarray(X)
+        if array.ndim != 2:
+            raise FRLError(f"X must be a table (rows x columns), got an array of shape {array.shape}")
+        X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise FRLError(f"X has {X.shape[0]} rows and {X.shape[1]} columns: {purpose} needs both")
+    X = X.reset_index(drop=True)
+    X.columns = [str(c) for c in X.columns]
+    return X
+
+
 def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_params: dict | None = None,
                           random_state: int | None = 0, n_jobs: int | None = None,
                           dataset: str | None = None, progress=None,
@@ -782,15 +796,7 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
 
     started = time.perf_counter()
     methods = check_methods(methods)
-    if not isinstance(X, pd.DataFrame):
-        array = np.asarray(X)
-        if array.ndim != 2:
-            raise FRLError(f"X must be a table (rows x columns), got an array of shape {array.shape}")
-        X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise FRLError(f"X has {X.shape[0]} rows and {X.shape[1]} columns: cross-validation needs both")
-    X = X.reset_index(drop=True)
-    X.columns = [str(c) for c in X.columns]
+    X = check_table(X, "cross-validation")
     y = _check_y(y_event, len(X))
     n_folds = _check_folds(n_folds, y)
     params = _frl_params(frl_params) if "frl" in methods else to_jsonable(dict(frl_params or {}))
