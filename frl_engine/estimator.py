@@ -227,7 +227,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         if (y_array.dtype.kind == "f" and np.isnan(y_array).any()) or (
                 y_array.dtype.kind not in "biuf" and pd.isna(pd.Series(y_array, dtype=object)).any()):
             raise ValueError("Input y contains NaN: remove the rows whose outcome is missing")
-        target_type = type_of_target(y_array)
+        target_type = "binary" if y_array.dtype == bool else type_of_target(y_array)
         if target_type in ("continuous", "continuous-multioutput", "multilabel-indicator", "multiclass-multioutput"):
             raise ValueError(f"Unknown label type: {target_type}. A falling rule list needs a two-valued outcome.")
         classes = np.unique(y_array)

@@ -562,20 +562,20 @@ def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
         raise DataError(f"Expected a table (pandas DataFrame), got {type(frame).__name__}: load the data as a table")
     if frame.shape[1] == 0 or len(frame) == 0:
         raise DataError(f"The rule table is empty ({len(frame)} rows, {frame.shape[1]} columns): give it rows and rule columns")
-    columns = list(frame.columns)
-    for position, column in enumerate(columns):
-        if not isinstance(column, str) or not column:
-            raise DataError(
-                f"Column {position} is named {column!r}, but rule columns need text names: name the columns"
-            )
+    columns = frame.columns.tolist()  # at once: iterating an Arrow-backed index name by name is slow
+    if frame.columns.inferred_type != "string" or not all(columns):
+        for position, column in enumerate(columns):
+            if not isinstance(column, str) or not column:
+                raise DataError(
+                    f"Column {position} is named {column!r}, but rule columns need text names: name the columns"
+                )
     repeated = sorted(c for c, k in pd.Series(columns).value_counts().items() if k > 1) if not frame.columns.is_unique else []
     if repeated:
         raise DataError(f"Column '{repeated[0]}' appears {columns.count(repeated[0])} times: rename or drop the duplicates")
     kinds = {dtype: pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype) for dtype in set(frame.dtypes)}
-    numeric = [kinds[dtype] for dtype in frame.dtypes]
     if all(dtype == np.dtype(bool) for dtype in kinds):
-        rules = tuple(_column_rule(column) for column in columns)
-        return CandidateRules(rules=rules, coverage=frame.to_numpy(dtype=bool))
+        return CandidateRules(rules=tuple(map(_column_rule, columns)), coverage=frame.to_numpy(dtype=bool))
+    numeric = [kinds[dtype] for dtype in frame.dtypes]
     if all(numeric):  # one conversion for the whole table (the paper's setting: 0/1 or bool columns)
         values = frame.to_numpy(dtype=float, na_value=np.nan)
         ok = (values == 0.0) | (values == 1.0)
