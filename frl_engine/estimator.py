@@ -221,7 +221,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         hyper = self._hyperparameters()
         frame = self._as_frame(X, fitting=True)
-        y_array = column_or_1d(np.asarray(y), warn=True)
+        y_array = np.asarray(y)
+        if y_array.ndim != 1:
+            y_array = column_or_1d(y_array, warn=True)
         if len(y_array) != len(frame):
             raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(frame)}, {len(y_array)}]")
         if (y_array.dtype.kind == "f" and np.isnan(y_array).any()) or (
@@ -277,7 +279,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         can mine once and search once per ``lam`` exactly as ``fit`` would.
         """
         if not self.mine_rules:
-            used = frame.drop(columns=[c for c in self.exclude if c in frame.columns])
+            dropped = [c for c in self.exclude if c in frame.columns]
+            used = frame.drop(columns=dropped) if dropped else frame
             return None, rules_from_boolean_columns(used)
         binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
                               column_kinds=self.column_kinds, exclude=self.exclude, min_support=float(self.min_support))

@@ -104,7 +104,10 @@ def default_positive(values) -> object:
     A value reading as yes/true/1/positive if there is one; otherwise the
     second of the two values in sorted order (scikit-learn's convention).
     """
-    uniques = sorted(pd.unique(pd.Series(values).dropna()), key=lambda v: str(v))
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuUS":  # no missing values possible
+        uniques = sorted(np.unique(values), key=lambda v: str(v))
+    else:
+        uniques = sorted(pd.unique(pd.Series(values).dropna()), key=lambda v: str(v))
     for value in uniques:
         if str(value).strip().lower() in POSITIVE_TOKENS:
             return value
