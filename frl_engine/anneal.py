@@ -25,7 +25,7 @@ import numpy as np
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .bits import capture_counts_from
+from .bits import capture_counts_from, recount_from
 from .errors import FRLError
 from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
 from .moves import FIRST_CHANGED, propose
@@ -79,11 +79,8 @@ def anneal_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
             capacity = min(max_len + 1, 2 * capacity)
             work = np.empty((2 * capacity + 5, capacity))
             free = np.empty(capacity, dtype=np.int64)
-        for pos in range(start):
-            n_cap_new[pos] = n_cap[pos]
-            n_pos_new[pos] = n_pos[pos]
-        remaining_new[start] = remaining[start]
-        capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
+        recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
+                     n_pos_new)
         # Accept iff new_value >= value + T log u.  When even an upper bound on new_value
         # falls short, the proposal is rejected without solving for K and the gammas.
         threshold = value + temperatures[step] * np.log(rng.random())

@@ -109,6 +109,21 @@ def capture_counts_from(rules, y, order, length, start, remaining, n_cap, n_pos)
     n_pos[length] = positive
 
 
+@numba.njit(nogil=True, inline="always")
+def recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new, n_pos_new):
+    """Captures of a proposed list that agrees with the current one before ``start``.
+
+    Positions ``< start`` keep the current list's counts; from ``start`` on they are
+    recounted (the bit vectors of the rows still uncaptured at ``start`` are shared).
+    The one place the annealing, polishing and sampling kernels do this.
+    """
+    for pos in range(start):
+        n_cap_new[pos] = n_cap[pos]
+        n_pos_new[pos] = n_pos[pos]
+    remaining_new[start] = remaining[start]
+    capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
+
+
 def capture_counts(rules: np.ndarray, y: np.ndarray, all_rows: np.ndarray, order) -> tuple[np.ndarray, np.ndarray]:
     """Support ``n_l`` and positives ``s_l`` of each position of a list (default last).
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .bits import capture_counts_from
+from .bits import capture_counts_from, recount_from
 from .model import log_posterior_into, log_posterior_upper_bound
 
 # Move codes of the best neighbour (as in frl_engine.moves).
@@ -45,11 +45,8 @@ IMPROVEMENT_TOL = 1e-9
 def _evaluate(rules, y, cum_weights, log_weights, consts, proposal, new_length, start, remaining, n_cap, n_pos,
               remaining_new, n_cap_new, n_pos_new, x, work, free, threshold):
     """The exact objective of ``proposal`` if its upper bound exceeds ``threshold``; else -inf."""
-    for pos in range(start):
-        n_cap_new[pos] = n_cap[pos]
-        n_pos_new[pos] = n_pos[pos]
-    remaining_new[start] = remaining[start]
-    capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
+    recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
+                 n_pos_new)
     if log_posterior_upper_bound(proposal, new_length, n_cap_new, n_pos_new, cum_weights, log_weights,
                                  consts) <= threshold:
         return -np.inf

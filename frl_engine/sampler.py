@@ -82,7 +82,7 @@ import numba
 import numpy as np
 from joblib import Parallel, delayed
 
-from .bits import capture_counts_from
+from .bits import capture_counts_from, recount_from
 from .diagnostics import ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
 from .errors import FRLError
 from .io import to_jsonable
@@ -447,11 +447,8 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
                 for pos in range(length):
                     gammas_new[pos] = gammas[pos]
                     g_new[pos] = g[pos]
-            for pos in range(start):
-                n_cap_new[pos] = n_cap[pos]
-                n_pos_new[pos] = n_pos[pos]
-            remaining_new[start] = remaining[start]
-            capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
+            recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
+                         n_pos_new)
             new_log_lik = _log_likelihood(new_length, n_cap_new, n_pos_new, log_k, g_new)
             new_list_prior = log_list_prior(proposal, new_length, cum_weights, log_weights, consts)
             new_unused = _unused_weight(proposal, new_length, cum_weights, log_weights)
@@ -485,11 +482,8 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
                 new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
                 move = info[MOVE]
                 start = info[FIRST_CHANGED]
-                for pos in range(start):
-                    n_cap_new[pos] = n_cap[pos]
-                    n_pos_new[pos] = n_pos[pos]
-                remaining_new[start] = remaining[start]
-                capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
+                recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
+                             n_pos_new)
                 isotonic_centres(new_length, n_cap_new, n_pos_new, mu_new, sd_new, block_value, block_weight, block_size)
                 r_cur[length] = log_k
                 for pos in range(length - 1, -1, -1):
