@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from frl_engine.binarize import KINDS, Binarizer, infer_column_kind
-from frl_engine.columns import looks_like_identifier, numeric_values, parse_interval, read_columns
+from frl_engine.binarize import KINDS, Binarizer
+from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError
 from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
@@ -53,8 +53,6 @@ MAX_CATEGORIES = 30  # the Binarizer's default: more distinct values than this c
 MAX_EVENT_CHOICES = 50  # an outcome with more distinct values than this is not offered as an event picker
 DEFAULT_UPLOAD_MB = 200
 CARD_SIZES = {"pocket": "Pocket (85.6 × 54 mm)", "index": "Index card (5 × 3 in)", "a6": "A6 (148 × 105 mm)"}
-OUTCOME_HINTS = ("readmit", "outcome", "target", "label", "event", "death", "died", "mortality", "malignan",
-                 "class", "y")
 # Words of a column name that say "outcome", most telling first: a word of the name must start with the stem
 # (readmitted, readmission, Readmitted30d) or equal the word (y, event, status).
 OUTCOME_STEMS = ("readmi", "rehospitali", "outcome", "death", "dead", "died", "deceased", "mortalit", "surviv",
@@ -134,14 +132,6 @@ def load_sample() -> LoadedData:
 
 
 # ============================================================================ columns
-def _non_numeric_examples(series: pd.Series) -> list[str]:
-    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
-        return []
-    present = series[~missing_mask(series)]
-    parsed = pd.to_numeric(present.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-    return [str(v) for v in pd.unique(present[parsed.isna()]) if parse_interval(v) is None][:3]
-
-
 def _examples(series: pd.Series, limit: int = 4) -> str:
     present = series[~missing_mask(series)]
     values = [category_label(v) for v in pd.unique(present)[:limit]]
@@ -166,9 +156,8 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
         if reading.kind == "numeric":
             try:
                 numeric_values(frame[reading.name], reading.name)
-            except DataError:  # the engine's own reading (bands such as [70-80) are numbers)
-                junk = _non_numeric_examples(frame[reading.name])
-                note = f"non-numeric values such as {', '.join(repr(v) for v in junk)}: clean them or mark them missing"
+            except DataError as exc:  # the engine's own words (bands such as [70-80) are numbers)
+                note = str(exc)
         rows.append({
             "column": reading.name, "use": reading.used, "kind": reading.kind if reading.used else None,
             "thresholds": "", "detected": reading.kind, "missing": round(100.0 * reading.missing_share, 1),

@@ -139,7 +139,7 @@ def register(subparsers) -> None:
     from .cli import add_fit_arguments
 
     evaluate = subparsers.add_parser(
-        "evaluate", help="cross-validate FRL against SVM, logistic regression, CART and random forest",
+        "evaluate", help="cross-validate FRL against SVM, logistic regression, CART, random forest and gradient boosting",
         description="Stratified k-fold cross-validation of the falling rule list against the paper's baselines "
                     "(SVM RBF and L2 logistic regression tuned by nested grid search, CART, random forest). "
                     "Prints the AUROC per method and fold.")

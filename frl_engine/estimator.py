@@ -219,7 +219,6 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             a yes/true/1-like value or else the larger of the two values.
         """
         self._validate_params()
-        hyper = self._hyperparameters()
         frame = self._as_frame(X, fitting=True)
         y_array = np.asarray(y)
         if y_array.ndim != 1:
