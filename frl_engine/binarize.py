@@ -59,6 +59,7 @@ from .columns import (
     missing_mask,
     numeric_values,
     read_column,
+    read_columns,
 )
 from .errors import DataError, ModelFileError
 from .rules import Condition
@@ -339,18 +340,15 @@ class Binarizer:
         n_rows = len(frame)
         min_count = max(1, math.ceil(round(float(self.min_support) * n_rows, 6)))
         readings, specs, skipped = [], [], []
-        for column in columns:
-            series = frame[column]
-            if column in excluded:
-                reading = ColumnReading(column, "identifier", "excluded by you", float(missing_mask(series).mean()),
-                                        0, 0.0, declared=True)
+        for reading in read_columns(frame, column_kinds=kinds, exclude=excluded):
+            if reading.name in excluded:
                 readings.append(reading)
                 continue
-            reading = read_column(column, series, declared=kinds.get(column))
-            spec, reading = self._fit_column(series, reading, user_thresholds.get(column), min_count)
+            series = frame[reading.name]
+            spec, reading = self._fit_column(series, reading, user_thresholds.get(reading.name), min_count)
             readings.append(reading)
             if spec is None:
-                skipped.append(column)
+                skipped.append(reading.name)
             else:
                 specs.append(spec)
         if len(excluded) and all(c in excluded for c in columns):
