@@ -53,14 +53,20 @@ def cmd_evaluate(args) -> int:
     from .validation.crossval import cross_validate_models
     from .figures import evaluation_report_html
 
+    from .cli_explore import parse_list
+
     methods = check_methods(args.methods)  # fail fast, before reading the data
     if args.folds < 2:
         raise FRLError(f"Cross-validation needs at least 2 folds, got {args.folds}")
+    lams = list(dict.fromkeys(parse_list(args.lam, "--lam")))
+    args.lam = lams[0]
     started = time.perf_counter()
     features, event, positive = load_training_data(args)
     params = estimator_from_args(args).get_params()
     for name in ("random_state", "n_jobs", "positive_class"):
         params.pop(name, None)
+    if len(lams) > 1:
+        return _evaluate_settings(args, features, event, positive, methods, params, lams, started)
     result = cross_validate_models(features, event, n_folds=args.folds, methods=methods, frl_params=params,
                                    random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name,
                                    progress=_progress_line(started) if sys.stderr.isatty() else None)
@@ -78,6 +84,41 @@ def cmd_evaluate(args) -> int:
                                                     "FRL against the baselines")
         _write(args.html, page, "report")
         print(f"Report written to {args.html}")
+    print(f"Took {time.perf_counter() - started:.1f} s.")
+    return 0
+
+
+def _with_suffix(path, suffix: str) -> Path:
+    path = Path(path)
+    return path.with_name(f"{path.stem}-{suffix}{path.suffix}")
+
+
+def _evaluate_settings(args, features, event, positive, methods, params, lams, started) -> int:
+    """``frl evaluate --lam 2,8``: every lam on the same folds, each fold's rules mined once (validation.sweep)."""
+    from .figures import evaluation_report_html
+    from .validation.sweep import cross_validate_settings
+
+    settings = [{**params, "lam": lam} for lam in lams]
+    result = cross_validate_settings(features, event, settings, n_folds=args.folds, methods=methods,
+                                     random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name,
+                                     progress=_progress_line(started) if sys.stderr.isatty() else None)
+    print(f"{Path(args.data).name}: event {args.target} = {positive}")
+    print(result.format_table())
+    if "frl" in methods:
+        for label, one in zip(result.labels, result.results):
+            for fold in one.fold_results("frl"):
+                print(f"  FRL {label} fold {fold.fold + 1}: {fold.list_length} rules from {fold.n_candidates} mined: "
+                      + " | ".join(fold.rules))
+    for lam, one in zip(lams, result.results):
+        suffix = f"lam{lam:g}"
+        if args.out:
+            _write(_with_suffix(args.out, suffix), one.to_json(indent=1) + "\n", "result")
+            print(f"Result for lam {lam:g} written to {_with_suffix(args.out, suffix)}")
+        if args.html:
+            page = evaluation_report_html(one, title=f"{Path(args.data).name}: {args.target} = {positive}, "
+                                                     f"FRL (lam {lam:g}) against the baselines")
+            _write(_with_suffix(args.html, suffix), page, "report")
+            print(f"Report for lam {lam:g} written to {_with_suffix(args.html, suffix)}")
     print(f"Took {time.perf_counter() - started:.1f} s.")
     return 0
 
@@ -139,11 +180,16 @@ def register(subparsers) -> None:
     from .cli import add_fit_arguments
 
     evaluate = subparsers.add_parser(
-        "evaluate", help="cross-validate FRL against SVM, logistic regression, CART, random forest and gradient boosting",
+        "evaluate", conflict_handler="resolve",  # --lam below takes several values here
+        help="cross-validate FRL against SVM, logistic regression, CART, random forest and gradient boosting",
         description="Stratified k-fold cross-validation of the falling rule list against the paper's baselines "
                     "(SVM RBF and L2 logistic regression tuned by nested grid search, CART, random forest). "
                     "Prints the AUROC per method and fold.")
     add_fit_arguments(evaluate)
+    evaluate.add_argument("--lam", default="8", metavar="LAM[,LAM...]",
+                          help="prior mean number of rules (default 8); several values separated by commas "
+                               "(e.g. 2,4,8) are evaluated on the same folds, each fold's rules mined once, "
+                               "and --out/--html then write one file per value (name-lam2.json ...)")
     evaluate.add_argument("--folds", type=_positive_int, default=5, help="number of folds (default 5)")
     evaluate.add_argument("--methods", default=",".join(METHODS),
                           help=f"comma-separated methods to compare (default {','.join(METHODS)})")

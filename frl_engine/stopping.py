@@ -81,10 +81,16 @@ class Interrupted(KeyboardInterrupt):
 
 
 class CancelToken:
-    """A one-way flag: once cancelled it stays cancelled.  Safe to share between threads."""
+    """A one-way flag: once cancelled it stays cancelled.  Safe to share between threads.
 
-    def __init__(self):
+    ``poll`` (optional): a function without arguments asked each time the token is read; when it
+    returns True the token cancels itself (reason ``"stopped"``).  It lets a caller that has its
+    own stop flag (e.g. a callback) stop :func:`run_tasks` within its 0.1 s check.
+    """
+
+    def __init__(self, poll: Callable[[], bool] | None = None):
         self._event = threading.Event()
+        self._poll = poll
         self.reason = ""
         self.signum: int | None = None
 
@@ -95,11 +101,13 @@ class CancelToken:
 
     @property
     def cancelled(self) -> bool:
+        if not self._event.is_set() and self._poll is not None and self._poll():
+            self.cancel("stopped")
         return self._event.is_set()
 
     def check(self) -> None:
         """Raise :class:`Stopped` if the token was cancelled (call it between fits)."""
-        if self._event.is_set():
+        if self.cancelled:
             raise Stopped(self.reason or "stopped", self.signum)
 
     def _clear(self) -> None:  # only for PROCESS_TOKEN, when a new command starts in the same process (tests)
@@ -352,7 +360,7 @@ def _reason(token: CancelToken | None) -> Stopped:
 def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_jobs: int | None = 1,
               token: CancelToken | None = None, on_done: Callable[[int, int], None] | None = None,
               processes: bool | None = None, on_wait: Callable[[], None] | None = None,
-              slots: WorkerSlots | None = None) -> list:
+              slots: WorkerSlots | None = None, on_result: Callable[[int, Any], None] | None = None) -> list:
     """``[fn(shared, *task) for task in tasks]``, stoppable, optionally in worker processes.
 
     Parameters
@@ -374,6 +382,11 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
         Force worker processes even for one worker (True), e.g. for one long fit that must be killable.
     on_wait : callable, optional
         Called once if the work has to wait for a free worker slot.
+    slots : WorkerSlots, optional
+        The cap to take workers from (default :data:`WORKER_SLOTS`, the process-wide one).
+    on_result : callable, optional
+        ``on_result(index, result)`` in this process after each finished task (before ``on_done``),
+        ``index`` being the task's position in ``tasks``: partial results and per-task progress.
 
     Returns
     -------
@@ -406,6 +419,8 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
                 if stopped():
                     raise _reason(token)
                 results.append(fn(shared, *task))
+                if on_result is not None:
+                    on_result(done - 1, results[-1])
                 if on_done is not None:
                     on_done(done, total)
         finally:
@@ -455,6 +470,8 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
                 pending.discard(future)
                 results[futures[future]] = future.result()  # re-raises a task's exception
                 done_count += 1
+                if on_result is not None:
+                    on_result(futures[future], results[futures[future]])
                 if on_done is not None:
                     on_done(done_count, total)
                 if not stopped():

@@ -680,11 +680,49 @@ def _scores(model, X) -> np.ndarray:
     return np.asarray(model.predict_proba(X)[:, classes.index(True)], dtype=float)
 
 
+def _fit_frl_fold(model, X: pd.DataFrame, y: np.ndarray, train, test) -> tuple[np.ndarray, float, float, dict]:
+    """Fit an (unfitted) FRL on the training rows and score the test rows: ``(scores, fit s, predict s, extra)``.
+
+    ``extra`` holds the :class:`FoldResult` fields only FRL has (list length, rules, candidates, calibration).
+    """
+    started = time.perf_counter()
+    model.fit(X.iloc[train], y[train])
+    fit_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    position = model.apply(X.iloc[test])
+    scores = model.probabilities_[position].astype(float)
+    predict_seconds = time.perf_counter() - started
+    y_test = y[test]
+    calibration = []
+    for p in range(len(model.rules_) + 1):
+        inside = position == p
+        calibration.append(CalibrationBin(p, model.rules_[p] if p < len(model.rules_) else "",
+                                          float(model.probabilities_[p]), int(inside.sum()),
+                                          int(y_test[inside].sum())))
+    extra = {"list_length": len(model.rules_), "rules": tuple(model.rules_),
+             "n_candidates": len(model.candidate_names_), "calibration": tuple(calibration)}
+    return scores, fit_seconds, predict_seconds, extra
+
+
+def _fold_result(method: str, fold: int, seed: int, test, y: np.ndarray, scores, fit_seconds: float,
+                 predict_seconds: float, extra: dict) -> FoldResult:
+    """The :class:`FoldResult` of one fit: the test rows, their scores, the ROC curve and the AUROC."""
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    y_test = y[test]
+    fpr, tpr, _ = roc_curve(y_test, scores)
+    return FoldResult(
+        method=method, fold=fold, seed=seed, test_index=tuple(int(i) for i in test),
+        y_true=tuple(bool(v) for v in y_test), scores=tuple(float(s) for s in scores),
+        fpr=tuple(float(v) for v in fpr), tpr=tuple(float(v) for v in tpr),
+        auroc=float(roc_auc_score(y_test, scores)), fit_seconds=float(fit_seconds),
+        predict_seconds=float(predict_seconds), **extra,
+    )
+
+
 def _run_fold(shared, method: str, fold: int, seed: int, frl_params: dict) -> FoldResult:
     """One method on one fold; ``shared`` = (X, X_numeric, numeric, categorical, y, splits), sent once per worker."""
     import warnings
-
-    from sklearn.metrics import roc_auc_score, roc_curve
 
     X, X_numeric, numeric, categorical, y, splits = shared
     train, test = splits[fold]
@@ -693,22 +731,7 @@ def _run_fold(shared, method: str, fold: int, seed: int, frl_params: dict) -> Fo
         from ..estimator import FallingRuleListClassifier
 
         model = FallingRuleListClassifier(**frl_params, random_state=seed, n_jobs=1, positive_class=True)
-        started = time.perf_counter()
-        model.fit(X.iloc[train], y[train])
-        fit_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        position = model.apply(X.iloc[test])
-        scores = model.probabilities_[position].astype(float)
-        predict_seconds = time.perf_counter() - started
-        y_test = y[test]
-        calibration = []
-        for p in range(len(model.rules_) + 1):
-            inside = position == p
-            calibration.append(CalibrationBin(p, model.rules_[p] if p < len(model.rules_) else "",
-                                              float(model.probabilities_[p]), int(inside.sum()),
-                                              int(y_test[inside].sum())))
-        extra = {"list_length": len(model.rules_), "rules": tuple(model.rules_),
-                 "n_candidates": len(model.candidate_names_), "calibration": tuple(calibration)}
+        scores, fit_seconds, predict_seconds, extra = _fit_frl_fold(model, X, y, train, test)
     else:
         started = time.perf_counter()
         with warnings.catch_warnings():
@@ -724,15 +747,7 @@ def _run_fold(shared, method: str, fold: int, seed: int, frl_params: dict) -> Fo
         predict_seconds = time.perf_counter() - started
         if best:
             extra["best_params"] = {k.split("__", 1)[1]: to_jsonable(v) for k, v in best.items()}
-    y_test = y[test]
-    fpr, tpr, _ = roc_curve(y_test, scores)
-    return FoldResult(
-        method=method, fold=fold, seed=seed, test_index=tuple(int(i) for i in test),
-        y_true=tuple(bool(v) for v in y_test), scores=tuple(float(s) for s in scores),
-        fpr=tuple(float(v) for v in fpr), tpr=tuple(float(v) for v in tpr),
-        auroc=float(roc_auc_score(y_test, scores)), fit_seconds=float(fit_seconds),
-        predict_seconds=float(predict_seconds), **extra,
-    )
+    return _fold_result(method, fold, seed, test, y, scores, fit_seconds, predict_seconds, extra)
 
 
 # Rough relative cost, so the slow tasks start first and two workers stay busy.
@@ -751,6 +766,21 @@ def check_table(X, purpose: str) -> pd.DataFrame:
     X = X.reset_index(drop=True)
     X.columns = [str(c) for c in X.columns]
     return X
+
+
+def _run_settings(methods, splits, random_state: int, numeric, categorical) -> dict:
+    """The ``settings`` block of an :class:`EvaluationResult`: grids, sizes, scaling notes, the split seed."""
+    return {
+        "split_seed": split_seed(random_state),
+        "svm_grid": {k: list(v) for k, v in SVM_GRID.items()},
+        "logreg_grid": {k: list(v) for k, v in LOGREG_GRID.items()},
+        "inner_folds": INNER_FOLDS, "inner_scoring": "roc_auc", "rf_trees": RF_TREES,
+        "baseline_preprocessing": BASELINE_PREPROCESSING,
+        "numeric_columns": numeric, "categorical_columns": categorical,
+        "scaling": scaling_notes(methods, max(len(train) for train, _ in splits)),
+        "tune_max_rows": TUNE_MAX_ROWS, "svm_exact_max_rows": SVM_EXACT_MAX_ROWS,
+        "nystroem_components": NYSTROEM_COMPONENTS, "rf_max_samples": RF_MAX_SAMPLES, "max_levels": MAX_LEVELS,
+    }
 
 
 def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_params: dict | None = None,
@@ -818,17 +848,7 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
                         on_done=progress)
     by_task = {(f.method, f.fold): f for f in outputs}
     folds = tuple(by_task[t] for t in tasks)
-    settings = {
-        "split_seed": split_seed(random_state),
-        "svm_grid": {k: list(v) for k, v in SVM_GRID.items()},
-        "logreg_grid": {k: list(v) for k, v in LOGREG_GRID.items()},
-        "inner_folds": INNER_FOLDS, "inner_scoring": "roc_auc", "rf_trees": RF_TREES,
-        "baseline_preprocessing": BASELINE_PREPROCESSING,
-        "numeric_columns": numeric, "categorical_columns": categorical,
-        "scaling": scaling_notes(methods, max(len(train) for train, _ in splits)),
-        "tune_max_rows": TUNE_MAX_ROWS, "svm_exact_max_rows": SVM_EXACT_MAX_ROWS,
-        "nystroem_components": NYSTROEM_COMPONENTS, "rf_max_samples": RF_MAX_SAMPLES, "max_levels": MAX_LEVELS,
-    }
+    settings = _run_settings(methods, splits, random_state, numeric, categorical)
     return EvaluationResult(
         methods=methods, n_folds=n_folds, random_state=random_state, n_rows=int(len(y)), n_positive=int(y.sum()),
         folds=folds, frl_params=to_jsonable(params), settings=settings, dataset=dataset,
