@@ -2,8 +2,11 @@
 
 Kept apart from :mod:`dashboard.services` and :mod:`dashboard.state`: the run and its result live
 under their own session keys (:data:`JOB`, :data:`RESULT`), so the fit and validation jobs are not
-affected.  A Stop button sets the job's ``stop`` event; the engine checks it after every task and
-cancels the rest (the finished cells are kept).  No Streamlit import here.
+affected.  A Stop button sets the job's ``stop`` event; the engine polls it every 0.1 s, kills the
+workers and keeps the finished cells.  Locally the run's workers come from the server-wide cap
+(:data:`frl_engine.stopping.WORKER_SLOTS`, through :func:`frl_engine.stopping.run_tasks`, like a
+validation's): while another session's job holds every core the progress says it waits for a
+free processor.  No Streamlit import here.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def explore_work(spec: ExploreSpec, features, y, data_key: str, target: str, eve
         job.stage(0, f"0 of {total} cells" + (f" on the cluster at {scheduler}" if scheduler else ""))
         result = explore(features, y, lam=spec.lam, min_support=spec.min_support, max_conditions=spec.max_conditions,
                          n_folds=spec.n_folds, random_state=spec.seed, params=spec.params, n_jobs=-1,
-                         scheduler=scheduler, progress=progress, should_stop=job.meta["stop"].is_set)
+                         scheduler=scheduler, progress=progress, should_stop=job.meta["stop"].is_set,
+                         on_wait=job.wait_for_worker)
         return ExploreRun(result, spec, data_key, target, event)
 
     return work

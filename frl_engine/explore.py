@@ -27,7 +27,9 @@ seed itself.  Every cell uses the same fold seeds (common random numbers: cells 
 settings, not by their luck), so the table depends neither on the number of workers, nor on the
 order tasks finish in, nor on whether they ran locally (joblib) or on a ``dask.distributed`` cluster.
 
-Where it runs.  Locally through joblib (processes); with ``scheduler="tcp://host:8786"`` (or a
+Where it runs.  Locally through :func:`frl_engine.stopping.run_tasks` (worker processes of the
+process-wide cap :data:`~frl_engine.stopping.WORKER_SLOTS`, at a lower priority, killed at once on a
+stop: the same mechanism as ``frl evaluate`` and the dashboard's other long jobs); with ``scheduler="tcp://host:8786"`` (or a
 ``distributed.Client``) on a Dask cluster: the table and the outcome are scattered to the workers
 once, each (mining settings, fold) is one task of the module-level :func:`run_task`, and a task lost
 with its worker is retried on another (``retries``).
@@ -37,9 +39,7 @@ from __future__ import annotations
 
 import math
 import numbers
-import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -357,64 +357,38 @@ def _tasks(grid: ExploreGrid, n_folds: int, random_state: int, splits):
     return sorted(tasks, key=lambda t: (-t[0][1], t[0][0], -1 if t[1] is None else t[1]))
 
 
-def _run_local(X, y, tasks, grid, params, n_workers):
-    """The tasks on joblib's process pool (loky); stopping cancels the queued tasks and ends the workers."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    from joblib.externals.loky import ProcessPoolExecutor
-
-    if n_workers == 1:  # in this process, one task after the other
-        return (explore_task(i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params) for i, t in enumerate(tasks))
-    executor = ProcessPoolExecutor(max_workers=n_workers)  # this run's own pool, ended with it
-    queue = list(enumerate(tasks))[::-1]
-
-    def submit():
-        i, t = queue.pop()
-        return executor.submit(explore_task, i, X, y, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params)
-
-    def results():
-        # At most one task per worker in flight: a stop then has nothing queued to cancel, which loky's
-        # shutdown handles cleanly (cancelling queued work races with its manager thread).
-        running = {submit() for _ in range(min(n_workers, len(queue)))}
-        finished = False
-        try:
-            while running:
-                done, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    if queue:
-                        running.add(submit())
-                    yield future.result()
-            finished = True
-        finally:
-            # Stopped, interrupted or failed: nothing may keep running behind the user's back.
-            if not finished:
-                _quiet_manager_thread(executor)
-            executor.shutdown(wait=finished, kill_workers=not finished)
-    return results()
+def _local_task(shared, index, train, test, min_support, max_conditions, seed):
+    """:func:`explore_task` for :func:`frl_engine.stopping.run_tasks`: ``shared = (X, y, lams, params)``."""
+    X, y, lams, params = shared
+    return explore_task(index, X, y, train, test, min_support, max_conditions, lams, seed, params)
 
 
-_KILLED_MANAGERS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
-_previous_hook = None
+def _run_local(X, y, tasks, grid, params, n_workers, record, should_stop, on_wait) -> bool:
+    """The tasks through :func:`frl_engine.stopping.run_tasks`: the process-wide worker cap
+    (:data:`~frl_engine.stopping.WORKER_SLOTS`), workers at a lower priority, killed at once on a stop.
 
+    ``record(index, output)`` is called for each finished task until a stop is asked for;
+    ``should_stop`` is polled every 0.1 s.  Returns True if the run was stopped before the end.
+    """
+    from .stopping import PROCESS_TOKEN, CancelToken, Interrupted, Stopped, run_tasks
 
-def _quiet_manager_thread(executor) -> None:
-    """Killing a loky pool mid-run can make its manager thread trip over the work it was handing out
-    (KeyError / InvalidStateError in loky's shutdown); that thread's error is expected then, and is not
-    printed.  Errors of every other thread still are."""
-    global _previous_hook
-    thread = getattr(executor, "_executor_manager_thread", None)
-    if thread is None:
-        return
-    _KILLED_MANAGERS.add(thread)
-    if _previous_hook is None:
-        _previous_hook = threading.excepthook
+    token = CancelToken(poll=should_stop)
+    finished = [0]
 
-        def hook(args):
-            if args.thread is not None and args.thread in _KILLED_MANAGERS:
-                return
-            _previous_hook(args)
+    def on_result(_position, output) -> None:
+        if not token.cancelled:  # after a stop, a task that finished meanwhile is not reported
+            finished[0] += 1
+            record(*output)
 
-        threading.excepthook = hook
+    try:
+        run_tasks(_local_task, [(i, t[2], t[3], t[0][0], t[0][1], t[4]) for i, t in enumerate(tasks)],
+                  shared=(X, y, tuple(grid.lam), params), n_jobs=n_workers, token=token, on_result=on_result,
+                  on_wait=on_wait)
+    except Stopped as exc:
+        if PROCESS_TOKEN.cancelled:  # Ctrl-C / SIGTERM of the command line: not a stop that keeps cells
+            raise Interrupted(exc.reason, exc.signum) from None
+        return finished[0] < len(tasks)
+    return False
 
 
 def explore_task(index, *args):
@@ -461,7 +435,7 @@ def _run_dask(client, X, y, tasks, grid, params, retries):
 def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_conditions=(2,), n_folds: int = 5,
             random_state: int | None = 0, params: dict | None = None, n_jobs: int | None = -1, scheduler=None,
             retries: int = DEFAULT_RETRIES, progress: Callable | None = None,
-            should_stop: Callable[[], bool] | None = None) -> ExploreResult:
+            should_stop: Callable[[], bool] | None = None, on_wait: Callable[[], None] | None = None) -> ExploreResult:
     """Cross-validate every cell of a lam x min_support x max_conditions grid.
 
     Parameters
@@ -489,8 +463,12 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
         ``progress(done_tasks, total_tasks, finished_rows)`` after each task; ``finished_rows`` are
         the table rows (dicts) of the cells that task completed (often none).
     should_stop : callable, optional
-        Polled after each task; when it returns True the run stops, the remaining tasks are
-        cancelled and the result holds the finished cells (``stopped=True``).
+        Polled after each task (and locally every 0.1 s while tasks run); when it returns True the
+        run stops, the remaining tasks are cancelled (local workers are killed at once) and the
+        result holds the finished cells (``stopped=True``).
+    on_wait : callable, optional
+        Locally: called once if the run has to wait for a free worker (all of the process's
+        :data:`~frl_engine.stopping.WORKER_SLOTS` are busy, e.g. with another dashboard user's job).
 
     Returns
     -------
@@ -510,48 +488,47 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     splits = list(splitter.split(np.zeros(len(y)), y))
     tasks = _tasks(grid, n_folds, random_state, splits)
 
-    client, own_client = (None, False)
+    outputs: dict[tuple, dict] = {}
+    remaining = {group: n_folds + 1 for group in grid.mining_groups}
+    rows: list[dict] = []
+    done = [0]
+
+    def record(index: int, output: dict) -> None:
+        group, fold = tasks[index][0], tasks[index][1]
+        outputs[(group, fold)] = output
+        remaining[group] -= 1
+        finished = []
+        if remaining[group] == 0:
+            finished = _group_rows(group, outputs, grid, n_folds)
+            rows.extend(finished)
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], len(tasks), finished)
+
+    stopped = False
     if scheduler is not None and scheduler != "":
         client, own_client = _client(scheduler)
         where = f"dask ({client.scheduler.address})"
         try:
             stream = _run_dask(client, X, y, tasks, grid, params, retries)
-        except BaseException:
+            try:
+                for index, output in stream:
+                    record(index, output)
+                    if should_stop is not None and should_stop() and done[0] < len(tasks):
+                        stopped = True
+                        break
+            finally:
+                stream.close()  # cancels Dask's futures still under way
+        finally:
             if own_client:
                 client.close()
-            raise
     else:
         import os
 
         cores = os.cpu_count() or 1
         workers = 1 if n_jobs is None else (n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs))
         where = f"local ({workers} worker{'s' if workers != 1 else ''})"
-        stream = _run_local(X, y, tasks, grid, params, workers)
-
-    outputs: dict[tuple, dict] = {}
-    remaining = {group: n_folds + 1 for group in grid.mining_groups}
-    rows: list[dict] = []
-    stopped = False
-    try:
-        for done, (index, output) in enumerate(stream, start=1):
-            group, fold = tasks[index][0], tasks[index][1]
-            outputs[(group, fold)] = output
-            remaining[group] -= 1
-            finished = []
-            if remaining[group] == 0:
-                finished = _group_rows(group, outputs, grid, n_folds)
-                rows.extend(finished)
-            if progress is not None:
-                progress(done, len(tasks), finished)
-            if should_stop is not None and should_stop() and done < len(tasks):
-                stopped = True
-                break
-    finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            close()  # stops what is still under way (the local pool's workers are ended, Dask's futures cancelled)
-        if own_client:
-            client.close()
+        stopped = _run_local(X, y, tasks, grid, params, workers, record, should_stop or (lambda: False), on_wait)
     if rows and all(r["error"] for r in rows) and not stopped:
         raise FRLError(f"No cell of the grid could be fitted: {rows[0]['error']}")
     return ExploreResult(table=_finish_table(rows, grid), grid=grid, n_folds=n_folds, random_state=random_state,

@@ -128,3 +128,110 @@ def test_tune_then_fit_on_the_fit_page_fits_the_recommended_cell(at):
     assert fit is not None and fit.spec.settings.lam == rec["lam"]
     assert fit.spec.settings.min_support == rec["min_support"]
     assert [r["name"] for r in fit.model["rules"]] == rec["rules"].split(" | ")
+
+
+# ---------------------------------------------------------------------------------------------- the server-wide cap
+def heavy_workers() -> list[int]:
+    """Worker processes of this process (the AppTest "server"): every child but loky's resource tracker."""
+    import psutil
+
+    out = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "resource_tracker" not in " ".join(child.cmdline()):
+                out.append(child.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+class WorkerCounter:
+    """Counts the heavy workers every 20 ms on a thread; ``most`` is the largest count seen."""
+
+    def __init__(self):
+        self.most = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.most = max(self.most, len(heavy_workers()))
+            self._stop.wait(0.02)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+
+def test_an_exploration_takes_its_workers_from_the_server_wide_cap_and_stop_ends_them(at):
+    """Another session's validation holds every core: the exploration waits (and says so) instead of starting
+    workers of its own; once the validation is stopped it gets them; the server never runs more workers than
+    the cap; the Explore page's Stop kills them and keeps the finished cells."""
+    import time
+
+    from frl_engine.stopping import WORKER_SLOTS
+    from test_dashboard import fit
+    from test_dashboard_stop import start_validation
+    from test_stopping import alive, wait_for
+
+    other = AppTest.from_file(APP, default_timeout=120)
+    other.run()
+    fit(other, **{state.W_POSTERIOR: False})
+    counter = WorkerCounter()
+    try:
+        validation = start_validation(other, methods=("svm",), folds=5)
+        wait_for(lambda: len(heavy_workers()) >= WORKER_SLOTS.capacity or validation.done, timeout=120)
+        assert not validation.done
+
+        small_grid(at)
+        at.session_state["w_ex_lam"] = [1.0, 2.0, 4.0, 8.0]
+        at.session_state["w_ex_support"] = [2.0, 3.0, 5.0, 10.0]
+        at.session_state["w_ex_conditions"] = [1, 2]
+        at.run()
+        at.button(key="explore_run_button").click().run()
+        job = at.session_state[explore_jobs.JOB]
+        assert wait_for(lambda: job.waiting, timeout=30)  # no free processor: it waits, no worker of its own
+        assert "waiting for a free processor" in job.progress()[1]
+        assert job.version == 0 and not job.done
+
+        other.button(key="stop_validation").click().run()
+        assert jobs.wait(validation, 30) and validation.stopped
+        assert wait_for(lambda: not job.waiting, timeout=60)  # it got the cores
+        explore_workers = wait_for(lambda: heavy_workers(), timeout=60)
+        time.sleep(2.0)  # the exploration runs on its workers for a while
+        assert not job.done
+
+        at.button(key="explore_stop_button").click().run()
+        pressed = time.monotonic()
+        assert jobs.wait(job, 30)
+        assert wait_for(lambda: alive(explore_workers) == [] and heavy_workers() == [], timeout=10)
+        print(f"Explore page's Stop: workers gone after {time.monotonic() - pressed:.1f} s")
+    finally:
+        counter.stop()
+    assert 0 < counter.most <= WORKER_SLOTS.capacity, counter.most
+    assert WORKER_SLOTS.free == WORKER_SLOTS.capacity  # every slot given back
+    at.run()
+    assert not at.exception
+    run = at.session_state[explore_jobs.RESULT]
+    assert run.result.stopped and len(run.result.table) < 32
+
+
+def test_the_grid_waits_for_the_sessions_other_heavy_job(at):
+    """One heavy job per session: while this session's fit runs, Run the grid is disabled and says why."""
+    at.switch_page("views/fit.py").run()
+    at.session_state[state.W_STEPS] = 100_000  # long enough to be caught running
+    at.session_state[state.W_POSTERIOR] = False
+    at.run()
+    at.button(key="fit_button").click().run()
+    fit_job = at.session_state[state.JOBS]["fit"]
+    try:
+        at.switch_page("views/explore.py").run()
+        assert not at.exception
+        assert at.button(key="explore_run_button").disabled
+        assert any("still running in this session" in c.value for c in at.caption)
+    finally:
+        fit_job.stop()
+        assert jobs.wait(fit_job, 30)
+    at.run()
+    assert not at.button(key="explore_run_button").disabled

@@ -50,14 +50,18 @@ with st.container(border=True):
     st.caption(f"{n_cells} cell{'s' if n_cells != 1 else ''} × {int(ss[W_FOLDS])} folds on {ui.md(data.name)} "
                f"({inputs.target} = {ui.md(inputs.event)}); steps, chains and seed as on the Fit page "
                f"({settings.n_steps:,} × {settings.n_chains}, seed {settings.seed}). {where}")
+    other_job = state.busy()  # a session runs one heavy job at a time
+    other_job = other_job if other_job is not None and other_job is not job else None
+    if other_job is not None and not running:
+        st.caption(f":material/hourglass_top: {ui.md(state.busy_message(other_job))}")
     b1, b2, _ = st.columns([1.2, 1, 4])
     clicked = b1.button("Run the grid", type="primary", icon=":material/play_arrow:", key="explore_run_button",
-                        disabled=running or n_cells == 0)
+                        disabled=running or n_cells == 0 or other_job is not None)
     stop = b2.button("Stop", icon=":material/stop:", key="explore_stop_button", disabled=not running)
 
 if stop and running:
     job.meta["stop"].set()
-if (clicked or ss[AUTOSTART]) and not running:
+if (clicked or ss[AUTOSTART]) and not running and other_job is None:
     autostart, ss[AUTOSTART] = ss[AUTOSTART], None
     spec = ej.ExploreSpec(lam=tuple(ss[W_LAMS] or []), min_support=tuple(round(v / 100, 6) for v in ss[W_SUPPORTS] or []),
                           max_conditions=tuple(ss[W_CONDITIONS] or []), n_folds=int(ss[W_FOLDS]), seed=settings.seed,
