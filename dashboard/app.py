@@ -46,7 +46,7 @@ if target is not None:
     if page is PAGES["fit"] or page.url_path == PAGES["fit"].url_path:  # only if the user is still waiting there
         st.switch_page(PAGES[target])
 
-status = ui.sidebar_status()
+status = ui.sidebar_status(page.url_path)
 try:
     page.run()
 finally:  # after the first page is drawn (also when a page stops early)

@@ -33,6 +33,11 @@ PAGES = {
     "explore": "views/explore.py",
 }
 POLL_SECONDS = 0.3
+#: After :data:`FAST_POLL_FOR` seconds a running job is polled every this many seconds: each poll is a script run
+#: on the server, and a validation polled 3 times a second (twice: the page and the sidebar) kept about 0.45 of a
+#: core busy in the server process, competing with other users' pages for its one interpreter.
+SLOW_POLL_SECONDS = 1.0
+FAST_POLL_FOR = 4.0
 WARM_UP_DELAY = 2.0
 
 
@@ -124,6 +129,12 @@ def registry_note(model: dict) -> None:
 
 
 # ---------------------------------------------------------------- background jobs
+def poll_interval(job) -> float:
+    """How often a page asks a running job for news: every 0.3 s at first (a fit is done in a second or two and
+    its list should appear at once), then every second (a long job's bar need not move faster)."""
+    return POLL_SECONDS if job.elapsed() < FAST_POLL_FOR else SLOW_POLL_SECONDS
+
+
 def job_progress(kind: str, *, compact: bool = False) -> None:
     """A progress bar for a running job, with its Stop button; reruns the app when it publishes a result or ends.
 
@@ -143,13 +154,14 @@ def job_progress(kind: str, *, compact: bool = False) -> None:
         if st.button("Stop", key=f"stop_{kind}", icon=":material/stop:", disabled=job.token.cancelled,
                      help="End this job now (its worker processes too); earlier results are kept."):
             job.stop()
+    interval = poll_interval(job)
 
-    @st.fragment(run_every=POLL_SECONDS)
+    @st.fragment(run_every=interval)
     def poll() -> None:
         current = state.job(kind)
         if current is None or current.id != job.id:
             return
-        if current.done or current.version != seen:
+        if current.done or current.version != seen or poll_interval(current) != interval:
             st.rerun(scope="app")
         fraction, text = current.progress()
         if compact:
@@ -204,15 +216,23 @@ def _status_lines() -> str:
     return "  \n".join(lines)
 
 
-def sidebar_status():
-    """The sidebar: current table and list, job progress. Returns the slot :func:`refresh_sidebar_status` redraws."""
+#: The job each page always shows in full (its own progress bar): the sidebar does not poll it a second time.
+PAGE_JOBS = {"fit": "fit", "validation": "validation"}
+
+
+def sidebar_status(page: str | None = None):
+    """The sidebar: current table and list, job progress. Returns the slot :func:`refresh_sidebar_status` redraws.
+
+    ``page``: the url path of the page being drawn; the job it shows in full gets no second bar here.
+    """
     with st.sidebar:
         slot = st.empty()
         text = _status_lines()
         if text:
             slot.markdown(text)
         for kind in ("fit", "validation"):
-            job_progress(kind, compact=True)
+            if PAGE_JOBS.get(page) != kind:
+                job_progress(kind, compact=True)
         st.caption("Falling rule lists · Wang & Rudin, AISTATS 2015")
     return slot
 

@@ -10,8 +10,9 @@ that runs many fits (cross-validation, external validation, exploration):
   loky executor; never the shared reusable one, so stopping one job never
   touches another's workers).  While it waits it checks the token; on cancel
   (or on an error, or a signal) it kills its workers at once and raises
-  :class:`Stopped`.  Workers run at a lower priority (``nice``), so a busy
-  machine still answers a web page quickly;
+  :class:`Stopped`.  Workers run at a lower priority (``nice``) from their
+  start (the parent lowers it as soon as they exist, before their imports),
+  so a busy machine still answers a web page quickly;
 * a process-wide cap on worker processes, :data:`WORKER_SLOTS` (one slot per
   core): a pool takes as many free slots as it may use and waits for one when
   none is free, so two users' jobs share the cores instead of starving each
@@ -170,12 +171,30 @@ _live_lock = threading.Lock()
 _SHARED: dict = {}
 
 
+def _lower_priority(pid: int, nice: int) -> None:
+    """Set process ``pid``'s (0: this thread's) nice value to at least ``nice`` (lowering a priority needs no rights)."""
+    try:
+        if os.getpriority(os.PRIO_PROCESS, pid) < nice:
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
+    except OSError:  # pragma: no cover - gone already, or not allowed here: it runs at normal priority
+        pass
+
+
+def _renice(pool) -> None:
+    """Lower the priority of a pool's workers as soon as they exist.
+
+    A new worker spends its first second or two importing pandas, scikit-learn and the engine, before its
+    initializer runs: without this, that start-up competed at full priority with the web server (one pool per
+    method of a dashboard validation starts two workers each time).
+    """
+    if WORKER_NICE:
+        for pid in _pool_pids(pool):
+            _lower_priority(pid, WORKER_NICE)
+
+
 def _init_worker(nice: int, shared) -> None:
     if nice:
-        try:
-            os.nice(nice)
-        except OSError:  # pragma: no cover - not allowed here: run at normal priority
-            pass
+        _lower_priority(0, nice)
     # A worker never reacts to the terminal's Ctrl-C itself: its parent decides and kills it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _SHARED["data"] = shared
@@ -241,7 +260,9 @@ def prestart_spare(warm: Callable | None = None) -> None:
         pool = _new_single_pool()
         try:
             if warm is not None:
-                pool.submit(_call_with, _run_warm, warm, ()).result()
+                future = pool.submit(_call_with, _run_warm, warm, ())
+                _renice(pool)
+                future.result()
         except Exception:  # noqa: BLE001 - a spare that fails to warm is simply not kept
             _kill_pool(pool)
             return
@@ -464,6 +485,7 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
 
         for _ in range(taken):
             submit_next()
+        _renice(pool)  # the workers exist now (they start with the first submit): lower their priority at once
         while pending:
             finished, _ = cf.wait(pending, timeout=_POLL, return_when=cf.FIRST_COMPLETED)
             for future in finished:

@@ -34,6 +34,10 @@ def sleep_then(shared, seconds):
     return os.getpid()
 
 
+def own_priority(shared, _):
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
 def fail_on(shared, x):
     if x == shared:
         raise ValueError(f"task {x} failed")
@@ -72,6 +76,25 @@ def test_results_in_task_order_in_process_and_in_workers():
     assert run_tasks(square_plus, tasks, shared=10, n_jobs=2) == expected
     assert run_tasks(square_plus, tasks[:1], shared=10, processes=True) == expected[:1]
     assert live_worker_pids() == []  # pools that finished are shut down
+
+
+def test_workers_run_at_the_lower_priority_and_report_each_result_with_its_task():
+    from frl_engine.stopping import WORKER_NICE
+
+    seen = []
+    niceness = run_tasks(own_priority, [(i,) for i in range(4)], n_jobs=2,
+                         on_result=lambda index, value: seen.append(index))
+    expected = min(19, max(WORKER_NICE, os.getpriority(os.PRIO_PROCESS, 0)))
+    assert niceness == [expected] * 4  # set once (not stacked on top of the start-up renice)
+    assert sorted(seen) == [0, 1, 2, 3]
+    # A token that polls the caller's own stop flag stops the run like a cancelled one.
+    flag = threading.Event()
+    token = CancelToken(poll=flag.is_set)
+    assert not token.cancelled
+    flag.set()
+    with pytest.raises(Stopped):
+        run_tasks(square_plus, [(1,), (2,)], shared=0, n_jobs=2, token=token)
+    assert token.cancelled and live_worker_pids() == []
 
 
 def test_a_cancelled_token_kills_the_workers_and_raises_stopped():

@@ -83,10 +83,12 @@ if (clicked or ss[AUTOSTART]) and not running and other_job is None:
 
 
 if running:
-    @st.fragment(run_every=ui.POLL_SECONDS)
+    _interval = ui.poll_interval(job)
+
+    @st.fragment(run_every=_interval)
     def _poll() -> None:
         current = ss[ej.JOB]
-        if current is None or current.done:
+        if current is None or current.done or ui.poll_interval(current) != _interval:
             st.rerun(scope="app")
         fraction, text = current.progress()
         if current.meta["stop"].is_set():
