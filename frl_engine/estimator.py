@@ -231,7 +231,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         target_type = "binary" if y_array.dtype == bool else type_of_target(y_array)
         if target_type in ("continuous", "continuous-multioutput", "multilabel-indicator", "multiclass-multioutput"):
             raise ValueError(f"Unknown label type: {target_type}. A falling rule list needs a two-valued outcome.")
-        classes = np.unique(y_array)
+        if y_array.dtype == bool:  # no sort for the common case of an event vector
+            classes = np.array([False, True])[[not y_array.all(), bool(y_array.any())]]
+        else:
+            classes = np.unique(y_array)
         if len(classes) < 2:
             raise ValueError(f"The outcome has only one class ({classes[0]!r}); a falling rule list needs two classes.")
         if len(classes) > 2:
