@@ -255,19 +255,30 @@ def collect_jobs() -> bool:
     return changed
 
 
+def keep_external_validation(result, history):
+    """``result`` carrying the external validation that an earlier version of the same fit had.
+
+    A fit arrives twice: the list, then the list with its posterior.  An external validation put on the
+    card in between belongs to the same list, so the second arrival keeps it (a copy; nothing is changed
+    in place).  Any other result is returned as it is.
+    """
+    earlier = next((old for old in history if old.id == result.id), None)
+    if earlier is None or not earlier.model.get("external_validation") or result.model.get("external_validation"):
+        return result
+    import copy
+    import dataclasses
+
+    model = copy.deepcopy(result.model)
+    model["external_validation"] = earlier.model["external_validation"]
+    return dataclasses.replace(result, model=model)
+
+
 def _accept_fit(result, *, first: bool, job_obj: jobs.Job) -> None:
     ss = st.session_state
     validation = ss[VALIDATION]
     if validation is not None and validation.fit_id == result.id and not result.model.get("validation"):
         result = result.with_validation(validation.model_block())  # a posterior sampled after validating
-    earlier = next((old for old in ss[HISTORY] if old.id == result.id), None)
-    if earlier is not None and earlier.model.get("external_validation") and not result.model.get("external_validation"):
-        import copy
-        import dataclasses
-
-        model = copy.deepcopy(result.model)  # an external validation put on the card before the posterior arrived
-        model["external_validation"] = earlier.model["external_validation"]
-        result = dataclasses.replace(result, model=model)
+    result = keep_external_validation(result, ss[HISTORY])
     if job_obj.meta.get("make_current", True):
         ss[FIT] = result
         ss[PATIENT] = None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .anneal import COOLING_SCHEDULES, anneal
 from .binarize import Binarizer, ColumnSpec
+from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  save_model, to_jsonable)
@@ -231,7 +231,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         target_type = "binary" if y_array.dtype == bool else type_of_target(y_array)
         if target_type in ("continuous", "continuous-multioutput", "multilabel-indicator", "multiclass-multioutput"):
             raise ValueError(f"Unknown label type: {target_type}. A falling rule list needs a two-valued outcome.")
-        classes = np.unique(y_array)
+        if y_array.dtype == bool:  # no sort for the common case of an event vector
+            classes = np.array([False, True])[[not y_array.all(), bool(y_array.any())]]
+        else:
+            classes = np.unique(y_array)
         if len(classes) < 2:
             raise ValueError(f"The outcome has only one class ({classes[0]!r}); a falling rule list needs two classes.")
         if len(classes) > 2:
@@ -385,19 +388,22 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         Stratified ``n_folds``-fold cross-validation of the FRL MAP list with these
         settings, on the same folds and per-fold seeds as
         :func:`frl_engine.validation.crossval.cross_validate_models` (so the numbers
-        are the same), using scikit-learn only: the estimator does not depend on the
-        evaluation layer above it.  Stores the summary in ``validation_summary_``
-        and returns a :class:`CrossValidatedAUROC` (``.summary("frl")`` and
-        ``.validation_summary()`` as the full evaluation result has them; use
-        ``cross_validate_models`` for ROC curves, calibration and baselines).
-        ``cancel`` is a :class:`frl_engine.stopping.CancelToken`.
+        are the same), without importing that evaluation layer.  Stores the summary in
+        ``validation_summary_`` and returns the full result of the list alone: a
+        :class:`~frl_engine.cv_result.CrossValidatedAUROC`, an
+        :class:`~frl_engine.cv_result.EvaluationResult` with ``methods == ("frl",)``
+        (per fold: scores, ROC curve, AUROC, rules, calibration; ``.aurocs`` at hand).
+        Use ``cross_validate_models`` to add the baselines.  ``cancel`` is a
+        :class:`frl_engine.stopping.CancelToken`.
         """
-        from sklearn.base import clone
-        from sklearn.metrics import roc_auc_score
+        import time
 
-        from .folds import fit_seed, stratified_folds
+        from sklearn.base import clone
+
+        from .folds import fit_seed, split_seed, stratified_folds
         from .stopping import run_tasks
 
+        started = time.perf_counter()
         y_array = np.asarray(y)
         positive = self.positive_class if self.positive_class is not None else default_positive(np.unique(y_array))
         event = y_array == positive
@@ -409,11 +415,17 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         if random_state is None:
             random_state = int(np.random.SeedSequence().generate_state(1)[0])
         splits = stratified_folds(event, n_folds, int(random_state))
-        tasks = [(clone(self).set_params(n_jobs=1, positive_class=True, random_state=fit_seed(random_state, 0, k)),
+        seeds = [fit_seed(random_state, 0, k) for k in range(len(splits))]
+        tasks = [(clone(self).set_params(n_jobs=1, positive_class=True, random_state=seeds[k]), k, seeds[k],
                   train, test) for k, (train, test) in enumerate(splits)]
-        scores = run_tasks(_fold_scores, tasks, shared=(frame, event), n_jobs=n_jobs, token=cancel)
-        aurocs = tuple(float(roc_auc_score(event[test], s)) for (_, _, test), s in zip(tasks, scores))
-        result = CrossValidatedAUROC(n_folds=int(n_folds), random_state=int(random_state), aurocs=aurocs)
+        folds = tuple(run_tasks(_fold_result, tasks, shared=(frame, event), n_jobs=n_jobs, token=cancel))
+        params = {k: v for k, v in self.get_params().items() if k not in ("random_state", "n_jobs", "positive_class")}
+        names = tuple(str(c) for c in X.columns) if isinstance(X, pd.DataFrame) else ()
+        result = CrossValidatedAUROC(
+            methods=("frl",), n_folds=int(n_folds), random_state=int(random_state), n_rows=int(len(event)),
+            n_positive=int(event.sum()), folds=folds, frl_params=to_jsonable(params),
+            settings={"split_seed": split_seed(int(random_state))}, feature_names=names,
+            elapsed_seconds=float(time.perf_counter() - started))
         self.validation_summary_ = result.validation_summary()
         return result
 
@@ -570,52 +582,16 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return cls.from_dict(load_model_dict(path))
 
 
-def _fold_scores(shared, model, train, test) -> np.ndarray:
-    """Fit ``model`` on the training rows and return the risks of the test rows (one cross-validation fold)."""
+def _fold_result(shared, model, fold, seed, train, test):
+    """Fit ``model`` on the training rows and score the test rows (one cross-validation fold)."""
+    import time
+
     frame, event = shared
     rows = (lambda idx: frame.iloc[idx]) if isinstance(frame, pd.DataFrame) else (lambda idx: np.asarray(frame)[idx])
+    started = time.perf_counter()
     model.fit(rows(train), event[train])
-    return model.probabilities_[model.apply(rows(test))].astype(float)
-
-
-@dataclass(frozen=True)
-class _Summary:
-    """Mean and (population) standard deviation of the per-fold AUROCs."""
-
-    aurocs: tuple
-    method: str = "frl"
-
-    @property
-    def auroc_mean(self) -> float:
-        return float(np.mean(self.aurocs))
-
-    @property
-    def auroc_std(self) -> float:
-        return float(np.std(self.aurocs))
-
-
-@dataclass(frozen=True)
-class CrossValidatedAUROC:
-    """What :meth:`FallingRuleListClassifier.cross_validate` returns: the per-fold AUROCs of the FRL list."""
-
-    n_folds: int
-    random_state: int
-    aurocs: tuple
-
-    @property
-    def description(self) -> str:
-        return f"{self.n_folds}-fold stratified cross-validation"
-
-    def summary(self, method: str = "frl") -> _Summary:
-        if method != "frl":
-            raise FRLError(f"Method {method!r} was not evaluated; this result has frl")
-        return _Summary(self.aurocs)
-
-    def validation_summary(self, method: str = "frl") -> dict:
-        """The block a model file keeps under ``"validation"`` (see docs/model-format.md)."""
-        s = self.summary(method)
-        return {"method": self.description, "n_folds": self.n_folds, "auroc_mean": s.auroc_mean,
-                "auroc_std": s.auroc_std}
+    return frl_fold_result(model, rows(test), event[test], fold=fold, seed=seed, test_index=test,
+                           fit_seconds=time.perf_counter() - started)
 
 
 def _plain(value):

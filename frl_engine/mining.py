@@ -537,6 +537,12 @@ def _column_rule(column: str) -> Rule:
     return Rule((Condition(column, "is true"),))
 
 
+@functools.lru_cache(maxsize=64)
+def _column_rules(columns: tuple) -> tuple:
+    """One rule per column, in order (kept: a grid or a refit on the same table builds none again)."""
+    return tuple(map(_column_rule, columns))
+
+
 def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
     """Each column of ``frame`` as one candidate rule, as is (the paper's simulation setting).
 
@@ -572,9 +578,10 @@ def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
     repeated = sorted(c for c, k in pd.Series(columns).value_counts().items() if k > 1) if not frame.columns.is_unique else []
     if repeated:
         raise DataError(f"Column '{repeated[0]}' appears {columns.count(repeated[0])} times: rename or drop the duplicates")
+    values = frame.to_numpy()  # a view when every column is bool (one block): the paper's setting, no dtype scan
+    if values.dtype == bool:
+        return CandidateRules(rules=_column_rules(tuple(columns)), coverage=values)
     kinds = {dtype: pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype) for dtype in set(frame.dtypes)}
-    if all(dtype == np.dtype(bool) for dtype in kinds):
-        return CandidateRules(rules=tuple(map(_column_rule, columns)), coverage=frame.to_numpy(dtype=bool))
     numeric = [kinds[dtype] for dtype in frame.dtypes]
     if all(numeric):  # one conversion for the whole table (the paper's setting: 0/1 or bool columns)
         values = frame.to_numpy(dtype=float, na_value=np.nan)
@@ -597,5 +604,4 @@ def rules_from_boolean_columns(frame: pd.DataFrame) -> CandidateRules:
             f"{_examples(bad)}: fix it or drop the column"
         )
     coverage = values == 1.0
-    rules = tuple(_column_rule(column) for column in columns)
-    return CandidateRules(rules=rules, coverage=coverage)
+    return CandidateRules(rules=_column_rules(tuple(columns)), coverage=coverage)

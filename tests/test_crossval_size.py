@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.evaluate import cross_validate_models as reexported
 from frl_engine.validation import crossval
-from frl_engine.validation.crossval import METHODS, _baseline_frame, cross_validate_models
+from frl_engine.validation.crossval import METHODS, EvaluationResult, _baseline_frame, cross_validate_models
 
 
 def raw_table(n=600, seed=0):
@@ -91,6 +91,12 @@ def test_the_estimators_own_cross_validation_gives_the_evaluation_layers_numbers
     assert own.aurocs == layer.summary("frl").aurocs
     assert estimator.validation_summary_ == layer.validation_summary()
     assert own.summary("frl").auroc_mean == layer.summary("frl").auroc_mean
+    # the same full result as before the layers were split (the API contract): every fold's rows, scores,
+    # ROC curve, rules and calibration, an EvaluationResult that round-trips through JSON
+    assert isinstance(own, EvaluationResult) and own.methods == ("frl",)
+    assert own.without_timings().folds == layer.without_timings().folds
+    assert EvaluationResult.from_json(own.to_json()).without_timings().folds == own.without_timings().folds
+    assert own.calibration_table().equals(layer.calibration_table())
 
 
 def test_the_report_says_how_the_baselines_scaled(monkeypatch):

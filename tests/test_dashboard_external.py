@@ -114,3 +114,24 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     risk = FallingRuleListClassifier.from_dict(fit_model).predict_proba(frame.tail(1000).drop(columns=["Readmitted30d"]))
     assert block["auroc"] == pytest.approx(roc_auc_score(frame.tail(1000)["Readmitted30d"] == "yes", risk[:, 1]))
     assert any("card reads: externally validated" in c.value for c in at.caption)
+
+
+def test_an_external_validation_on_the_card_survives_the_posterior_arriving_after_it():
+    """The list arrives, the user validates it on a later table, then the same fit arrives with its posterior."""
+    base = services.FitResult(id="fit-1", model=model_dict(), source="fit", label="first list")
+    block = {"n": 1000, "auroc": 0.71, "data_name": "later.csv"}
+    validated = services.FitResult(id="fit-1", model={**model_dict(), "external_validation": block},
+                                   source="fit", label="first list")
+    with_posterior = services.FitResult(id="fit-1", model={**model_dict(), "posterior": {"n_samples": 10}},
+                                        source="fit", label="first list")
+    kept = state.keep_external_validation(with_posterior, [validated])
+    assert kept.model["external_validation"] == block and kept.model["posterior"] == {"n_samples": 10}
+    assert "external_validation" not in with_posterior.model  # a copy: the arriving result is not changed
+    # nothing to keep: another fit, or an earlier version that was never validated
+    other = services.FitResult(id="fit-2", model=model_dict(), source="fit", label="second list")
+    assert state.keep_external_validation(other, [validated]) is other
+    assert state.keep_external_validation(with_posterior, [base]) is with_posterior
+    # a newer validation on the arriving result wins over the earlier one
+    newer = services.FitResult(id="fit-1", model={**model_dict(), "external_validation": {**block, "n": 5}},
+                               source="fit", label="first list")
+    assert state.keep_external_validation(newer, [validated]).model["external_validation"]["n"] == 5

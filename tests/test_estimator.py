@@ -163,6 +163,9 @@ def test_one_class_or_three_classes_are_refused():
     frame, _ = clinical_frame(100)
     with pytest.raises(ValueError, match="only one class"):
         FallingRuleListClassifier().fit(frame, np.ones(100))
+    for constant in (True, False):  # an event vector (bool) takes a path of its own
+        with pytest.raises(ValueError, match="only one class"):
+            FallingRuleListClassifier().fit(frame, np.full(100, constant))
     with pytest.raises(ValueError, match="exactly two"):
         FallingRuleListClassifier().fit(frame, np.arange(100) % 3)
 

@@ -464,11 +464,22 @@ def test_rules_from_boolean_columns_keeps_every_column_as_is():
         (pd.DataFrame({0: [0, 1]}), "text names"),
         (pd.DataFrame({"a": [0, 1], "b": [1, 0]}).rename(columns={"b": "a"}), "'a' appears 2 times"),
         (pd.DataFrame(), "empty"),
+        (pd.DataFrame({"ok": [True, False], "gaps": pd.array([True, pd.NA], dtype="boolean")}), r"Column 'gaps'.*NaN"),
     ],
 )
 def test_rules_from_boolean_columns_refuses_other_columns(frame, pattern):
     with pytest.raises(DataError, match=pattern):
         rules_from_boolean_columns(frame)
+
+
+def test_an_all_bool_table_and_its_mixed_twins_give_the_same_rules():
+    """The fast path (every column bool) and the column-by-column path agree, whatever the dtypes."""
+    rng = np.random.default_rng(3)
+    bools = pd.DataFrame(rng.random((50, 4)) < 0.4, columns=["a", "b", "c", "d"])
+    mixed = bools.astype({"b": int, "c": "boolean", "d": object})
+    fast, slow = rules_from_boolean_columns(bools), rules_from_boolean_columns(mixed)
+    assert fast.rules == slow.rules and np.array_equal(fast.packed, slow.packed)
+    assert np.array_equal(fast.coverage, bools.to_numpy())
 
 
 def test_candidate_rules_are_read_only_and_shape_checked():
