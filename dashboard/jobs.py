@@ -83,6 +83,11 @@ class Job:
         self.stopped = False  # ended by stop() before it finished
         self.session_id: str | None = None  # the Streamlit session that started it (None outside a server)
         self.waiting = False  # waiting for a free worker slot
+        self.published: float | None = None  # when the latest result was published
+
+    def quiet_seconds(self) -> float:
+        """Seconds since the job started or last published a result (the page polls quickly just after either)."""
+        return time.monotonic() - max(self.started, self.published or self.started)
 
     # ---- called by the page (Stop button), the session watcher, the server's shutdown
     def stop(self, reason: str = "stopped by the user") -> None:
@@ -119,6 +124,7 @@ class Job:
         """Hand a (partial or final) result to the page; the latest one wins."""
         with self._lock:
             self._results.append(result)
+            self.published = time.monotonic()
 
     # ---- read by the page
     @property

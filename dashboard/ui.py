@@ -130,9 +130,10 @@ def registry_note(model: dict) -> None:
 
 # ---------------------------------------------------------------- background jobs
 def poll_interval(job) -> float:
-    """How often a page asks a running job for news: every 0.3 s at first (a fit is done in a second or two and
-    its list should appear at once), then every second (a long job's bar need not move faster)."""
-    return POLL_SECONDS if job.elapsed() < FAST_POLL_FOR else SLOW_POLL_SECONDS
+    """How often a page asks a running job for news: every 0.3 s in the first seconds after the job started or
+    published something (a fit is done in a second or two and its list should appear at once; its posterior
+    follows a few seconds later), then every second (a long job's bar need not move faster)."""
+    return POLL_SECONDS if job.quiet_seconds() < FAST_POLL_FOR else SLOW_POLL_SECONDS
 
 
 def job_progress(kind: str, *, compact: bool = False) -> None:

@@ -85,6 +85,20 @@ def test_a_fit_runs_in_a_worker_that_stop_kills_and_the_earlier_list_stays(at):
     assert at.session_state[state.FIT] is first and not at.exception
 
 
+def test_a_running_job_is_polled_quickly_only_just_after_it_starts_or_publishes():
+    """Each poll is a script run on the server: a long job is asked for news once a second, not 3 times."""
+    from dashboard import ui
+
+    job = jobs.Job("validation", "Cross-validating", ["a"])
+    assert ui.poll_interval(job) == ui.POLL_SECONDS
+    job.started -= ui.FAST_POLL_FOR + 1  # a job that has been running quietly for a while
+    assert ui.poll_interval(job) == ui.SLOW_POLL_SECONDS > ui.POLL_SECONDS
+    job.publish("a partial result")  # e.g. the list, while its posterior is still being sampled
+    assert ui.poll_interval(job) == ui.POLL_SECONDS
+    # The page that shows a job in full does not poll it again in the sidebar.
+    assert ui.PAGE_JOBS["validation"] == "validation" and ui.PAGE_JOBS["fit"] == "fit"
+
+
 # ---------------------------------------------------------------------------------------------- the real server
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
