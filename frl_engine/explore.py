@@ -29,8 +29,8 @@ order tasks finish in, nor on whether they ran locally (joblib) or on a ``dask.d
 
 Where it runs.  Locally through :func:`frl_engine.stopping.run_tasks` (worker processes of the
 process-wide cap :data:`~frl_engine.stopping.WORKER_SLOTS`, at a lower priority, killed at once on a
-stop: the same mechanism as ``frl evaluate`` and the dashboard's other long jobs); with ``scheduler="tcp://host:8786"`` (or a
-``distributed.Client``) on a Dask cluster: the table and the outcome are scattered to the workers
+stop: the same mechanism as ``frl evaluate`` and the dashboard's other long jobs); with
+``scheduler="tcp://host:8786"`` (or a ``distributed.Client``) on a Dask cluster: the table and the outcome are scattered to the workers
 once, each (mining settings, fold) is one task of the module-level :func:`run_task`, and a task lost
 with its worker is retried on another (``retries``).
 """
