@@ -81,7 +81,8 @@ clicked = st.button("Fit the rule list", type="primary", icon=":material/play_ar
                     disabled=running or problem is not None or state.busy() is not None)
 if clicked and not running:
     ui.start_fit(spec, data, inputs.features, inputs.y)
-if st.button("Tune, then fit", icon=":material/grid_on:", key="tune_button", disabled=running or problem is not None,
+if st.button("Tune, then fit", icon=":material/grid_on:", key="tune_button",
+             disabled=running or problem is not None or state.busy() is not None,
              help="Cross-validate the grid on the Explore page and fit the shortest list within one standard error "
                   "of the best AUROC (like `frl fit --tune`)."):
     ss["explore_autostart"], ss["explore_autofit"] = True, True
