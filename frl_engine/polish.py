@@ -234,8 +234,11 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
         for i in range(length):
             w_out = math.exp(log_weights[order[i]])
             prior = pref_prior[i] + log_weights[r] - math.log(rem_weight[i])
-            for pos in range(i + 1, length):
-                prior += log_weights[order[pos]] - math.log(rem_weight[pos] - w_r + w_out)
+            if log_weights[r] == log_weights[order[i]]:     # equal weights: the positions below keep theirs
+                prior += pref_prior[length] - pref_prior[i + 1]
+            else:
+                for pos in range(i + 1, length):
+                    prior += log_weights[order[pos]] - math.log(rem_weight[pos] - w_r + w_out)
             captured = _binomial_max(suf_a[i], suf_b[i])
             loose = replace_const + prior + pref_ll[i] + captured + suf_d[i + 1]
             if loose <= best_value:
