@@ -66,8 +66,13 @@ class SearchReport:
             return ("Search not checked: only one chain ran, so nobody can tell whether a better list exists; "
                     "use 2 or more chains.")
         return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
-                f"(the others are up to {self.spread_nats:.1f} nats worse); another run may print a different "
+                f"(the next best chain is {self._gap_text()} worse, the worst {self.spread_nats:.1f} nats); "
+                "another run may print a different "
                 "list: use more steps (--steps) or more chains (--chains).")
+
+    def _gap_text(self) -> str:
+        gap = self.runner_up_gap_nats if self.runner_up_gap_nats is not None else self.spread_nats
+        return f"{gap:.3f} nats" if gap < 0.1 else f"{gap:.1f} nats"
 
     def to_dict(self) -> dict:
         """JSON-safe dictionary (the model file's ``search`` block; docs/model-format.md)."""
@@ -87,7 +92,8 @@ class SearchReport:
         return cls(n_chains=int(data["n_chains"]), n_reached_best=int(data["n_reached_best"]),
                    spread_nats=float(data["spread_nats"]), runner_up_gap_nats=None if gap is None else float(gap),
                    converged=bool(data["converged"]), max_chains=int(data.get("max_chains", data["n_chains"])),
-                   n_hopped=None if hopped is None else int(hopped), hop_gain_nats=None if gain is None else float(gain))
+                   n_hopped=None if hopped is None else int(hopped),
+                   hop_gain_nats=None if gain is None else float(gain))
 
 
 def search_report(chain_values, max_chains: int | None = None, polished_values=None) -> SearchReport:
