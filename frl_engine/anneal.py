@@ -25,6 +25,7 @@ import numpy as np
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from .basin import DEFAULT_PATIENCE, PolishCache, hop
 from .bits import capture_counts_from, recount_from
 from .errors import FRLError
 from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
@@ -154,6 +155,12 @@ class AnnealResult:
         Whether the chains agreed on the best list.
     chain_starts : tuple of str
         How each chain started: ``"greedy"`` or ``"prior"``.
+    chain_polished_values : tuple of float
+        Each chain's objective after the polish and before basin hopping (:mod:`frl_engine.basin`);
+        empty when the chains were not polished.
+    n_polish_passes : int
+        Passes over the whole neighbourhood that the polishes of the basin hopping took (its cost,
+        independent of the machine; 0 without basin hopping).
     """
 
     best: ListFit
@@ -162,6 +169,8 @@ class AnnealResult:
     acceptance_rates: tuple[float, ...]
     report: SearchReport | None = None
     chain_starts: tuple[str, ...] = field(default=(), repr=False)
+    chain_polished_values: tuple[float, ...] = field(default=(), repr=False)
+    n_polish_passes: int = 0
 
 
 def greedy_list(problem: PackedProblem) -> np.ndarray:
@@ -183,7 +192,12 @@ def polish(problem: PackedProblem, order) -> tuple[tuple[int, ...], float]:
 MAX_POLISH_MOVES = 10_000
 
 
-def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: np.ndarray, start, do_polish: bool):
+def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: np.ndarray, start, do_polish: bool,
+               patience: int | None, cache: PolishCache | None = None):
+    """One chain: anneal, then polish (and basin-hop when ``patience`` is not None).
+
+    Returns ``(order, value, acceptance rate, polished value or None)``.
+    """
     if start is None:
         start = draw_prior_list(rng, problem)
     order, _, value, accepted = anneal_chain(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights,
@@ -191,9 +205,14 @@ def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: n
                                              temperatures)
     order = tuple(int(i) for i in order)
     value = float(value)
-    if do_polish:
+    polished = None
+    if do_polish and patience is not None:
+        hopped = hop(problem, order, rng, patience, cache)
+        order, value, polished = hopped.order, hopped.value, hopped.start_value
+    elif do_polish:
         order, value = polish(problem, order)
-    return order, value, accepted / max(len(temperatures), 1)
+        polished = value
+    return order, value, accepted / max(len(temperatures), 1), polished
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -210,12 +229,14 @@ def _thread_pool(workers: int) -> ThreadPoolExecutor:
 
 def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, temperature: float = 1.0,
            cooling: str = "constant", random_state=None, n_jobs: int | None = None, polish: bool = True,
-           greedy_start: bool | None = None, max_chains: int | None = None) -> AnnealResult:
+           greedy_start: bool | None = None, max_chains: int | None = None,
+           hop_patience: int | None = DEFAULT_PATIENCE) -> AnnealResult:
     """Search for the MAP falling rule list; restart until two independent chains agree.
 
     Each round runs ``n_chains`` annealing chains; each chain's best visited list is
     then polished by steepest ascent over its whole neighbourhood
-    (:mod:`frl_engine.polish`).  The first chain starts from the greedy list
+    (:mod:`frl_engine.polish`) and improved by basin hopping (:mod:`frl_engine.basin`:
+    tail re-growth and random kicks, each kept only if it improves).  The first chain starts from the greedy list
     (:func:`greedy_list`), every other from its own draw of the prior.  Rounds are
     repeated until the best objective has been reached by at least two chains or
     ``max_chains`` chains have run; :attr:`AnnealResult.report` says which.
@@ -240,41 +261,52 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         Start the first chain from the greedy list (False: every chain from the prior).
         Default: as ``polish``.
     max_chains : int or None
-        Budget of chains, restarts included (default ``4 * n_chains``, at least 4 when
+        Budget of chains, restarts included (default ``2 * n_chains``, at least 4, when
         polishing).  ``n_chains`` when ``polish`` is False: the paper's plain annealing
         runs exactly the chains asked for.
+    hop_patience : int or None, default 0
+        Basin hopping after the polish: random kicks in a row without improvement before a
+        chain stops (0: tail re-growth only; None: no basin hopping, polish only).  Ignored
+        when ``polish`` is False.
     """
     if problem.n_rules == 0:
         raise FRLError("There are no candidate rules to build a list from")
     temperatures = temperature_schedule(n_steps, temperature, cooling)
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     if max_chains is None:
-        max_chains = max(4 * n_chains, 4) if polish else n_chains
+        max_chains = max(2 * n_chains, 4) if polish else n_chains
     max_chains = max(int(max_chains), n_chains)
     if greedy_start is None:
         greedy_start = polish
-    greedy = greedy_list(problem) if greedy_start else None
+    cache = PolishCache()   # polished lists shared by the chains: same results whatever the threads, less time
+    greedy = cache.polish(problem, ())[0] if greedy_start else None   # greedy_list(problem), through the cache
     runs, starts = [], []
     while len(runs) < max_chains:
         size = min(n_chains, max_chains - len(runs))
         chain_rngs = rng.spawn(size)
         chain_starts = [greedy if (greedy_start and not runs and k == 0) else None for k in range(size)]
         if size == 1 or n_jobs == 1:
-            batch = [_run_chain(r, problem, temperatures, s, polish) for r, s in zip(chain_rngs, chain_starts)]
+            batch = [_run_chain(r, problem, temperatures, s, polish, hop_patience, cache)
+                     for r, s in zip(chain_rngs, chain_starts)]
         else:
             # The kernels release the GIL: plain threads, without joblib's pool set-up and polling
             # (which cost more than the 5,000 steps themselves on Spambase-size data).
             cpus = os.cpu_count() or 1
             workers = min(size, cpus) if not n_jobs else (n_jobs if n_jobs > 0 else max(1, cpus + 1 + n_jobs))
-            batch = list(_thread_pool(workers).map(lambda r, s: _run_chain(r, problem, temperatures, s, polish),
-                                                   chain_rngs, chain_starts))
+            batch = list(_thread_pool(workers).map(
+                lambda r, s: _run_chain(r, problem, temperatures, s, polish, hop_patience, cache),
+                chain_rngs, chain_starts))
         runs.extend(batch)
         starts.extend("greedy" if s is not None else "prior" for s in chain_starts)
-        if search_report([v for _, v, _ in runs]).converged:
+        if search_report([run[1] for run in runs]).converged:
             break
-    values = [value for _, value, _ in runs]
+    values = [run[1] for run in runs]
+    polished = tuple(run[3] for run in runs) if polish else ()
     winner = int(np.argmax(values))
     best = fit_list(problem, runs[winner][0])
-    return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(o for o, _, _ in runs),
-                        acceptance_rates=tuple(a for _, _, a in runs), report=search_report(values, max_chains),
-                        chain_starts=tuple(starts))
+    hopped = polish and hop_patience is not None
+    return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(run[0] for run in runs),
+                        acceptance_rates=tuple(run[2] for run in runs),
+                        report=search_report(values, max_chains, polished if hopped else None),
+                        chain_starts=tuple(starts), chain_polished_values=polished,
+                        n_polish_passes=cache.n_passes)

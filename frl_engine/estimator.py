@@ -85,8 +85,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         Temperature schedule.
     search : {"restarts", "paper"}, default "restarts"
         ``"restarts"``: greedy start, every chain's list polished to a local maximum over its
-        whole neighbourhood, rounds of ``n_chains`` chains until two agree on the best list (at
-        most ``4 * n_chains``; docs/search.md).  ``"paper"``: the paper's plain annealing, the
+        whole neighbourhood and improved by basin hopping (tail re-growth), rounds of ``n_chains``
+        chains until two agree on the best list (at most ``2 * n_chains``, at least 4; docs/search.md).  ``"paper"``: the paper's plain annealing, the
         ``n_chains`` chains asked for and nothing more.
     random_state : int or None
         Seed; the same seed gives the same list whatever ``n_jobs``.

@@ -29,11 +29,14 @@ annealing chains.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
-from .bits import capture_counts_from, recount_from
-from .model import log_posterior_into, log_posterior_upper_bound
+from .bits import capture_counts_from, popcount, recount_from
+from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LAM, LOG_GAMMA1_NORM, LOG_K_NORM, LOG_L_TRUNC, log_posterior_into,
+                    log_posterior_upper_bound)
 
 # Move codes of the best neighbour (as in frl_engine.moves).
 _SWAP, _REPLACE, _ADD, _REMOVE = 0, 1, 2, 3
@@ -52,6 +55,242 @@ def _evaluate(rules, y, cum_weights, log_weights, consts, proposal, new_length, 
         return -np.inf
     return log_posterior_into(proposal, new_length, n_cap_new, n_pos_new, cum_weights, log_weights, consts,
                               x, work, free)
+
+
+@numba.njit(inline="always")
+def _binomial_max(n, s):
+    """The binomial log likelihood of ``s`` events in ``n`` rows at its own rate (<= 0)."""
+    if s > 0.0 and s < n:
+        return s * math.log(s / n) + (n - s) * math.log1p(-s / n)
+    return 0.0
+
+
+@numba.njit(nogil=True, cache=True)
+def _bound_constant(length, consts):
+    """The part of :func:`frl_engine.model.log_posterior_upper_bound` beyond the list prior and likelihoods."""
+    alpha = consts[ALPHA]
+    beta = consts[BETA]
+    if alpha - 1.0 > beta:
+        g = math.log((alpha - 1.0) / beta)
+        best_g = (alpha - 1.0) * g - (alpha - 1.0)
+    else:
+        best_g = -beta
+    value = length * (best_g + consts[LOG_GAMMA1_NORM])
+    if consts[ALPHA_K] > 1.0:
+        a = math.log((consts[ALPHA_K] - 1.0) / consts[BETA_K])
+        value += (consts[ALPHA_K] - 1.0) * a - (consts[ALPHA_K] - 1.0)
+    return value + consts[LOG_K_NORM]
+
+
+@numba.njit(nogil=True, cache=True)
+def _length_prior(length, consts):
+    """``log Poisson_{<=|B|}(L; lam)``."""
+    lam = consts[LAM]
+    return length * math.log(lam) - lam - math.lgamma(length + 1.0) - consts[LOG_L_TRUNC]
+
+
+@numba.njit(nogil=True, cache=True)
+def _cells(rules, order, length, remaining):
+    """The rows of the list split by ``(k, j)``: captured at position ``k``, and at ``j`` once ``c_k`` is gone.
+
+    Row ``n`` captured by position ``k < L`` would, were ``c_k`` removed, be captured by the
+    first of ``c_{k+1}..c_{L-1}`` it satisfies (``j``), or by the default (``j = L``); rows of the
+    default have ``k = j = L``.  The cells partition the rows.  Returned sparsely as one entry
+    per non-empty word of a cell: ``(cell_id, word, mask)`` with ``cell_id = k * (L + 1) + j``.
+    """
+    n_words = rules.shape[1]
+    size = length + 1
+    ids = np.empty(size * size * n_words, dtype=np.int64)
+    words = np.empty(size * size * n_words, dtype=np.int64)
+    masks = np.empty(size * size * n_words, dtype=np.uint64)
+    n_entries = 0
+    rem = np.empty(n_words, dtype=np.uint64)
+    for k in range(length + 1):
+        for w in range(n_words):
+            if k < length:
+                rem[w] = remaining[k, w] & ~remaining[k + 1, w]
+            else:
+                rem[w] = remaining[length, w]
+        for j in range(k + 1, length + 1):
+            for w in range(n_words):
+                cell = rem[w]
+                if j < length:
+                    cell &= rules[order[j], w]
+                if cell != 0:
+                    ids[n_entries] = k * size + j
+                    words[n_entries] = w
+                    masks[n_entries] = cell
+                    n_entries += 1
+                    rem[w] &= ~cell
+        if k == length:
+            for w in range(n_words):
+                if rem[w] != 0:
+                    ids[n_entries] = k * size + k
+                    words[n_entries] = w
+                    masks[n_entries] = rem[w]
+                    n_entries += 1
+    return ids[:n_entries].copy(), words[:n_entries].copy(), masks[:n_entries].copy()
+
+
+@numba.njit(inline="always")
+def _earlier(move, i, r, best_move, best_i, best_j):
+    """Whether neighbour ``(move, i, r)`` comes before the best so far in the scan order of :func:`polish_list`."""
+    if best_move == _SWAP or best_move == _REMOVE:
+        return False
+    if move != best_move:
+        return move < best_move
+    if i != best_i:
+        return i < best_i
+    return r < best_j
+
+
+@numba.njit(nogil=True, cache=True)
+def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights, consts,
+                      proposal, n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j):
+    """The best REPLACE or ADD neighbour better than ``best_value`` (else ``best_move`` unchanged).
+
+    Every REPLACE of position ``i`` by an unused rule ``r`` and every ADD of ``r`` at
+    insertion point ``i``.  Instead of walking each neighbour's list, one pass of ``r``
+    over the cells of :func:`_cells` gives the exact capture counts of all of ``r``'s
+    neighbours:
+
+    * ``a_k, b_k``: rows and events of position ``k`` that ``r`` holds;
+    * ADD ``r`` at ``i``: position ``i`` captures ``sum_{k>=i} a_k`` rows; old position
+      ``k >= i`` (now ``k+1``) keeps ``n_k - a_k``;
+    * REPLACE ``c_i`` by ``r``: as ADD for ``r`` and for positions ``j > i``, which also
+      receive the rows of cell ``(i, j)`` that ``r`` does not hold.
+
+    The upper bound of :func:`frl_engine.model.log_posterior_upper_bound` is then O(1)
+    per ADD (suffix sums); per REPLACE an O(1) looser bound (the rows of ``c_i`` that
+    fall through add a log likelihood <= 0) comes first.  The exact objective is solved
+    only when the bound beats the best neighbour so far.  Ties go to the first neighbour
+    in the order (REPLACE before ADD, then position, then rule).
+    """
+    n_rules, n_words = rules.shape
+    size = length + 1
+    ids, words, masks = _cells(rules, order, length, remaining)
+    n_entries = ids.shape[0]
+    cell_n = np.zeros(size * size)
+    cell_s = np.zeros(size * size)
+    for e in range(n_entries):
+        m = masks[e]
+        cell_n[ids[e]] += popcount(m)
+        cell_s[ids[e]] += popcount(m & y[words[e]])
+    # Per position of the current list: prefix sums of the likelihood terms and of the list prior.
+    pref_ll = np.zeros(size + 1)
+    for pos in range(size):
+        pref_ll[pos + 1] = pref_ll[pos] + _binomial_max(n_cap[pos], n_pos[pos])
+    total_weight = cum_weights[cum_weights.shape[0] - 1]
+    rem_weight = np.empty(size)          # weight of the rules not drawn before position pos
+    pref_prior = np.zeros(size)          # sum_{pos < i} (log w_c - log rem_weight)
+    rem_weight[0] = total_weight
+    for pos in range(length):
+        w_c = math.exp(log_weights[order[pos]])
+        pref_prior[pos + 1] = pref_prior[pos] + log_weights[order[pos]] - math.log(rem_weight[pos])
+        rem_weight[pos + 1] = rem_weight[pos] - w_c
+    add_const = _length_prior(length + 1, consts) + _bound_constant(length + 1, consts)
+    replace_const = _length_prior(length, consts) + _bound_constant(length, consts)
+    cnt_n = np.zeros(size * size)
+    cnt_s = np.zeros(size * size)
+    a = np.zeros(size + 1)
+    b = np.zeros(size + 1)
+    suf_a = np.zeros(size + 1)
+    suf_b = np.zeros(size + 1)
+    suf_d = np.zeros(size + 1)
+    suf_prior = np.zeros(size + 1)
+    can_add = length < n_rules
+    for r in range(n_rules):
+        if in_list[r]:
+            continue
+        rule = rules[r]
+        for c in range(size * size):
+            cnt_n[c] = 0.0
+            cnt_s[c] = 0.0
+        for e in range(n_entries):
+            m = rule[words[e]] & masks[e]
+            if m != 0:
+                cnt_n[ids[e]] += popcount(m)
+                cnt_s[ids[e]] += popcount(m & y[words[e]])
+        for k in range(size):
+            a[k] = 0.0
+            b[k] = 0.0
+            for j in range(k, size):
+                a[k] += cnt_n[k * size + j]
+                b[k] += cnt_s[k * size + j]
+        w_r = math.exp(log_weights[r])
+        suf_a[size] = 0.0
+        suf_b[size] = 0.0
+        suf_d[size] = 0.0
+        suf_prior[size] = 0.0
+        for k in range(size - 1, -1, -1):
+            suf_a[k] = suf_a[k + 1] + a[k]
+            suf_b[k] = suf_b[k + 1] + b[k]
+            suf_d[k] = suf_d[k + 1] + _binomial_max(n_cap[k] - a[k], n_pos[k] - b[k])
+            if k < length:   # position k of the list once r sits above it
+                suf_prior[k] = suf_prior[k + 1] + log_weights[order[k]] - math.log(rem_weight[k] - w_r)
+            else:
+                suf_prior[k] = 0.0
+        # REPLACE position i by r
+        for i in range(length):
+            w_out = math.exp(log_weights[order[i]])
+            prior = pref_prior[i] + log_weights[r] - math.log(rem_weight[i])
+            if log_weights[r] == log_weights[order[i]]:     # equal weights: the positions below keep theirs
+                prior += pref_prior[length] - pref_prior[i + 1]
+            else:
+                for pos in range(i + 1, length):
+                    prior += log_weights[order[pos]] - math.log(rem_weight[pos] - w_r + w_out)
+            captured = _binomial_max(suf_a[i], suf_b[i])
+            loose = replace_const + prior + pref_ll[i] + captured + suf_d[i + 1]
+            if loose <= best_value:
+                continue
+            tight = replace_const + prior + pref_ll[i] + captured
+            for j in range(i + 1, size):
+                fall_n = cell_n[i * size + j] - cnt_n[i * size + j]
+                fall_s = cell_s[i * size + j] - cnt_s[i * size + j]
+                n_cap_new[j] = n_cap[j] - a[j] + fall_n
+                n_pos_new[j] = n_pos[j] - b[j] + fall_s
+                tight += _binomial_max(n_cap_new[j], n_pos_new[j])
+            if tight <= best_value:
+                continue
+            for pos in range(i):
+                n_cap_new[pos] = n_cap[pos]
+                n_pos_new[pos] = n_pos[pos]
+            n_cap_new[i] = suf_a[i]
+            n_pos_new[i] = suf_b[i]
+            for pos in range(length):
+                proposal[pos] = order[pos]
+            proposal[i] = r
+            v = log_posterior_into(proposal, length, n_cap_new, n_pos_new, cum_weights, log_weights, consts, x,
+                                   work, free)
+            if v > best_value or (v == best_value and best_move >= 0 and _earlier(_REPLACE, i, r, best_move,
+                                                                                  best_i, best_j)):
+                best_value, best_move, best_i, best_j = v, _REPLACE, i, r
+        if not can_add:
+            continue
+        # ADD r at insertion point i
+        for i in range(size):
+            prior = pref_prior[i] + log_weights[r] - math.log(rem_weight[i]) + suf_prior[i]
+            bound = add_const + prior + pref_ll[i] + _binomial_max(suf_a[i], suf_b[i]) + suf_d[i]
+            if bound <= best_value:
+                continue
+            for pos in range(i):
+                n_cap_new[pos] = n_cap[pos]
+                n_pos_new[pos] = n_pos[pos]
+                proposal[pos] = order[pos]
+            n_cap_new[i] = suf_a[i]
+            n_pos_new[i] = suf_b[i]
+            proposal[i] = r
+            for k in range(i, size):
+                n_cap_new[k + 1] = n_cap[k] - a[k]
+                n_pos_new[k + 1] = n_pos[k] - b[k]
+                if k < length:
+                    proposal[k + 1] = order[k]
+            v = log_posterior_into(proposal, length + 1, n_cap_new, n_pos_new, cum_weights, log_weights, consts, x,
+                                   work, free)
+            if v > best_value or (v == best_value and best_move >= 0 and _earlier(_ADD, i, r, best_move, best_i,
+                                                                                  best_j)):
+                best_value, best_move, best_i, best_j = v, _ADD, i, r
+    return best_value, best_move, best_i, best_j
 
 
 @numba.njit(nogil=True, cache=True)
@@ -124,33 +363,10 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
                           n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
             if v > best_value:
                 best_value, best_move, best_i, best_j = v, _REMOVE, i, -1
-        # REPLACE position i by rule r
-        for i in range(length):
-            for pos in range(length):
-                proposal[pos] = order[pos]
-            for r in range(n_rules):
-                if in_list[r]:
-                    continue
-                proposal[i] = r
-                v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length, i, remaining, n_cap,
-                              n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
-                if v > best_value:
-                    best_value, best_move, best_i, best_j = v, _REPLACE, i, r
-        # ADD rule r at insertion point i
-        if length < n_rules:
-            for i in range(length + 1):
-                for pos in range(i):
-                    proposal[pos] = order[pos]
-                for pos in range(i, length):
-                    proposal[pos + 1] = order[pos]
-                for r in range(n_rules):
-                    if in_list[r]:
-                        continue
-                    proposal[i] = r
-                    v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length + 1, i, remaining,
-                                  n_cap, n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
-                    if v > best_value:
-                        best_value, best_move, best_i, best_j = v, _ADD, i, r
+        # REPLACE position i by rule r, ADD rule r at insertion point i: one pass of each rule over the cells
+        best_value, best_move, best_i, best_j = _scan_replace_add(
+            rules, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights, consts, proposal,
+            n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j)
         if best_move < 0:
             break
         if best_move == _SWAP:

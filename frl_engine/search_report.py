@@ -37,6 +37,11 @@ class SearchReport:
         At least two independent chains reached the best objective.
     max_chains : int
         The budget of chains the search could spend.
+    n_hopped : int or None
+        Chains whose polished list basin hopping (:mod:`frl_engine.basin`) improved
+        (None: the search did not basin-hop).
+    hop_gain_nats : float or None
+        The largest such improvement, in nats (None: no basin hopping).
     """
 
     n_chains: int
@@ -45,41 +50,66 @@ class SearchReport:
     runner_up_gap_nats: float | None
     converged: bool
     max_chains: int
+    n_hopped: int | None = None
+    hop_gain_nats: float | None = None
 
     def message(self) -> str:
         """One plain sentence for the user: what was found and, if not converged, what to do."""
+        hops = ""
+        if self.n_hopped:
+            hops = (f"; basin hopping improved {self.n_hopped} of the chains' polished lists, by up to "
+                    f"{self.hop_gain_nats:.2f} nats")
         if self.converged:
             return (f"Search converged: {self.n_reached_best} of {self.n_chains} independent chains reached the "
-                    f"same best list (spread {self.spread_nats:.2f} nats).")
+                    f"same best list (spread {self.spread_nats:.2f} nats{hops}).")
         if self.n_chains < 2:
             return ("Search not checked: only one chain ran, so nobody can tell whether a better list exists; "
                     "use 2 or more chains.")
         return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
-                f"(the others are up to {self.spread_nats:.1f} nats worse); another run may print a different "
+                f"(the next best chain is {self._gap_text()} worse, the worst {self.spread_nats:.1f} nats); "
+                "another run may print a different "
                 "list: use more steps (--steps) or more chains (--chains).")
+
+    def _gap_text(self) -> str:
+        gap = self.runner_up_gap_nats if self.runner_up_gap_nats is not None else self.spread_nats
+        return f"{gap:.3f} nats" if gap < 0.1 else f"{gap:.1f} nats"
 
     def to_dict(self) -> dict:
         """JSON-safe dictionary (the model file's ``search`` block; docs/model-format.md)."""
         from .io import to_jsonable
 
-        return to_jsonable({"n_chains": self.n_chains, "n_reached_best": self.n_reached_best,
-                            "spread_nats": self.spread_nats, "runner_up_gap_nats": self.runner_up_gap_nats,
-                            "converged": self.converged, "max_chains": self.max_chains})
+        data = {"n_chains": self.n_chains, "n_reached_best": self.n_reached_best, "spread_nats": self.spread_nats,
+                "runner_up_gap_nats": self.runner_up_gap_nats, "converged": self.converged,
+                "max_chains": self.max_chains}
+        if self.n_hopped is not None:
+            data.update(n_hopped=self.n_hopped, hop_gain_nats=self.hop_gain_nats)
+        return to_jsonable(data)
 
     @classmethod
     def from_dict(cls, data: dict) -> "SearchReport":
         gap = data.get("runner_up_gap_nats")
+        hopped, gain = data.get("n_hopped"), data.get("hop_gain_nats")
         return cls(n_chains=int(data["n_chains"]), n_reached_best=int(data["n_reached_best"]),
                    spread_nats=float(data["spread_nats"]), runner_up_gap_nats=None if gap is None else float(gap),
-                   converged=bool(data["converged"]), max_chains=int(data.get("max_chains", data["n_chains"])))
+                   converged=bool(data["converged"]), max_chains=int(data.get("max_chains", data["n_chains"])),
+                   n_hopped=None if hopped is None else int(hopped),
+                   hop_gain_nats=None if gain is None else float(gain))
 
 
-def search_report(chain_values, max_chains: int | None = None) -> SearchReport:
-    """The :class:`SearchReport` of a set of chains' final objectives."""
+def search_report(chain_values, max_chains: int | None = None, polished_values=None) -> SearchReport:
+    """The :class:`SearchReport` of a set of chains' final objectives.
+
+    ``polished_values``: each chain's objective before basin hopping, when the search hopped.
+    """
     values = np.asarray(chain_values, dtype=float)
+    n_hopped = gain = None
+    if polished_values is not None:
+        gains = values - np.asarray(polished_values, dtype=float)
+        n_hopped, gain = int((gains > AGREEMENT_TOL).sum()), float(max(gains.max(), 0.0))
     best = float(values.max())
     reached = values >= best - AGREEMENT_TOL
     others = values[~reached]
     return SearchReport(n_chains=len(values), n_reached_best=int(reached.sum()), spread_nats=best - float(values.min()),
                         runner_up_gap_nats=best - float(others.max()) if len(others) else None,
-                        converged=bool(reached.sum() >= 2), max_chains=int(max_chains or len(values)))
+                        converged=bool(reached.sum() >= 2), max_chains=int(max_chains or len(values)),
+                        n_hopped=n_hopped, hop_gain_nats=gain)

@@ -1,0 +1,113 @@
+"""Basin hopping after the polish (frl_engine.basin) and the default search it belongs to."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from frl_engine.anneal import anneal, polish
+from frl_engine.basin import PolishCache, hop, kick, polish_order, regrow_tails
+from frl_engine.model import Hyperparameters, PackedProblem, fit_list
+from frl_engine.search_report import SearchReport
+from frl_engine.simulate import simulate_rule_list_data
+
+
+def _problem(seed, n_rows, n_rules, weights=None, lam=8.0, probabilities=(0.85, 0.7, 0.55, 0.4, 0.25, 0.1)):
+    data = simulate_rule_list_data(np.random.default_rng(seed), n_rows, n_rules=n_rules, probabilities=probabilities)
+    return data, PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters(lam=lam), weights)
+
+
+def test_hop_is_never_worse_than_its_polished_start_and_its_value_is_exact():
+    data, problem = _problem(5, 1200, 60)
+    rng = np.random.default_rng(0)
+    for start in ([], list(range(10)), list(rng.choice(60, 4, replace=False))):
+        polished = polish(problem, start)[1]
+        result = hop(problem, start, np.random.default_rng(1), patience=3)
+        assert result.start_value == pytest.approx(polished, abs=1e-9)
+        assert result.value >= polished - 1e-9
+        assert result.value == pytest.approx(fit_list(problem, result.order).log_posterior, abs=1e-9)
+
+
+def test_regrow_tails_ends_where_no_tail_cut_improves():
+    data, problem = _problem(6, 1500, 80)
+    start, value = polish_order(problem, [3, 7, 11, 19, 23, 31, 40, 52])
+    order, final, n_polishes, _ = regrow_tails(problem, start, value)
+    assert final >= value - 1e-9 and n_polishes >= len(start) - len(start) // 2
+    assert final == pytest.approx(fit_list(problem, order).log_posterior, abs=1e-9)
+    for cut in range(len(order) - 1, len(order) // 2 - 1, -1):
+        # each cut, polished again independently of the engine's cache, is no better
+        again = fit_list(problem, polish(problem, list(order[:cut]))[0]).log_posterior
+        assert again <= final + 1e-9, cut
+
+
+def test_kicks_are_seeded_sublists():
+    order = np.arange(10, 22)
+    for seed in range(20):
+        one = kick(np.random.default_rng(seed), order)
+        assert np.array_equal(one, kick(np.random.default_rng(seed), order))
+        assert 2 <= len(order) - len(one) <= 4
+        assert list(one) == [r for r in order if r in set(one.tolist())]   # order kept
+    assert len(kick(np.random.default_rng(0), [4, 5])) == 0
+
+
+def test_the_cache_returns_what_a_fresh_polish_returns():
+    data, problem = _problem(7, 800, 40)
+    cache = PolishCache()
+    first = cache.polish(problem, [1, 2, 3])
+    second = cache.polish(problem, (1, 2, 3))
+    fresh = polish(problem, [1, 2, 3])
+    assert cache.n_hits == 1 and cache.n_polishes == 1 and cache.n_passes >= 1
+    assert tuple(first[0]) == tuple(second[0]) == fresh[0] and first[1] == second[1] == fresh[1]
+
+
+def test_polish_with_unequal_rule_weights_ends_at_a_local_maximum():
+    """The table scan's prior terms with unequal weights: no REPLACE/ADD/SWAP/REMOVE neighbour is better."""
+    from test_anneal import _neighbours
+
+    weights = np.random.default_rng(3).uniform(0.2, 4.0, 12)
+    data, problem = _problem(21, 600, 12, weights=weights, lam=3.0, probabilities=(0.8, 0.6, 0.4, 0.1))
+    for start in ([], [5, 3], list(range(8))):
+        order, value = polish(problem, start)
+        assert value == pytest.approx(fit_list(problem, order).log_posterior, abs=1e-9)
+        best_neighbour = max(fit_list(problem, n).log_posterior for n in _neighbours(order, 12))
+        assert best_neighbour <= value + 1e-9, (start, order)
+
+
+def test_the_default_search_finds_the_exact_map_of_an_enumerable_problem():
+    """7 candidate rules: all 13,700 lists enumerated; every seed of the default search ends at the best one."""
+    data, problem = _problem(11, 700, 7, lam=3.0, probabilities=(0.8, 0.55, 0.3, 0.1))
+    values = {}
+    for length in range(8):
+        for order in itertools.permutations(range(7), length):
+            values[order] = fit_list(problem, order).log_posterior
+    exact = max(values.values())
+    for seed in range(4):
+        result = anneal(problem, n_chains=4, n_steps=300, random_state=seed)
+        assert result.best.log_posterior == pytest.approx(exact, abs=1e-9), seed
+        assert result.report.converged
+
+
+def test_hopping_is_reproducible_whatever_the_number_of_workers():
+    """With kicks (patience 2) and restarts, 1 or 2 threads give the same chains, report and cost."""
+    data, problem = _problem(2, 1500, 120)
+    runs = [anneal(problem, n_steps=200, n_chains=3, max_chains=6, hop_patience=2, random_state=4, n_jobs=jobs)
+            for jobs in (1, 2)]
+    assert runs[0].chain_orders == runs[1].chain_orders
+    assert runs[0].chain_values == runs[1].chain_values
+    assert runs[0].chain_polished_values == runs[1].chain_polished_values
+    assert runs[0].report == runs[1].report
+    assert all(v >= p - 1e-9 for v, p in zip(runs[0].chain_values, runs[0].chain_polished_values))
+
+
+def test_the_report_counts_the_chains_hopping_improved():
+    data, problem = _problem(9, 3000, 300)
+    result = anneal(problem, n_chains=4, random_state=0)
+    gains = np.asarray(result.chain_values) - np.asarray(result.chain_polished_values)
+    report = result.report
+    assert report.n_hopped == int((gains > 1e-6).sum())
+    assert report.hop_gain_nats == pytest.approx(max(gains.max(), 0.0))
+    assert SearchReport.from_dict(report.to_dict()) == report
+    # without basin hopping the report says nothing about it, and old files load
+    plain = anneal(problem, n_chains=2, n_steps=500, hop_patience=None, random_state=0).report
+    assert plain.n_hopped is None and "n_hopped" not in plain.to_dict()
+    assert SearchReport.from_dict(plain.to_dict()) == plain
