@@ -44,8 +44,8 @@ def register(subparsers) -> None:
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per chain)")
     parser.add_argument("--temperatures", type=int, default=None, metavar="N",
                         help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "
-                             "to 0.1 evenly in log scale; only the one at temperature 1 is kept "
-                             "(default: frl_engine.sampler.DEFAULT_TEMPERATURES; 1: no tempering)")
+                             "to 0.1 evenly in log scale; only the one at temperature 1 is kept; 1: no tempering "
+                             "(default: the plain sampler first, then 4 replicas if it has not converged)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")

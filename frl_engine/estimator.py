@@ -361,9 +361,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         converged is drawn again with 4, then 16 times the burn-in and thinning (the same number
         of kept samples; :func:`frl_engine.sampler.sample_posterior_until_converged`).
         ``temperatures``: replicas per chain for parallel tempering (1 turns it off), or the inverse
-        temperatures themselves.  ``None`` (default): the plain sampler first, and when it has not
-        converged (with ``extend``) parallel tempering on the default ladder, 1x then 4x as long
-        (:data:`frl_engine.sampler.TEMPERED_ATTEMPTS`).
+        temperatures themselves.  ``None`` (default): the plain sampler first; with ``extend``, when it
+        has not converged, parallel tempering on the default ladder, then a 4x longer tempered run or
+        (when the replicas barely exchange with temperature 1) a 16x longer plain run
+        (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`).
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):
@@ -371,7 +372,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise FRLError("The model is not fitted yet: call fit(X, y) before sample_posterior")
         from functools import partial
 
-        from .sampler import (TEMPERED_ATTEMPTS, dispersed_starts, focus_rules, sample_posterior,
+        from .sampler import (dispersed_starts, focus_rules, sample_posterior, sample_posterior_tempered_until_converged,
                               sample_posterior_until_converged)
 
         # Chains start from the MAP list and from the other lists the search chains ended in, so that
@@ -381,7 +382,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         if temperatures is not None:
             run = partial(run, temperatures=temperatures)
         elif extend:
-            run = partial(run, attempts=TEMPERED_ATTEMPTS)
+            run = sample_posterior_tempered_until_converged
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
                      starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
                      random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,

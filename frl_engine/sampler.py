@@ -1410,41 +1410,68 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
 
 # Longer runs tried, in turn, when a sample has not converged (burn-in and thinning scaled, same kept samples).
 EXTEND_FACTORS = (1, 4, 16)
-# The estimator's default attempts: (factor, temperatures).  The plain sampler first (easy data pay
-# nothing for tempering); then parallel tempering on the default ladder, 1x then 4x as long.  The
-# cost is that of EXTEND_FACTORS (1 + 4 + 16 chain-sweeps of the 1x run), chosen by
-# benchmarks/bench_tempering.py.
-TEMPERED_ATTEMPTS = ((1, 1), (1, DEFAULT_TEMPERATURES), (4, DEFAULT_TEMPERATURES))
+# The estimator's default (sample_posterior_tempered_until_converged): below this swap rate between the
+# beta = 1 replica and the next one, tempering does not help that data set and the last, long attempt
+# runs without it.
+MIN_TOP_SWAP = 0.1
 
 
 def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
                                      thin: int = 1, factors: Sequence[int] = EXTEND_FACTORS,
-                                     attempts: Sequence[tuple] | None = None, **kwargs) -> PosteriorSample:
+                                     **kwargs) -> PosteriorSample:
     """:func:`sample_posterior`, run again longer while its verdict is "not converged".
 
     Attempt ``k`` multiplies the burn-in (default ``n_samples``) and the thinning by
     ``factors[k]``, so every attempt keeps ``n_samples`` samples per chain and runs
     ``factors[k]`` times as many sweeps; each attempt starts afresh from the same seed, so
     the result is reproducible.  Returns the first converged sample, or the last one
-    (whose verdict then says it did not converge).
-
-    ``attempts``: pairs ``(factor, temperatures)`` instead of ``factors``, so that an attempt can
-    also switch parallel tempering on (e.g. ``TEMPERED_ATTEMPTS``); ``temperatures`` must then not be
-    given in ``kwargs``.
+    (whose verdict then says it did not converge).  ``kwargs`` (e.g. ``temperatures``) go to
+    every attempt.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
     thin = _check_int("thin", thin, 1)
     burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
-    if attempts is None:
-        temperatures = kwargs.pop("temperatures", 1)
-        attempts = [(factor, temperatures) for factor in factors]
-    elif "temperatures" in kwargs:
-        raise FRLError("give either attempts (with their temperatures) or temperatures, not both")
     result = None
-    for factor, temperatures in attempts:
-        factor = _check_int("factor", factor, 1)
+    for factor in factors:
         result = sample_posterior(problem, n_samples=n_samples, burn_in=burn_in * factor, thin=thin * factor,
-                                  temperatures=temperatures, **kwargs)
+                                  **kwargs)
         if result.verdict.converged:
             break
     return result
+
+
+def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_samples: int = 1000,
+                                              burn_in: int | None = None, thin: int = 1,
+                                              temperatures=DEFAULT_TEMPERATURES,
+                                              min_top_swap: float = MIN_TOP_SWAP, **kwargs) -> PosteriorSample:
+    """The estimator's default sample: the plain sampler first, parallel tempering when it has not converged.
+
+    Attempts, each from the same seed, until one converges:
+
+    1. the sampler without tempering (``burn_in``, ``thin`` as given);
+    2. parallel tempering with ``temperatures`` replicas, as long (``temperatures`` times the work);
+    3. if attempt 2's swap rate between ``beta = 1`` and the next replica is at least
+       ``min_top_swap``: tempering again, 4 times as long; otherwise (the replicas barely exchange
+       with ``beta = 1``, so tempering only takes work away from it) the plain sampler 16 times as long.
+
+    With the default 4 replicas the three attempts cost what the plain 1x, 4x, 16x attempts of
+    :func:`sample_posterior_until_converged` cost (1 + 4 + 16 times attempt 1).
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    thin = _check_int("thin", thin, 1)
+    burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+
+    def attempt(factor, ladder):
+        return sample_posterior(problem, n_samples=n_samples, burn_in=burn_in * factor, thin=thin * factor,
+                                temperatures=ladder, **kwargs)
+
+    result = attempt(1, 1)
+    if result.verdict.converged:
+        return result
+    tempered = attempt(1, temperatures)
+    if tempered.verdict.converged or len(tempered.temperatures) == 1:
+        return tempered
+    if tempered.swap_acceptance[0] >= min_top_swap:
+        return attempt(4, temperatures)
+    return attempt(16, 1)
+

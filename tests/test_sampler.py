@@ -660,3 +660,26 @@ def test_cli_sample_temperatures(tmp_path, capsys):
     assert main([*common, "--temperatures", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("frl: error: --temperatures must be at least 1") and err.count("\n") == 1
+
+
+def test_default_sample_tempers_when_the_plain_sampler_did_not_converge():
+    """sample_posterior_tempered_until_converged: plain 1x, tempered 1x, then tempered 4x or plain 16x by the swap rate."""
+    from frl_engine.sampler import sample_posterior_tempered_until_converged
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=12, n_chains=4, burn_in=0, starts=[true_order, [3], [7, 9], []], random_state=0,
+                  n_jobs=1, refresh=2)
+    plain = sample_posterior(problem, temperatures=1, **kwargs)
+    tempered = sample_posterior(problem, temperatures=4, **kwargs)
+    assert not plain.verdict.converged and not tempered.verdict.converged
+    keeps_tempering = sample_posterior_tempered_until_converged(problem, min_top_swap=0.0, **kwargs)
+    assert keeps_tempering.thin == 4 and len(keeps_tempering.temperatures) == 4
+    np.testing.assert_array_equal(
+        keeps_tempering.log_posterior_trace,
+        sample_posterior(problem, **{**kwargs, "thin": 4}, temperatures=4).log_posterior_trace)
+    drops_tempering = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, **kwargs)
+    assert drops_tempering.thin == 16 and drops_tempering.temperatures == (1.0,)
+    # data on which the plain sampler converges pay nothing for tempering
+    quick = sample_posterior_tempered_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
+                                                      random_state=0, n_jobs=2)
+    assert quick.verdict.converged and quick.thin == 1 and quick.temperatures == (1.0,)
