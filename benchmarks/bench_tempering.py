@@ -64,6 +64,10 @@ def measure(key: str, ladders) -> list[dict]:
               f"MAP list in {100 * sample.map_list_frequency:.1f}%; swaps "
               f"{' '.join(f'{s:.2f}' for s in swaps) or '-'}; "
               f"{'converged' if sample.verdict.converged else 'NOT converged'}", flush=True)
+        if sample.attempts:
+            from frl_engine.sampler import _describe_attempt
+
+            print(f"      runs drawn: {'; '.join(_describe_attempt(a) for a in sample.attempts)}", flush=True)
         rows.append({"dataset": name, "ladder": ladder, "rhat": sample.rhat, "ess": sample.ess, "seconds": seconds,
                      "converged": sample.verdict.converged, "swap_acceptance": swaps, "thin": sample.thin})
     return rows

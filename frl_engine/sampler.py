@@ -74,7 +74,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from typing import Sequence
 
@@ -991,6 +991,9 @@ class PosteriorSample:
         Inverse temperatures of each chain's replicas, ``1.0`` first (``(1.0,)``: no tempering).
     swap_acceptance : tuple of float
         Acceptance rate of the exchanges between adjacent temperatures ``(k, k+1)``, pooled over chains.
+    attempts : tuple of dict
+        The runs drawn before this one by :func:`sample_posterior_tempered_until_converged`, and this
+        one last: ``{"factor", "replicas", "worst_rhat", "converged", "top_swap"}`` (empty otherwise).
     """
 
     lists: tuple = field(repr=False)
@@ -1023,6 +1026,7 @@ class PosteriorSample:
     n_starts: int = 1
     temperatures: tuple = (1.0,)
     swap_acceptance: tuple = ()
+    attempts: tuple = ()
 
     @property
     def n_total(self) -> int:
@@ -1088,7 +1092,8 @@ class PosteriorSample:
             "refresh": self.refresh,
             "refresh_acceptance": self.refresh_acceptance,
             "temperatures": list(self.temperatures),
-            "swap_acceptance": list(self.swap_acceptance),
+            "swap_acceptance": to_jsonable(self.swap_acceptance, strict=True),
+            "attempts": to_jsonable(self.attempts, strict=True),
             "n_starts": self.n_starts,
             "length_histogram": {str(k): v for k, v in self.length_histogram().items()},
             "inclusion": self.inclusion,
@@ -1131,6 +1136,8 @@ class PosteriorSample:
             swaps = ", ".join(_fmt(rate, 2) for rate in self.swap_acceptance)
             lines.append(f"  parallel tempering, {len(self.temperatures)} replicas per chain at beta {betas}; "
                          f"swap acceptance between neighbours {swaps}")
+        if self.attempts:
+            lines.append("  runs drawn: " + "; ".join(_describe_attempt(a) for a in self.attempts))
         lines.append("")
         lines.append("Convergence (rank-normalised split R-hat, bulk ESS; Vehtari et al. 2021):")
         for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
@@ -1149,6 +1156,14 @@ class PosteriorSample:
             lines.append(f"  {pos:>2d}  {label[:60]:<{width}s}  {risk['median'][pos]:.3f}  "
                          f"[{risk['lower'][pos]:.3f}, {risk['upper'][pos]:.3f}]")
         return "\n".join(lines)
+
+
+def _describe_attempt(attempt: dict) -> str:
+    kind = "plain" if attempt["replicas"] == 1 else f"tempered ({attempt['replicas']} replicas"
+    if attempt["replicas"] > 1:
+        kind += f", swap with beta = 1 {_fmt(attempt['top_swap'], 2)})"
+    return f"{kind} {attempt['factor']}x, R-hat {_fmt(attempt['worst_rhat'])}" + \
+        ("" if attempt["converged"] else " (not converged)")
 
 
 def _risks(ks: np.ndarray, gammas: np.ndarray) -> np.ndarray:
@@ -1461,9 +1476,15 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
     thin = _check_int("thin", thin, 1)
     burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
 
+    done = []
+
     def attempt(factor, ladder):
-        return sample_posterior(problem, n_samples=n_samples, burn_in=burn_in * factor, thin=thin * factor,
-                                temperatures=ladder, **kwargs)
+        result = sample_posterior(problem, n_samples=n_samples, burn_in=burn_in * factor, thin=thin * factor,
+                                  temperatures=ladder, **kwargs)
+        done.append({"factor": factor, "replicas": len(result.temperatures),
+                     "worst_rhat": result.verdict.worst_rhat, "converged": result.verdict.converged,
+                     "top_swap": result.swap_acceptance[0] if result.swap_acceptance else math.nan})
+        return replace(result, attempts=tuple(done))
 
     result = attempt(1, 1)
     if result.verdict.converged:

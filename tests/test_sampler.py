@@ -677,9 +677,16 @@ def test_default_sample_tempers_when_the_plain_sampler_did_not_converge():
     np.testing.assert_array_equal(
         keeps_tempering.log_posterior_trace,
         sample_posterior(problem, **{**kwargs, "thin": 4}, temperatures=4).log_posterior_trace)
+    assert [(a["factor"], a["replicas"]) for a in keeps_tempering.attempts] == [(1, 1), (1, 4), (4, 4)]
+    assert keeps_tempering.attempts[1]["top_swap"] == tempered.swap_acceptance[0]
+    assert keeps_tempering.attempts[0]["worst_rhat"] == plain.verdict.worst_rhat
+    assert "runs drawn: plain 1x" in keeps_tempering.summary()
+    json.dumps(keeps_tempering.to_dict(), allow_nan=False)
     drops_tempering = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, **kwargs)
     assert drops_tempering.thin == 16 and drops_tempering.temperatures == (1.0,)
+    assert [(a["factor"], a["replicas"]) for a in drops_tempering.attempts] == [(1, 1), (1, 4), (16, 1)]
     # data on which the plain sampler converges pay nothing for tempering
     quick = sample_posterior_tempered_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
                                                       random_state=0, n_jobs=2)
     assert quick.verdict.converged and quick.thin == 1 and quick.temperatures == (1.0,)
+    assert len(quick.attempts) == 1 and quick.attempts[0]["converged"]
