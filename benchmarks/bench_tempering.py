@@ -12,7 +12,8 @@ thinning it took, the wall time, the share of samples on the MAP list, and the s
 rate between adjacent temperatures.  The machine's other load slows the times; compare the two
 rows of one data set.
 
-Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw] [--ladders 1,4]``
+Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw,raw100k] [--ladders 1,default]``
+(``raw100k``, the same export at 100,000 rows, only when asked).
 """
 
 from __future__ import annotations
@@ -29,9 +30,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_search import _raw_export, _uci  # noqa: E402
 
+def _raw_export_100k():
+    from make_raw_export import make_raw_export
+
+    frame = make_raw_export(n_rows=100_000, seed=0)
+    y = frame.pop("readmitted").astype(str) == "<30"
+    return frame, y.to_numpy(), {"exclude": ["encounter_id", "patient_nbr"]}
+
+
 DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
             "spam": ("UCI spambase", lambda: _uci("spam")),
-            "raw": ("raw export (20,000 rows)", _raw_export)}
+            "raw": ("raw export (20,000 rows)", _raw_export),
+            "raw100k": ("raw export (100,000 rows)", _raw_export_100k)}
 
 
 def measure(key: str, ladders) -> list[dict]:
