@@ -61,7 +61,15 @@ reported next to it (it may be small when the posterior over lists is spread,
 which is why the risks are not computed from those samples).  Without ``start``
 the list used is the most frequent list of the sample.
 
-Reproducibility.  Each chain gets its own generator spawned from ``random_state``
+Parallel tempering.  With ``temperatures`` above 1 each chain is a ladder of replicas at
+inverse temperatures ``1 = beta_0 > beta_1 > ...``, replica ``k`` targeting
+``prior x likelihood^beta_k``; neighbours exchange states with the exact probability
+``min(1, exp((beta_k - beta_{k+1}) (loglik_{k+1} - loglik_k)))`` and only the ``beta = 1``
+replica is kept (:func:`run_tempered`; the tempered Gibbs steps use the augmentation of
+:func:`_draw_augmented_tempered`).  The estimator's default tempers only when the plain sampler
+has not converged (:func:`sample_posterior_tempered_until_converged`).
+
+Reproducibility.  Each chain (with all its replicas) gets its own generator spawned from ``random_state``
 (``np.random.default_rng(random_state).spawn(n_chains)``), and the fixed-list run
 one more spawned after them, so the result is identical whatever ``n_jobs``.
 Chains run on threads (the compiled chain releases the GIL; each thread has its
