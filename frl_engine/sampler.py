@@ -1434,9 +1434,10 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
 # Longer runs tried, in turn, when a sample has not converged (burn-in and thinning scaled, same kept samples).
 EXTEND_FACTORS = (1, 4, 16)
 # The estimator's default (sample_posterior_tempered_until_converged): below this swap rate between the
-# beta = 1 replica and the next one, tempering does not help that data set and the last, long attempt
-# runs without it.
+# beta = 1 replica and the next one the default ladder is too wide near beta = 1, and the last, long
+# attempt uses the closer ladder: 6 rungs from 1 down to 0.5 (neighbours 13% apart).
 MIN_TOP_SWAP = 0.1
+CLOSE_TEMPERATURES = (6, 0.5)
 
 
 def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
@@ -1466,19 +1467,20 @@ def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int =
 def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_samples: int = 1000,
                                               burn_in: int | None = None, thin: int = 1,
                                               temperatures=DEFAULT_TEMPERATURES,
+                                              close_temperatures=CLOSE_TEMPERATURES,
                                               min_top_swap: float = MIN_TOP_SWAP, **kwargs) -> PosteriorSample:
     """The estimator's default sample: the plain sampler first, parallel tempering when it has not converged.
 
     Attempts, each from the same seed, until one converges:
 
     1. the sampler without tempering (``burn_in``, ``thin`` as given);
-    2. parallel tempering with ``temperatures`` replicas, as long (``temperatures`` times the work);
-    3. if attempt 2's swap rate between ``beta = 1`` and the next replica is at least
-       ``min_top_swap``: tempering again, 4 times as long; otherwise (the replicas barely exchange
-       with ``beta = 1``, so tempering only takes work away from it) the plain sampler 16 times as long.
+    2. parallel tempering on the ladder ``temperatures``, as long (4 replicas: 4 times the work);
+    3. 4 times as long, tempered on the same ladder if attempt 2's swap rate between ``beta = 1``
+       and the next replica is at least ``min_top_swap``; otherwise (the ladder is too wide near
+       ``beta = 1``: the replicas barely exchange with the kept one) on ``close_temperatures``,
+       ``(rungs, beta_min)`` of :func:`temperature_ladder` or the betas themselves.
 
-    With the default 4 replicas the three attempts cost what the plain 1x, 4x, 16x attempts of
-    :func:`sample_posterior_until_converged` cost (1 + 4 + 16 times attempt 1).
+    At most 1 + 4 + 16 (or + 24 on the close ladder) times the work of attempt 1.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
     thin = _check_int("thin", thin, 1)
@@ -1502,5 +1504,8 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
         return tempered
     if tempered.swap_acceptance[0] >= min_top_swap:
         return attempt(4, temperatures)
-    return attempt(16, 1)
+    if isinstance(close_temperatures, tuple) and len(close_temperatures) == 2 \
+            and isinstance(close_temperatures[0], Integral):
+        close_temperatures = temperature_ladder(*close_temperatures)
+    return attempt(4, close_temperatures)
 

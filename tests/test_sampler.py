@@ -664,7 +664,7 @@ def test_cli_sample_temperatures(tmp_path, capsys):
 
 
 def test_default_sample_tempers_when_the_plain_sampler_did_not_converge():
-    """sample_posterior_tempered_until_converged: plain 1x, tempered 1x, then tempered 4x or plain 16x by the swap rate."""
+    """sample_posterior_tempered_until_converged: plain 1x, tempered 1x, then 4x on that or a closer ladder by the swap rate."""
     from frl_engine.sampler import sample_posterior_tempered_until_converged
 
     problem, true_order = planted_problem()
@@ -683,9 +683,12 @@ def test_default_sample_tempers_when_the_plain_sampler_did_not_converge():
     assert keeps_tempering.attempts[0]["worst_rhat"] == plain.verdict.worst_rhat
     assert "runs drawn: plain 1x" in keeps_tempering.summary()
     json.dumps(keeps_tempering.to_dict(), allow_nan=False)
-    drops_tempering = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, **kwargs)
-    assert drops_tempering.thin == 16 and drops_tempering.temperatures == (1.0,)
-    assert [(a["factor"], a["replicas"]) for a in drops_tempering.attempts] == [(1, 1), (1, 4), (16, 1)]
+    closer = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, **kwargs)
+    assert closer.thin == 4 and closer.temperatures == pytest.approx(0.5 ** (np.arange(6) / 5))
+    assert [(a["factor"], a["replicas"]) for a in closer.attempts] == [(1, 1), (1, 4), (4, 6)]
+    plain_last = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, close_temperatures=1,
+                                                           **kwargs)
+    assert plain_last.thin == 4 and plain_last.temperatures == (1.0,)
     # data on which the plain sampler converges pay nothing for tempering
     quick = sample_posterior_tempered_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
                                                       random_state=0, n_jobs=2)
