@@ -45,7 +45,7 @@ def register(subparsers) -> None:
     parser.add_argument("--temperatures", type=int, default=None, metavar="N",
                         help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "
                              "to 0.1 evenly in log scale; only the one at temperature 1 is kept; 1: no tempering "
-                             "(default: the plain sampler first, then 4 replicas if it has not converged)")
+                             "(default: the plain sampler first, tempering only if it has not converged; docs/search.md)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")
