@@ -75,7 +75,8 @@ def cmd_sample(args) -> int:
     print(f"Fitted in {time.perf_counter() - started:.2f} s.\n")
     started = time.perf_counter()
     n_chains = args.sampler_chains if args.sampler_chains is not None else args.chains
-    # Left at the defaults, an unconverged sample is drawn again longer (4x, 16x); given, --burn-in/--thin are kept.
+    # Left at the defaults, an unconverged sample is drawn again longer (tempered, or 4x, 16x with --temperatures);
+    # given, --burn-in/--thin are kept.
     extend = args.burn_in is None and args.thin == 1
     result = estimator.sample_posterior(args.samples, n_chains=n_chains, burn_in=args.burn_in, thin=args.thin,
                                         random_state=args.seed, n_jobs=args.jobs, extend=extend,

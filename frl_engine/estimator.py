@@ -358,8 +358,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         See :func:`frl_engine.sampler.sample_posterior`.  The MAP list's risk
         credible intervals are kept on the estimator (``posterior_summary_``) and
         written to the model file and the card.  With ``extend`` (default) a sample that has not
-        converged is drawn again with 4, then 16 times the burn-in and thinning (the same number
-        of kept samples; :func:`frl_engine.sampler.sample_posterior_until_converged`).
+        converged is drawn again longer (the same number of kept samples): see ``temperatures``;
+        with ``temperatures`` given, 4, then 16 times the burn-in and thinning
+        (:func:`frl_engine.sampler.sample_posterior_until_converged`).
         ``temperatures``: replicas per chain for parallel tempering (1 turns it off), or the inverse
         temperatures themselves.  ``None`` (default): the plain sampler first; with ``extend``, when it
         has not converged, parallel tempering on the default ladder, then a 4x longer tempered run or
