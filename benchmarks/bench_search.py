@@ -15,7 +15,8 @@ other lists the search ended in):
    (sample_data/make_sample_data.py) and the UCI sets (/work/shared/uci or $FRL_UCI_DIR):
    five seeds of the default fit (spread of their objectives in nats, search reports), then the
    default posterior sample (split R-hat and ESS of the log posterior and of L, the verdict,
-   the burn-in and thinning it took, time, and how often the MAP list was visited).
+   the burn-in and thinning it took, time, how often the MAP list was visited, and the swap
+   rates when parallel tempering ran; ``bench_tempering.py`` compares it with no tempering).
 
 4. Spambase at the defaults: five seeds of the default fit (spread, distinct lists, median fit
    time), and the search alone with and without basin hopping on the same mined rules.
@@ -190,7 +191,7 @@ def real_size(name: str, loader, n_seeds: int = 5) -> dict:
             "rhat": sample.rhat, "ess": sample.ess, "verdict": sample.verdict.message,
             "converged": sample.verdict.converged, "sample_seconds": sample_seconds,
             "map_frequency": sample.map_list_frequency, "map_length": len(model.rules_), "thin": sample.thin,
-            "burn_in": sample.burn_in}
+            "burn_in": sample.burn_in, "temperatures": sample.temperatures, "swap_acceptance": sample.swap_acceptance}
 
 
 def spambase_search(n_seeds: int = 5) -> dict:
@@ -284,6 +285,9 @@ def run(quick: bool = False) -> dict:
               f"ESS {r['ess']['log_posterior']:.0f}, {r['ess']['length']:.0f}; MAP list in "
               f"{100 * r['map_frequency']:.1f}% of samples; burn-in {r['burn_in']:,}, thin {r['thin']} "
               f"(extended when not converged); {r['sample_seconds']:.1f} s; {r['verdict']}")
+        if len(r["temperatures"]) > 1:
+            print(f"      parallel tempering: {len(r['temperatures'])} replicas per chain, swap acceptance "
+                  f"{' '.join(f'{rate:.2f}' for rate in r['swap_acceptance'])}")
     return figures
 
 

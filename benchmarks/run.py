@@ -20,6 +20,7 @@ SECTIONS = ("bench_engine", "bench_mining", "bench_sampler", "bench_raw_export",
 SLOW_SECTIONS = ("bench_reproduce", "bench_real_export", "bench_explore:run_accuracy")
 SLOW_SECTIONS += ("bench_validate",)  # frl validate at 100,000 patients and on a later period of the raw export
 SLOW_SECTIONS += ("bench_evaluate",)  # frl evaluate, every default method, 70,000 raw rows
+SLOW_SECTIONS += ("bench_tempering",)  # the default posterior sample with and without parallel tempering
 
 
 def main(argv=None) -> int:

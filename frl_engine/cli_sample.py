@@ -1,7 +1,7 @@
 """``frl sample``: fit the MAP list, then sample the posterior (paper section 3.2).
 
     frl sample DATA.csv --target COL [--positive VALUE] [fit options] \\
-        --samples N --chains C --burn-in B --thin T --seed S --out posterior.json
+        --samples N --chains C --burn-in B --thin T --seed S [--temperatures N] --out posterior.json
 
 Prints the fitted list and the posterior summary (length histogram, rule
 inclusion frequencies, acceptance rates, R-hat and ESS, the MAP list's risks
@@ -42,6 +42,10 @@ def register(subparsers) -> None:
                         help="sweeps discarded at the start of each chain (default: --samples)")
     parser.add_argument("--thin", type=int, default=1, help="keep every T-th sweep (default 1)")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per chain)")
+    parser.add_argument("--temperatures", type=int, default=None, metavar="N",
+                        help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "
+                             "to 0.1 evenly in log scale; only the one at temperature 1 is kept; 1: no tempering "
+                             "(default: the plain sampler first, tempering only if it has not converged; docs/search.md)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")
@@ -56,7 +60,8 @@ def cmd_sample(args) -> int:
 
     # Check the sampler's numbers before spending time on the fit.
     for name, value, low in (("--samples", args.samples, 1), ("--thin", args.thin, 1),
-                             ("--burn-in", args.burn_in, 0), ("--sampler-chains", args.sampler_chains, 1)):
+                             ("--burn-in", args.burn_in, 0), ("--sampler-chains", args.sampler_chains, 1),
+                             ("--temperatures", args.temperatures, 1)):
         if value is not None and value < low:
             raise FRLError(f"{name} must be at least {low}, got {value}")
     from .cli_models import register_fit, registry_for
@@ -70,10 +75,12 @@ def cmd_sample(args) -> int:
     print(f"Fitted in {time.perf_counter() - started:.2f} s.\n")
     started = time.perf_counter()
     n_chains = args.sampler_chains if args.sampler_chains is not None else args.chains
-    # Left at the defaults, an unconverged sample is drawn again longer (4x, 16x); given, --burn-in/--thin are kept.
+    # Left at the defaults, an unconverged sample is drawn again longer (tempered, or 4x, 16x with --temperatures);
+    # given, --burn-in/--thin are kept.
     extend = args.burn_in is None and args.thin == 1
     result = estimator.sample_posterior(args.samples, n_chains=n_chains, burn_in=args.burn_in, thin=args.thin,
-                                        random_state=args.seed, n_jobs=args.jobs, extend=extend)
+                                        random_state=args.seed, n_jobs=args.jobs, extend=extend,
+                                        temperatures=args.temperatures)
     print(result.summary())
     print(f"\nSampled in {time.perf_counter() - started:.2f} s.")
     if not result.verdict.converged:

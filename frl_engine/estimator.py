@@ -355,25 +355,38 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ posterior
     def sample_posterior(self, n_samples=1000, *, n_chains=4, burn_in=None, thin=1, random_state=None, n_jobs=None,
-                         extend=True):
+                         extend=True, temperatures=None):
         """Sample the posterior over lists (paper section 3.2), chains starting at the MAP list.
 
         See :func:`frl_engine.sampler.sample_posterior`.  The MAP list's risk
         credible intervals are kept on the estimator (``posterior_summary_``) and
         written to the model file and the card.  With ``extend`` (default) a sample that has not
-        converged is drawn again with 4, then 16 times the burn-in and thinning (the same number
-        of kept samples; :func:`frl_engine.sampler.sample_posterior_until_converged`).
+        converged is drawn again longer (the same number of kept samples): see ``temperatures``;
+        with ``temperatures`` given, 4, then 16 times the burn-in and thinning
+        (:func:`frl_engine.sampler.sample_posterior_until_converged`).
+        ``temperatures``: replicas per chain for parallel tempering (1 turns it off), or the inverse
+        temperatures themselves.  ``None`` (default): the plain sampler first; with ``extend``, when it
+        has not converged, parallel tempering on the default ladder, then a 4x longer tempered run or
+        (when the replicas barely exchange with temperature 1) a 16x longer plain run
+        (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`).
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):
                 raise FRLError("This model was loaded from a file without its training data: fit it again to sample the posterior")
             raise FRLError("The model is not fitted yet: call fit(X, y) before sample_posterior")
-        from .sampler import dispersed_starts, focus_rules, sample_posterior, sample_posterior_until_converged
+        from functools import partial
+
+        from .sampler import (dispersed_starts, focus_rules, sample_posterior, sample_posterior_tempered_until_converged,
+                              sample_posterior_until_converged)
 
         # Chains start from the MAP list and from the other lists the search chains ended in, so that
         # R-hat sees chains that do not meet; the list move proposes the rules of those lists more often.
         chain_orders = getattr(getattr(self, "anneal_result_", None), "chain_orders", ())
         run = sample_posterior_until_converged if extend else sample_posterior
+        if temperatures is not None:
+            run = partial(run, temperatures=temperatures)
+        elif extend:
+            run = sample_posterior_tempered_until_converged
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
                      starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
                      random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,

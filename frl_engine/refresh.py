@@ -70,13 +70,15 @@ def _softplus(r):
 
 
 @numba.njit(nogil=True, cache=True)
-def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts):
-    """``log pi(c, r)`` of the module docstring; ``-inf`` when the risks do not fall."""
+def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power):
+    """``log pi(c, r)`` of the module docstring, the likelihood raised to ``power`` (1: the posterior;
+    ``beta < 1``: a tempered replica of :func:`frl_engine.sampler.run_tempered`); ``-inf`` when the
+    risks do not fall."""
     value = log_list_prior(order, length, cum_weights, log_weights, consts)
     alpha = consts[ALPHA]
     beta = consts[BETA]
     for pos in range(length + 1):
-        value += n_pos[pos] * r[pos] - n_cap[pos] * _softplus(r[pos])
+        value += power * (n_pos[pos] * r[pos] - n_cap[pos] * _softplus(r[pos]))
     for pos in range(length):
         g = r[pos] - r[pos + 1]
         if g < 0.0:
@@ -88,20 +90,22 @@ def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, const
 
 
 @numba.njit(nogil=True, cache=True)
-def isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size):
+def isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size, power):
     """Fill ``mu[0..L]`` and ``sd[0..L]`` without an optimiser: weighted isotonic log odds.
 
     Each position's smoothed log odds ``logit((s_l + 1/2) / (n_l + 1))`` with weight the
     binomial information ``(n_l + 1) p (1 - p) + TAU``, made non-increasing down the list by
     pooling adjacent violators (the weighted least-squares projection onto falling
     sequences, which the MAP approaches as the data grow).  ``O(L)``; the ``block_*``
-    arrays are scratch of length ``L + 1``.
+    arrays are scratch of length ``L + 1``.  ``power``: the likelihood's power in a tempered
+    replica (1 for the posterior); the information is multiplied by it, so the scales widen
+    as ``1 / sqrt(power)``.
     """
     n_blocks = 0
     for pos in range(length + 1):
         p = (n_pos[pos] + 0.5) / (n_cap[pos] + 1.0)
         value = math.log(p / (1.0 - p))
-        weight = (n_cap[pos] + 1.0) * p * (1.0 - p) + TAU
+        weight = power * ((n_cap[pos] + 1.0) * p * (1.0 - p)) + TAU
         size = 1
         # pool while the previous block is below this one (risks must fall down the list)
         while n_blocks > 0 and block_value[n_blocks - 1] < value:
@@ -122,7 +126,7 @@ def isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, bl
     for pos in range(length + 1):
         e = math.exp(-abs(mu[pos]))
         p_q = e / ((1.0 + e) * (1.0 + e))
-        sd[pos] = KAPPA / math.sqrt(n_cap[pos] * p_q + TAU)
+        sd[pos] = KAPPA / math.sqrt(power * (n_cap[pos] * p_q) + TAU)
 
 
 @numba.njit(inline="always")

@@ -61,7 +61,15 @@ reported next to it (it may be small when the posterior over lists is spread,
 which is why the risks are not computed from those samples).  Without ``start``
 the list used is the most frequent list of the sample.
 
-Reproducibility.  Each chain gets its own generator spawned from ``random_state``
+Parallel tempering.  With ``temperatures`` above 1 each chain is a ladder of replicas at
+inverse temperatures ``1 = beta_0 > beta_1 > ...``, replica ``k`` targeting
+``prior x likelihood^beta_k``; neighbours exchange states with the exact probability
+``min(1, exp((beta_k - beta_{k+1}) (loglik_{k+1} - loglik_k)))`` and only the ``beta = 1``
+replica is kept (:func:`run_tempered`; the tempered Gibbs steps use the augmentation of
+:func:`_draw_augmented_tempered`).  The estimator's default tempers only when the plain sampler
+has not converged (:func:`sample_posterior_tempered_until_converged`).
+
+Reproducibility.  Each chain (with all its replicas) gets its own generator spawned from ``random_state``
 (``np.random.default_rng(random_state).spawn(n_chains)``), and the fixed-list run
 one more spawned after them, so the result is identical whatever ``n_jobs``.
 Chains run on threads (the compiled chain releases the GIL; each thread has its
@@ -74,7 +82,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from typing import Sequence
 
@@ -102,6 +110,12 @@ _POISSON_NORMAL_ABOVE = 1e15
 FOCUS_MARGIN = 3.0
 # Default number of list moves with fresh risks per sweep (frl_engine.refresh).
 DEFAULT_REFRESH = 100
+# Parallel tempering: the estimator's default number of replicas per chain, and the smallest inverse
+# temperature of the default ladder (temperature_ladder); chosen by benchmarks/bench_tempering.py.
+DEFAULT_TEMPERATURES = 4
+DEFAULT_BETA_MIN = 0.1
+# Room for this many rules per replica's list at first (doubled, and the chain run again, when outgrown).
+INITIAL_CAPACITY = 32
 # Naive rejection attempts before the exponential-proposal sampler of the truncated gamma.
 _NAIVE_TRIES = 8
 
@@ -198,6 +212,33 @@ def _draw_augmented(rng, length, n_cap, n_pos, log_k, g, z_sum, u_sum):
             return False
         z_sum[pos] = z
         u_sum[pos] = u
+    return True
+
+
+@numba.njit(nogil=True, cache=True)
+def _draw_augmented_tempered(rng, length, n_cap, n_pos, log_k, g, z_sum, u_sum, power):
+    """Step 4 of a tempered replica (likelihood to the ``power``): the per-position sums of its augmentation.
+
+    Each row's tempered likelihood ``p^{power y} (1 - p)^{power (1 - y)} = v^{power y} (1 + v)^{-power}``
+    is ``v^{power y} E[exp(-zeta v)]`` with ``zeta ~ Gamma(power, 1)``; given the list and the risks
+    the ``zeta`` of position ``k`` are independent ``Gamma(power, 1 + v_k)``, so
+    ``Z_k ~ Gamma(power n_k, 1 + v_k)``.  The full conditionals of the gammas and ``K`` are then those
+    of Steps 1 and 2 with ``U_k = power s_k`` (:func:`_gibbs_gammas`, :func:`_gibbs_k`), so the same
+    code runs them.  Returns False when a value is not finite.
+    """
+    r = log_k
+    for pos in range(length, -1, -1):
+        if pos < length:
+            r += g[pos]
+        v = math.exp(r)
+        shape = power * n_cap[pos]
+        z = 0.0
+        if shape > 0.0:
+            z = rng.standard_gamma(shape) / (1.0 + v)
+        if not math.isfinite(z):
+            return False
+        z_sum[pos] = z
+        u_sum[pos] = power * n_pos[pos]
     return True
 
 
@@ -338,228 +379,364 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
     n_params_proposed, n_params_accepted : int
         The same for the independence step of K and the gammas (one per sweep when ``refresh > 0``).
     """
+    out = run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_order, start_k,
+                       start_gammas, n_burn, n_keep, thin, fixed_list, refresh, focus_cum, focus_log,
+                       np.ones(1), 0, rules.shape[0] + 1)
+    return out[:13]
+
+
+# Per-replica scalars of the tempered kernel (one row of ``st`` per replica).
+_LENGTH, _LOG_K, _BIG_K, _LOG_LIK, _LIST_PRIOR, _UNUSED, _CENTRES = range(7)
+# Error step when a list outgrows the kernel's capacity (the caller runs it again with more room).
+CAPACITY_STEP = 5
+
+
+@numba.njit(nogil=True, cache=True)
+def _accept_list(order, in_list, proposal, length, new_length):
+    for pos in range(length):
+        in_list[order[pos]] = False
+    for pos in range(new_length):
+        order[pos] = proposal[pos]
+        in_list[proposal[pos]] = True
+
+
+@numba.njit(nogil=True, cache=True)
+def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, independence, focus_cum, focus_log,
+                st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
+                proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
+                block_value, block_weight, block_size, info, n_proposed, n_accepted, n_refresh_proposed,
+                n_refresh_accepted, n_params):
+    """Steps 3, 3b and 3c of one sweep for one replica, at inverse temperature ``beta_t``.
+
+    The replica's target is ``prior x likelihood^beta_t``: every log-likelihood difference in
+    the Metropolis-Hastings ratios is multiplied by ``beta_t``, and the risks are proposed with
+    the tempered information (``beta_t`` times the binomial information).  ``st`` holds the
+    replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c.  Returns 0, or
+    ``CAPACITY_STEP`` when a proposal would not fit in the arrays.
+    """
+    n_rules = in_list.shape[0]
+    capacity = order.shape[0]
+    alpha = consts[ALPHA]
+    beta = consts[BETA]
+    length = int(st[_LENGTH])
+    log_k = st[_LOG_K]
+    log_lik = st[_LOG_LIK]
+    list_prior = st[_LIST_PRIOR]
+    unused = st[_UNUSED]
+    centres_valid = st[_CENTRES] != 0.0
+    big_k = st[_BIG_K]
+    # Step 3
+    if length + 2 > capacity and length < n_rules:
+        return CAPACITY_STEP
+    new_length = propose(rng, order, length, cum_weights, in_list, proposal, info)
+    move = info[MOVE]
+    start = info[FIRST_CHANGED]
+    where = info[I]
+    # The gammas stay attached to positions; ADD inserts one from the prior, REMOVE drops one.
+    if move == ADD:
+        for pos in range(where):
+            gammas_new[pos] = gammas[pos]
+            g_new[pos] = g[pos]
+        fresh = truncated_gamma(rng, alpha, beta)
+        gammas_new[where] = fresh
+        g_new[where] = math.log(fresh)
+        for pos in range(where, length):
+            gammas_new[pos + 1] = gammas[pos]
+            g_new[pos + 1] = g[pos]
+    elif move == REMOVE:
+        for pos in range(where):
+            gammas_new[pos] = gammas[pos]
+            g_new[pos] = g[pos]
+        for pos in range(where + 1, length):
+            gammas_new[pos - 1] = gammas[pos]
+            g_new[pos - 1] = g[pos]
+    else:
+        for pos in range(length):
+            gammas_new[pos] = gammas[pos]
+            g_new[pos] = g[pos]
+    recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
+                 n_pos_new)
+    new_log_lik = _log_likelihood(new_length, n_cap_new, n_pos_new, log_k, g_new)
+    new_list_prior = log_list_prior(proposal, new_length, cum_weights, log_weights, consts)
+    new_unused = _unused_weight(proposal, new_length, cum_weights, log_weights)
+    log_ratio = beta_t * (new_log_lik - log_lik) + (new_list_prior - list_prior) + _mh_log_proposal_ratio(
+        move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE], log_weights, unused, new_unused)
+    n_proposed[move] += 1
+    if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+        n_accepted[move] += 1
+        _accept_list(order, in_list, proposal, length, new_length)
+        for pos in range(new_length):
+            gammas[pos] = gammas_new[pos]
+            g[pos] = g_new[pos]
+        for pos in range(start, new_length + 1):
+            n_cap[pos] = n_cap_new[pos]
+            n_pos[pos] = n_pos_new[pos]
+            if pos > start:
+                remaining[pos] = remaining_new[pos]
+        length = new_length
+        log_lik = new_log_lik
+        list_prior = new_list_prior
+        unused = new_unused
+        centres_valid = False
+    # Step 3b: the list move with fresh risks (frl_engine.refresh).
+    for _ in range(refresh):
+        if length + 2 > capacity and length < n_rules:
+            return CAPACITY_STEP
+        if not centres_valid:
+            isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size, beta_t)
+            centres_valid = True
+        new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
+        move = info[MOVE]
+        start = info[FIRST_CHANGED]
+        recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
+                     n_pos_new)
+        isotonic_centres(new_length, n_cap_new, n_pos_new, mu_new, sd_new, block_value, block_weight, block_size,
+                         beta_t)
+        r_cur[length] = log_k
+        for pos in range(length - 1, -1, -1):
+            r_cur[pos] = r_cur[pos + 1] + g[pos]
+        for pos in range(start):
+            r_new[pos] = r_cur[pos]
+        log_q = 0.0
+        for pos in range(start, new_length + 1):
+            r_new[pos] = mu_new[pos] + sd_new[pos] * rng.standard_normal()
+            log_q -= log_normal(r_new[pos], mu_new[pos], sd_new[pos])
+        for pos in range(start, length + 1):
+            log_q += log_normal(r_cur[pos], mu[pos], sd[pos])
+        focus_unused = _unused_weight(order, length, focus_cum, focus_log)
+        focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
+        log_ratio = (log_target_r(proposal, new_length, n_cap_new, n_pos_new, r_new, cum_weights,
+                                  log_weights, consts, beta_t)
+                     - log_target_r(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts, beta_t)
+                     + log_q + _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE],
+                                                      info[OLD_RULE], focus_log, focus_unused,
+                                                      focus_unused_new))
+        n_refresh_proposed[move] += 1
+        if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+            n_refresh_accepted[move] += 1
+            _accept_list(order, in_list, proposal, length, new_length)
+            for pos in range(new_length):
+                g[pos] = r_new[pos] - r_new[pos + 1]
+                gammas[pos] = math.exp(g[pos])
+            for pos in range(new_length + 1):
+                mu[pos] = mu_new[pos]
+                sd[pos] = sd_new[pos]
+            for pos in range(start, new_length + 1):
+                n_cap[pos] = n_cap_new[pos]
+                n_pos[pos] = n_pos_new[pos]
+                if pos > start:
+                    remaining[pos] = remaining_new[pos]
+            length = new_length
+            log_k = r_new[new_length]
+            big_k = math.exp(log_k)
+            log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
+            list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
+            unused = _unused_weight(order, length, cum_weights, log_weights)
+    # Step 3c: the same list, every risk proposed afresh (an independence MH step for K and the
+    # gammas; at thousands of rows the normal proposal is close to their posterior).
+    if independence:
+        if not centres_valid:
+            isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size, beta_t)
+            centres_valid = True
+        r_cur[length] = log_k
+        for pos in range(length - 1, -1, -1):
+            r_cur[pos] = r_cur[pos + 1] + g[pos]
+        log_q = 0.0
+        for pos in range(length + 1):
+            r_new[pos] = mu[pos] + sd[pos] * rng.standard_normal()
+            log_q += log_normal(r_cur[pos], mu[pos], sd[pos]) - log_normal(r_new[pos], mu[pos], sd[pos])
+        log_ratio = (log_target_r(order, length, n_cap, n_pos, r_new, cum_weights, log_weights, consts, beta_t)
+                     - log_target_r(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts, beta_t)
+                     + log_q)
+        n_params[0] += 1
+        if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+            n_params[1] += 1
+            for pos in range(length):
+                g[pos] = r_new[pos] - r_new[pos + 1]
+                gammas[pos] = math.exp(g[pos])
+            log_k = r_new[length]
+            big_k = math.exp(log_k)
+            log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
+    st[_LENGTH] = length
+    st[_LOG_K] = log_k
+    st[_BIG_K] = big_k
+    st[_LOG_LIK] = log_lik
+    st[_LIST_PRIOR] = list_prior
+    st[_UNUSED] = unused
+    st[_CENTRES] = 1.0 if centres_valid else 0.0
+    return 0
+
+
+@numba.njit(nogil=True, cache=True)
+def run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, start_order, start_k, start_gammas,
+                 n_burn, n_keep, thin, fixed_list, refresh, focus_cum, focus_log, betas, keep_level, capacity):
+    """One chain of the sampler with parallel tempering (replica exchange) over ``len(betas)`` replicas.
+
+    Replica ``k`` targets ``prior x likelihood^betas[k]`` (``betas[0] = 1``: the posterior).  Each
+    sweep: the replica at ``beta = 1`` runs the full sweep of :func:`run_chain_refresh` up to
+    Step 3c (Steps 1 and 2 use the augmented sums, which Step 4 draws for it); every other replica
+    first draws its own augmentation afresh (:func:`_draw_augmented_tempered`, the Gibbs draw for
+    ``likelihood^beta``), then runs Steps 1 and 2 on it and the Metropolis-Hastings kernels Step 3,
+    3b and 3c with every log-likelihood difference multiplied by its ``beta`` (and the risks'
+    proposal scales widened by ``1 / sqrt(beta)``); then adjacent replicas ``(k, k+1)`` propose to
+    exchange their states, accepted with probability
+    ``min(1, exp((betas[k] - betas[k+1]) (loglik_{k+1} - loglik_k)))``, for the even pairs on even
+    sweeps and the odd pairs on odd sweeps; then Step 4 draws the augmented sums for the state now
+    at ``beta = 1``, and the state at level ``keep_level`` (0: the posterior) is recorded.  Every
+    kernel leaves the product of the tempered targets invariant, so the ``beta = 1`` replica
+    samples exactly the paper's posterior.  All replicas start from the same state.  With one
+    replica this is :func:`run_chain_refresh` exactly (the same draws in the same order).
+
+    ``capacity`` is the room for ``L + 1`` positions per replica; a list that would outgrow it
+    stops the run with ``error_step = CAPACITY_STEP`` (run again with more; the draws do not depend
+    on it).  Returns the 13 values of :func:`run_chain_refresh` (the counts for the ``beta = 1``
+    level) followed by ``n_swap_proposed, n_swap_accepted`` (int64, shape ``(R - 1,)``, per pair).
+    """
     n_rules, n_words = rules.shape
-    max_len = n_rules
+    n_levels = betas.shape[0]
     alpha = consts[ALPHA]
     beta = consts[BETA]
     alpha_k = consts[ALPHA_K]
     beta_k = consts[BETA_K]
+    cap = min(capacity, n_rules + 1)
 
-    order = np.empty(max_len + 1, dtype=np.int64)
-    proposal = np.empty(max_len + 1, dtype=np.int64)
-    in_list = np.zeros(n_rules, dtype=np.bool_)
-    remaining = np.empty((max_len + 1, n_words), dtype=np.uint64)
-    remaining_new = np.empty((max_len + 1, n_words), dtype=np.uint64)
-    n_cap = np.zeros(max_len + 1)
-    n_pos = np.zeros(max_len + 1)
-    n_cap_new = np.zeros(max_len + 1)
-    n_pos_new = np.zeros(max_len + 1)
-    gammas = np.ones(max_len + 1)
-    g = np.zeros(max_len + 1)
-    gammas_new = np.ones(max_len + 1)
-    g_new = np.zeros(max_len + 1)
-    z_sum = np.zeros(max_len + 1)
-    u_sum = np.zeros(max_len + 1)
+    # Replica states (row s is state s; state_of[k] is the state at level k).
+    orders = np.zeros((n_levels, cap), dtype=np.int64)
+    in_lists = np.zeros((n_levels, n_rules), dtype=np.bool_)
+    remainings = np.empty((n_levels, cap, n_words), dtype=np.uint64)
+    n_caps = np.zeros((n_levels, cap))
+    n_poss = np.zeros((n_levels, cap))
+    gammass = np.ones((n_levels, cap))
+    gs = np.zeros((n_levels, cap))
+    mus = np.zeros((n_levels, cap))
+    sds = np.ones((n_levels, cap))
+    st = np.zeros((n_levels, 7))
+    state_of = np.arange(n_levels)
+    # Scratch shared by the replicas.
+    proposal = np.zeros(cap, dtype=np.int64)
+    remaining_new = np.empty((cap, n_words), dtype=np.uint64)
+    n_cap_new = np.zeros(cap)
+    n_pos_new = np.zeros(cap)
+    gammas_new = np.ones(cap)
+    g_new = np.zeros(cap)
+    mu_new = np.zeros(cap)
+    sd_new = np.ones(cap)
+    r_cur = np.zeros(cap)
+    r_new = np.zeros(cap)
+    block_value = np.zeros(cap)
+    block_weight = np.zeros(cap)
+    block_size = np.zeros(cap, dtype=np.int64)
+    z_sum = np.zeros(cap)
+    u_sum = np.zeros(cap)
+    z_hot = np.zeros(cap)
+    u_hot = np.zeros(cap)
     info = np.zeros(6, dtype=np.int64)
-    n_proposed = np.zeros(4, dtype=np.int64)
-    n_accepted = np.zeros(4, dtype=np.int64)
-    n_refresh_proposed = np.zeros(4, dtype=np.int64)
-    n_refresh_accepted = np.zeros(4, dtype=np.int64)
-    # Scratch for the move with fresh risks: proposal centres and scales.
-    mu = np.zeros(max_len + 1)
-    sd = np.ones(max_len + 1)
-    mu_new = np.zeros(max_len + 1)
-    sd_new = np.ones(max_len + 1)
-    r_cur = np.zeros(max_len + 1)
-    r_new = np.zeros(max_len + 1)
-    block_value = np.zeros(max_len + 1)
-    block_weight = np.zeros(max_len + 1)
-    block_size = np.zeros(max_len + 1, dtype=np.int64)
-    centres_valid = False
-    n_params_proposed = 0
-    n_params_accepted = 0
+    # Counts per level (row 0 is returned as the sampler's acceptance).
+    n_proposed = np.zeros((n_levels, 4), dtype=np.int64)
+    n_accepted = np.zeros((n_levels, 4), dtype=np.int64)
+    n_refresh_proposed = np.zeros((n_levels, 4), dtype=np.int64)
+    n_refresh_accepted = np.zeros((n_levels, 4), dtype=np.int64)
+    n_params = np.zeros((n_levels, 2), dtype=np.int64)
+    n_swap_proposed = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
+    n_swap_accepted = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
 
     lengths = np.zeros(n_keep, dtype=np.int64)
     ks = np.zeros(n_keep)
     log_posts = np.zeros(n_keep)
-    capacity = max(16, n_keep * max(start_order.shape[0], 1))
-    orders_flat = np.empty(capacity, dtype=np.int64)
-    gammas_flat = np.empty(capacity)
+    flat_capacity = max(16, n_keep * max(start_order.shape[0], 1))
+    orders_flat = np.empty(flat_capacity, dtype=np.int64)
+    gammas_flat = np.empty(flat_capacity)
     n_flat = 0
     n_kept = 0
-
-    length = start_order.shape[0]
-    for pos in range(length):
-        order[pos] = start_order[pos]
-        in_list[start_order[pos]] = True
-        gammas[pos] = start_gammas[pos]
-        g[pos] = math.log(start_gammas[pos])
-    big_k = start_k
-    log_k = math.log(big_k)
-    remaining[0] = all_rows
-    remaining_new[0] = all_rows
-    capture_counts_from(rules, y, order, length, 0, remaining, n_cap, n_pos)
-    list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
-    unused = _unused_weight(order, length, cum_weights, log_weights)
     error_sweep = -1
     error_step = -1
     n_sweeps = n_burn + n_keep * thin
-    if not _draw_augmented(rng, length, n_cap, n_pos, log_k, g, z_sum, u_sum):
+
+    length = start_order.shape[0]
+    if length + 1 > cap:
+        error_step = CAPACITY_STEP
+        n_sweeps = 0
+        length = 0
+    for s in range(n_levels):
+        for pos in range(length):
+            orders[s, pos] = start_order[pos]
+            in_lists[s, start_order[pos]] = True
+            gammass[s, pos] = start_gammas[pos]
+            gs[s, pos] = math.log(start_gammas[pos])
+        remainings[s, 0] = all_rows
+        capture_counts_from(rules, y, orders[s], length, 0, remainings[s], n_caps[s], n_poss[s])
+        st[s, _LENGTH] = length
+        st[s, _BIG_K] = start_k
+        st[s, _LOG_K] = math.log(start_k)
+        st[s, _LOG_LIK] = _log_likelihood(length, n_caps[s], n_poss[s], st[s, _LOG_K], gs[s])
+        st[s, _LIST_PRIOR] = log_list_prior(orders[s], length, cum_weights, log_weights, consts)
+        st[s, _UNUSED] = _unused_weight(orders[s], length, cum_weights, log_weights)
+    if error_step < 0 and not _draw_augmented(rng, length, n_caps[0], n_poss[0], st[0, _LOG_K], gs[0], z_sum, u_sum):
         error_step = 0
         n_sweeps = 0
     for sweep in range(n_sweeps):
-        # Step 1
-        if not _gibbs_gammas(rng, length, log_k, gammas, g, z_sum, u_sum, alpha, beta):
-            error_sweep, error_step = sweep, 1
-            break
-        # Step 2
-        big_k = _gibbs_k(rng, length, g, z_sum, u_sum, alpha_k, beta_k)
-        if not (math.isfinite(big_k) and big_k > 0.0):
-            error_sweep, error_step = sweep, 2
-            break
-        log_k = math.log(big_k)
-        log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
-        # Step 3
-        if not fixed_list:
-            new_length = propose(rng, order, length, cum_weights, in_list, proposal, info)
-            move = info[MOVE]
-            start = info[FIRST_CHANGED]
-            where = info[I]
-            # The gammas stay attached to positions; ADD inserts one from the prior, REMOVE drops one.
-            if move == ADD:
-                for pos in range(where):
-                    gammas_new[pos] = gammas[pos]
-                    g_new[pos] = g[pos]
-                fresh = truncated_gamma(rng, alpha, beta)
-                gammas_new[where] = fresh
-                g_new[where] = math.log(fresh)
-                for pos in range(where, length):
-                    gammas_new[pos + 1] = gammas[pos]
-                    g_new[pos + 1] = g[pos]
-            elif move == REMOVE:
-                for pos in range(where):
-                    gammas_new[pos] = gammas[pos]
-                    g_new[pos] = g[pos]
-                for pos in range(where + 1, length):
-                    gammas_new[pos - 1] = gammas[pos]
-                    g_new[pos - 1] = g[pos]
+        for level in range(n_levels):
+            s = state_of[level]
+            length = int(st[s, _LENGTH])
+            if level == 0:
+                z_level, u_level = z_sum, u_sum  # drawn by Step 4 at the end of the previous sweep
             else:
-                for pos in range(length):
-                    gammas_new[pos] = gammas[pos]
-                    g_new[pos] = g[pos]
-            recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
-                         n_pos_new)
-            new_log_lik = _log_likelihood(new_length, n_cap_new, n_pos_new, log_k, g_new)
-            new_list_prior = log_list_prior(proposal, new_length, cum_weights, log_weights, consts)
-            new_unused = _unused_weight(proposal, new_length, cum_weights, log_weights)
-            log_ratio = (new_log_lik - log_lik) + (new_list_prior - list_prior) + _mh_log_proposal_ratio(
-                move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE], log_weights, unused, new_unused)
-            n_proposed[move] += 1
+                # Step 4 of the tempered replica, drawn afresh just before its Steps 1 and 2
+                z_level, u_level = z_hot, u_hot
+                if not _draw_augmented_tempered(rng, length, n_caps[s], n_poss[s], st[s, _LOG_K], gs[s], z_hot,
+                                                u_hot, betas[level]):
+                    error_sweep, error_step = sweep, 4
+                    break
+            # Steps 1 and 2
+            if not _gibbs_gammas(rng, length, st[s, _LOG_K], gammass[s], gs[s], z_level, u_level, alpha, beta):
+                error_sweep, error_step = sweep, 1
+                break
+            big_k = _gibbs_k(rng, length, gs[s], z_level, u_level, alpha_k, beta_k)
+            if not (math.isfinite(big_k) and big_k > 0.0):
+                error_sweep, error_step = sweep, 2
+                break
+            st[s, _BIG_K] = big_k
+            st[s, _LOG_K] = math.log(big_k)
+            st[s, _LOG_LIK] = _log_likelihood(length, n_caps[s], n_poss[s], st[s, _LOG_K], gs[s])
+            if not fixed_list:
+                independence = refresh > 0
+                code = _list_moves(rng, rules, y, cum_weights, log_weights, consts, betas[level], refresh,
+                                   independence, focus_cum, focus_log, st[s], orders[s], in_lists[s],
+                                   remainings[s], n_caps[s], n_poss[s], gammass[s], gs[s], mus[s], sds[s],
+                                   proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new,
+                                   r_cur, r_new, block_value, block_weight, block_size, info, n_proposed[level],
+                                   n_accepted[level], n_refresh_proposed[level], n_refresh_accepted[level],
+                                   n_params[level])
+                if code != 0:
+                    error_sweep, error_step = sweep, code
+                    break
+        if error_step >= 0:
+            break
+        # Replica exchange between adjacent levels (even pairs on even sweeps, odd pairs on odd sweeps).
+        for level in range(sweep % 2, n_levels - 1, 2):
+            a = state_of[level]
+            b = state_of[level + 1]
+            log_ratio = (betas[level] - betas[level + 1]) * (st[b, _LOG_LIK] - st[a, _LOG_LIK])
+            n_swap_proposed[level] += 1
             if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
-                n_accepted[move] += 1
-                for pos in range(length):
-                    in_list[order[pos]] = False
-                for pos in range(new_length):
-                    order[pos] = proposal[pos]
-                    in_list[proposal[pos]] = True
-                    gammas[pos] = gammas_new[pos]
-                    g[pos] = g_new[pos]
-                for pos in range(start, new_length + 1):
-                    n_cap[pos] = n_cap_new[pos]
-                    n_pos[pos] = n_pos_new[pos]
-                    if pos > start:
-                        remaining[pos] = remaining_new[pos]
-                length = new_length
-                log_lik = new_log_lik
-                list_prior = new_list_prior
-                unused = new_unused
-                centres_valid = False
-            # Step 3b: the list move with fresh risks (frl_engine.refresh).
-            for _ in range(refresh):
-                if not centres_valid:
-                    isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size)
-                    centres_valid = True
-                new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
-                move = info[MOVE]
-                start = info[FIRST_CHANGED]
-                recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
-                             n_pos_new)
-                isotonic_centres(new_length, n_cap_new, n_pos_new, mu_new, sd_new, block_value, block_weight, block_size)
-                r_cur[length] = log_k
-                for pos in range(length - 1, -1, -1):
-                    r_cur[pos] = r_cur[pos + 1] + g[pos]
-                for pos in range(start):
-                    r_new[pos] = r_cur[pos]
-                log_q = 0.0
-                for pos in range(start, new_length + 1):
-                    r_new[pos] = mu_new[pos] + sd_new[pos] * rng.standard_normal()
-                    log_q -= log_normal(r_new[pos], mu_new[pos], sd_new[pos])
-                for pos in range(start, length + 1):
-                    log_q += log_normal(r_cur[pos], mu[pos], sd[pos])
-                focus_unused = _unused_weight(order, length, focus_cum, focus_log)
-                focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
-                log_ratio = (log_target_r(proposal, new_length, n_cap_new, n_pos_new, r_new, cum_weights,
-                                          log_weights, consts)
-                             - log_target_r(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts)
-                             + log_q + _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE],
-                                                              info[OLD_RULE], focus_log, focus_unused,
-                                                              focus_unused_new))
-                n_refresh_proposed[move] += 1
-                if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
-                    n_refresh_accepted[move] += 1
-                    for pos in range(length):
-                        in_list[order[pos]] = False
-                    for pos in range(new_length):
-                        order[pos] = proposal[pos]
-                        in_list[proposal[pos]] = True
-                        g[pos] = r_new[pos] - r_new[pos + 1]
-                        gammas[pos] = math.exp(g[pos])
-                    for pos in range(new_length + 1):
-                        mu[pos] = mu_new[pos]
-                        sd[pos] = sd_new[pos]
-                    for pos in range(start, new_length + 1):
-                        n_cap[pos] = n_cap_new[pos]
-                        n_pos[pos] = n_pos_new[pos]
-                        if pos > start:
-                            remaining[pos] = remaining_new[pos]
-                    length = new_length
-                    log_k = r_new[new_length]
-                    big_k = math.exp(log_k)
-                    log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
-                    list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
-                    unused = _unused_weight(order, length, cum_weights, log_weights)
-            # Step 3c: the same list, every risk proposed afresh (an independence MH step for K and the
-            # gammas; at thousands of rows the normal proposal is close to their posterior).
-            if refresh > 0:
-                if not centres_valid:
-                    isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size)
-                    centres_valid = True
-                r_cur[length] = log_k
-                for pos in range(length - 1, -1, -1):
-                    r_cur[pos] = r_cur[pos + 1] + g[pos]
-                log_q = 0.0
-                for pos in range(length + 1):
-                    r_new[pos] = mu[pos] + sd[pos] * rng.standard_normal()
-                    log_q += log_normal(r_cur[pos], mu[pos], sd[pos]) - log_normal(r_new[pos], mu[pos], sd[pos])
-                log_ratio = (log_target_r(order, length, n_cap, n_pos, r_new, cum_weights, log_weights, consts)
-                             - log_target_r(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts)
-                             + log_q)
-                n_params_proposed += 1
-                if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
-                    n_params_accepted += 1
-                    for pos in range(length):
-                        g[pos] = r_new[pos] - r_new[pos + 1]
-                        gammas[pos] = math.exp(g[pos])
-                    log_k = r_new[length]
-                    big_k = math.exp(log_k)
-                    log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
-        log_post = (list_prior + _log_gamma_priors(length, gammas, g, consts) + consts[LOG_K_NORM]
-                    + (alpha_k - 1.0) * log_k - beta_k * big_k + log_lik)
+                n_swap_accepted[level] += 1
+                state_of[level] = b
+                state_of[level + 1] = a
+                # the risks' proposal scales depend on the temperature
+                st[a, _CENTRES] = 0.0
+                st[b, _CENTRES] = 0.0
+        s = state_of[0]
+        r = state_of[keep_level]
+        length = int(st[r, _LENGTH])
+        log_k = st[r, _LOG_K]
+        big_k = st[r, _BIG_K]
+        log_post = (st[r, _LIST_PRIOR] + _log_gamma_priors(length, gammass[r], gs[r], consts) + consts[LOG_K_NORM]
+                    + (alpha_k - 1.0) * log_k - beta_k * big_k + st[r, _LOG_LIK])
         if not math.isfinite(log_post):
             error_sweep, error_step = sweep, 3
             break
-        # Step 4
-        if not _draw_augmented(rng, length, n_cap, n_pos, log_k, g, z_sum, u_sum):
+        # Step 4, for the state at beta = 1
+        if not _draw_augmented(rng, int(st[s, _LENGTH]), n_caps[s], n_poss[s], st[s, _LOG_K], gs[s], z_sum, u_sum):
             error_sweep, error_step = sweep, 4
             break
         if sweep >= n_burn and (sweep - n_burn + 1) % thin == 0:
@@ -572,16 +749,16 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
                 grown_gammas[:n_flat] = gammas_flat[:n_flat]
                 gammas_flat = grown_gammas
             for pos in range(length):
-                orders_flat[n_flat + pos] = order[pos]
-                gammas_flat[n_flat + pos] = gammas[pos]
+                orders_flat[n_flat + pos] = orders[r, pos]
+                gammas_flat[n_flat + pos] = gammass[r, pos]
             n_flat += length
             lengths[n_kept] = length
             ks[n_kept] = big_k
             log_posts[n_kept] = log_post
             n_kept += 1
     return (orders_flat[:n_flat], gammas_flat[:n_flat], lengths[:n_kept], ks[:n_kept], log_posts[:n_kept],
-            n_proposed, n_accepted, error_sweep, error_step, n_refresh_proposed, n_refresh_accepted,
-            n_params_proposed, n_params_accepted)
+            n_proposed[0].copy(), n_accepted[0].copy(), error_sweep, error_step, n_refresh_proposed[0].copy(),
+            n_refresh_accepted[0].copy(), n_params[0, 0], n_params[0, 1], n_swap_proposed, n_swap_accepted)
 
 
 # ----------------------------------------------------------------------------------------
@@ -603,6 +780,8 @@ class _ChainOutput:
     n_refresh_accepted: np.ndarray
     n_params_proposed: int = 0
     n_params_accepted: int = 0
+    n_swap_proposed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    n_swap_accepted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def focus_weights(problem: PackedProblem, focus, share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
@@ -677,19 +856,33 @@ def _prior_start(rng: np.random.Generator, problem: PackedProblem):
 
 
 def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: int, n_keep: int, thin: int,
-             fixed_list: bool, refresh: int = 0, focus=None) -> _ChainOutput:
-    if start is None:
-        order, big_k, gammas = _prior_start(rng, problem)
-    else:
-        order, big_k, gammas = start
-    focus_cum, focus_log = (problem.cum_weights, problem.log_weights) if focus is None else focus
-    out = run_chain_refresh(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
-                    problem.consts, np.asarray(order, dtype=np.int64), float(big_k),
-                    np.asarray(gammas, dtype=float).copy(), int(n_burn), int(n_keep), int(thin), bool(fixed_list),
-                    int(refresh), focus_cum, focus_log)
+             fixed_list: bool, refresh: int = 0, focus=None, betas=(1.0,), keep_level: int = 0) -> _ChainOutput:
+    """One chain (a ladder of ``len(betas)`` replicas, :func:`run_tempered`); the state at ``keep_level`` is kept.
+
+    The replicas' arrays hold lists of up to ``INITIAL_CAPACITY`` rules (or twice the start's
+    length) rather than ``|B|``; a chain whose list outgrows that is run again from the same
+    generator state with twice the room, so the result does not depend on it.
+    """
+    saved = rng.bit_generator.state
+    capacity = min(problem.n_rules, max(INITIAL_CAPACITY, 2 * (0 if start is None else len(start[0])))) + 1
+    while True:
+        if start is None:
+            order, big_k, gammas = _prior_start(rng, problem)
+        else:
+            order, big_k, gammas = start
+        focus_cum, focus_log = (problem.cum_weights, problem.log_weights) if focus is None else focus
+        out = run_tempered(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
+                           problem.consts, np.asarray(order, dtype=np.int64), float(big_k),
+                           np.asarray(gammas, dtype=float).copy(), int(n_burn), int(n_keep), int(thin),
+                           bool(fixed_list), int(refresh), focus_cum, focus_log, np.asarray(betas, dtype=float),
+                           int(keep_level), int(capacity))
+        if int(out[8]) != CAPACITY_STEP or capacity > problem.n_rules:
+            break
+        capacity = min(problem.n_rules, 2 * capacity) + 1
+        rng.bit_generator.state = saved
     return _ChainOutput(*out[:7], error_sweep=int(out[7]), error_step=int(out[8]), n_refresh_proposed=out[9],
                         n_refresh_accepted=out[10], n_params_proposed=int(out[11]),
-                        n_params_accepted=int(out[12]))
+                        n_params_accepted=int(out[12]), n_swap_proposed=out[13], n_swap_accepted=out[14])
 
 
 def _check_chain(chain: int | str, out: _ChainOutput) -> None:
@@ -707,6 +900,33 @@ def _generator(random_state) -> np.random.Generator:
     except (TypeError, ValueError):
         raise FRLError("random_state must be None, a non-negative whole number, a SeedSequence or a "
                        f"numpy Generator, got {random_state!r}") from None
+
+
+def temperature_ladder(n_temperatures: int, beta_min: float = DEFAULT_BETA_MIN) -> np.ndarray:
+    """Inverse temperatures ``1 = beta_0 > ... > beta_{n-1} = beta_min``, evenly spaced in ``log beta``.
+
+    Geometric spacing keeps the swap acceptance of neighbours about even when the log-likelihood's
+    spread grows like ``1 / beta`` (a posterior that is close to normal).
+    """
+    n_temperatures = _check_int("temperatures", n_temperatures, 1)
+    if n_temperatures == 1:
+        return np.ones(1)
+    return np.asarray(beta_min, dtype=float) ** (np.arange(n_temperatures) / (n_temperatures - 1))
+
+
+def _check_temperatures(temperatures) -> np.ndarray:
+    if isinstance(temperatures, Integral) and not isinstance(temperatures, bool):
+        return temperature_ladder(_check_int("temperatures", temperatures, 1))
+    try:
+        betas = np.asarray([float(b) for b in temperatures], dtype=float)
+    except (TypeError, ValueError):
+        raise FRLError("temperatures must be a whole number of replicas or a sequence of inverse temperatures, "
+                       f"got {temperatures!r}") from None
+    if len(betas) == 0 or betas[0] != 1.0 or not np.all(np.isfinite(betas)) or np.any(betas <= 0) \
+            or np.any(np.diff(betas) >= 0):
+        raise FRLError("inverse temperatures must start at 1 and fall strictly, staying above 0, "
+                       f"got {list(betas)}")
+    return betas
 
 
 def _check_int(name: str, value, minimum: int) -> int:
@@ -775,6 +995,13 @@ class PosteriorSample:
         Its number of proposals per sweep.
     n_starts : int
         Distinct starting lists of the chains.
+    temperatures : tuple of float
+        Inverse temperatures of each chain's replicas, ``1.0`` first (``(1.0,)``: no tempering).
+    swap_acceptance : tuple of float
+        Acceptance rate of the exchanges between adjacent temperatures ``(k, k+1)``, pooled over chains.
+    attempts : tuple of dict
+        The runs drawn before this one by :func:`sample_posterior_tempered_until_converged`, and this
+        one last: ``{"factor", "replicas", "worst_rhat", "converged", "top_swap"}`` (empty otherwise).
     """
 
     lists: tuple = field(repr=False)
@@ -805,6 +1032,9 @@ class PosteriorSample:
     refresh_acceptance: dict | None = field(default=None, repr=False)
     refresh: int = 0
     n_starts: int = 1
+    temperatures: tuple = (1.0,)
+    swap_acceptance: tuple = ()
+    attempts: tuple = ()
 
     @property
     def n_total(self) -> int:
@@ -869,6 +1099,9 @@ class PosteriorSample:
             "verdict": self.verdict.message,
             "refresh": self.refresh,
             "refresh_acceptance": self.refresh_acceptance,
+            "temperatures": list(self.temperatures),
+            "swap_acceptance": to_jsonable(self.swap_acceptance, strict=True),
+            "attempts": to_jsonable(self.attempts, strict=True),
             "n_starts": self.n_starts,
             "length_histogram": {str(k): v for k, v in self.length_histogram().items()},
             "inclusion": self.inclusion,
@@ -906,6 +1139,13 @@ class PosteriorSample:
             moves = ", ".join(f"{name} {_fmt(self.refresh_acceptance[name])}" for name in (*MOVE_NAMES, "all"))
             lines.append(f"  with fresh risks ({self.refresh} per sweep): {moves}; "
                          f"risks alone {_fmt(self.refresh_acceptance.get('risks', math.nan))}")
+        if len(self.temperatures) > 1:
+            betas = ", ".join(f"{b:.3g}" for b in self.temperatures)
+            swaps = ", ".join(_fmt(rate, 2) for rate in self.swap_acceptance)
+            lines.append(f"  parallel tempering, {len(self.temperatures)} replicas per chain at beta {betas}; "
+                         f"swap acceptance between neighbours {swaps}")
+        if self.attempts:
+            lines.append("  runs drawn: " + "; ".join(_describe_attempt(a) for a in self.attempts))
         lines.append("")
         lines.append("Convergence (rank-normalised split R-hat, bulk ESS; Vehtari et al. 2021):")
         for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
@@ -924,6 +1164,14 @@ class PosteriorSample:
             lines.append(f"  {pos:>2d}  {label[:60]:<{width}s}  {risk['median'][pos]:.3f}  "
                          f"[{risk['lower'][pos]:.3f}, {risk['upper'][pos]:.3f}]")
         return "\n".join(lines)
+
+
+def _describe_attempt(attempt: dict) -> str:
+    kind = "plain" if attempt["replicas"] == 1 else f"tempered ({attempt['replicas']} replicas"
+    if attempt["replicas"] > 1:
+        kind += f", swap with beta = 1 {_fmt(attempt['top_swap'], 2)})"
+    return f"{kind} {attempt['factor']}x, R-hat {_fmt(attempt['worst_rhat'])}" + \
+        ("" if attempt["converged"] else " (not converged)")
 
 
 def _risks(ks: np.ndarray, gammas: np.ndarray) -> np.ndarray:
@@ -1006,7 +1254,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                      thin: int = 1, start: Sequence[int] | None = None, random_state=None, n_jobs: int | None = None,
                      rule_names: Sequence[str] | None = None, starts: Sequence[Sequence[int]] | None = None,
                      refresh: int = DEFAULT_REFRESH, focus: Sequence[int] | None = None,
-                     focus_share: float = 0.8) -> PosteriorSample:
+                     focus_share: float = 0.8, temperatures=1) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -1043,6 +1291,12 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         :func:`focus_rules`); ``None``: rules drawn by their prior weights, as in Step 3.
     focus_share : float, default 0.8
         Probability that a REPLACE or ADD of that move draws from the focus set.
+    temperatures : int or sequence of float, default 1
+        Parallel tempering (:func:`run_tempered`): every chain runs replicas at inverse
+        temperatures ``1 = beta_0 > beta_1 > ...`` (target ``prior x likelihood^beta``) that
+        exchange states; only the ``beta = 1`` replica is kept.  An int is the number of rungs of
+        :func:`temperature_ladder` (1: no tempering, the sampler without replicas exactly); a
+        sequence gives the betas themselves.  The estimator's default is ``DEFAULT_TEMPERATURES``.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
     n_chains = _check_int("n_chains", n_chains, 1)
@@ -1061,6 +1315,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         if len(rule_names) != n_rules:
             raise FRLError(f"rule_names must name all {n_rules} candidate rules, got {len(rule_names)} names")
     refresh = _check_int("refresh", refresh, 0)
+    betas = _check_temperatures(temperatures)
     if isinstance(focus_share, bool) or not isinstance(focus_share, (int, float)) or not 0 <= focus_share < 1:
         raise FRLError(f"focus_share must be a number in [0, 1), got {focus_share!r}")
     focus_tables = None
@@ -1088,7 +1343,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     chain_rngs = root.spawn(n_chains)
     risk_rng = root.spawn(1)[0]
     if n_chains == 1 or n_jobs == 1:
-        outputs = [_run_one(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables)
+        outputs = [_run_one(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas)
                    for r, state in zip(chain_rngs, chain_states)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
@@ -1096,7 +1351,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         # a throwaway generator keeps the chains' streams untouched.
         _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
         outputs = Parallel(n_jobs=workers, prefer="threads")(
-            delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables)
+            delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas)
             for r, state in zip(chain_rngs, chain_states))
     for chain, out in enumerate(outputs):
         _check_chain(chain, out)
@@ -1130,6 +1385,10 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     params_proposed = sum(out.n_params_proposed for out in outputs)
     refresh_acceptance["risks"] = (sum(out.n_params_accepted for out in outputs) / params_proposed
                                    if params_proposed else math.nan)
+
+    swap_proposed = np.sum([out.n_swap_proposed for out in outputs], axis=0)
+    swap_accepted = np.sum([out.n_swap_accepted for out in outputs], axis=0)
+    swap_acceptance = tuple(float(a / p) if p else math.nan for a, p in zip(swap_accepted, swap_proposed))
 
     rhat = {"log_posterior": split_rhat(log_post_trace), "length": split_rhat(length_trace)}
     ess = {"log_posterior": effective_sample_size(log_post_trace), "length": effective_sample_size(length_trace)}
@@ -1167,12 +1426,18 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         map_list=tuple(names[i] for i in map_order), map_order=map_order, map_list_source=source,
         map_list_frequency=frequency, map_risk=map_risk, n_chains=n_chains, n_samples=n_samples, burn_in=burn_in,
         thin=thin, rule_names=rule_names, map_draws=fixed, refresh_acceptance=refresh_acceptance,
-        refresh=refresh, n_starts=n_starts,
+        refresh=refresh, n_starts=n_starts, temperatures=tuple(float(b) for b in betas),
+        swap_acceptance=swap_acceptance,
     )
 
 
 # Longer runs tried, in turn, when a sample has not converged (burn-in and thinning scaled, same kept samples).
 EXTEND_FACTORS = (1, 4, 16)
+# The estimator's default (sample_posterior_tempered_until_converged): below this swap rate between the
+# beta = 1 replica and the next one the default ladder is too wide near beta = 1, and the last, long
+# attempt uses the closer ladder: 6 rungs from 1 down to 0.5 (neighbours 13% apart).
+MIN_TOP_SWAP = 0.1
+CLOSE_TEMPERATURES = (6, 0.5)
 
 
 def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
@@ -1184,7 +1449,8 @@ def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int =
     ``factors[k]``, so every attempt keeps ``n_samples`` samples per chain and runs
     ``factors[k]`` times as many sweeps; each attempt starts afresh from the same seed, so
     the result is reproducible.  Returns the first converged sample, or the last one
-    (whose verdict then says it did not converge).
+    (whose verdict then says it did not converge).  ``kwargs`` (e.g. ``temperatures``) go to
+    every attempt.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
     thin = _check_int("thin", thin, 1)
@@ -1196,3 +1462,50 @@ def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int =
         if result.verdict.converged:
             break
     return result
+
+
+def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_samples: int = 1000,
+                                              burn_in: int | None = None, thin: int = 1,
+                                              temperatures=DEFAULT_TEMPERATURES,
+                                              close_temperatures=CLOSE_TEMPERATURES,
+                                              min_top_swap: float = MIN_TOP_SWAP, **kwargs) -> PosteriorSample:
+    """The estimator's default sample: the plain sampler first, parallel tempering when it has not converged.
+
+    Attempts, each from the same seed, until one converges:
+
+    1. the sampler without tempering (``burn_in``, ``thin`` as given);
+    2. parallel tempering on the ladder ``temperatures``, as long (4 replicas: 4 times the work);
+    3. 4 times as long, tempered on the same ladder if attempt 2's swap rate between ``beta = 1``
+       and the next replica is at least ``min_top_swap``; otherwise (the ladder is too wide near
+       ``beta = 1``: the replicas barely exchange with the kept one) on ``close_temperatures``,
+       ``(rungs, beta_min)`` of :func:`temperature_ladder` or the betas themselves.
+
+    At most 1 + 4 + 16 (or + 24 on the close ladder) times the work of attempt 1.
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    thin = _check_int("thin", thin, 1)
+    burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+
+    done = []
+
+    def attempt(factor, ladder):
+        result = sample_posterior(problem, n_samples=n_samples, burn_in=burn_in * factor, thin=thin * factor,
+                                  temperatures=ladder, **kwargs)
+        done.append({"factor": factor, "replicas": len(result.temperatures),
+                     "worst_rhat": result.verdict.worst_rhat, "converged": result.verdict.converged,
+                     "top_swap": result.swap_acceptance[0] if result.swap_acceptance else math.nan})
+        return replace(result, attempts=tuple(done))
+
+    result = attempt(1, 1)
+    if result.verdict.converged:
+        return result
+    tempered = attempt(1, temperatures)
+    if tempered.verdict.converged or len(tempered.temperatures) == 1:
+        return tempered
+    if tempered.swap_acceptance[0] >= min_top_swap:
+        return attempt(4, temperatures)
+    if isinstance(close_temperatures, tuple) and len(close_temperatures) == 2 \
+            and isinstance(close_temperatures[0], Integral):
+        close_temperatures = temperature_ladder(*close_temperatures)
+    return attempt(4, close_temperatures)
+

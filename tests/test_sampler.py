@@ -47,11 +47,12 @@ def _log_list_prior(order, lam, weights):
     return value
 
 
-def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0, 8.0), g_max=8.0):
+def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0, 8.0), g_max=8.0, power=1.0):
     """Posterior probability of every list, and E[p_l | list] for each of its positions.
 
     Integrates over ``a = log K`` in ``a_range`` and ``g_l = log gamma_l`` in ``[0, g_max]``
-    (the Jacobians ``K`` and ``gamma_l`` of the log transform included).
+    (the Jacobians ``K`` and ``gamma_l`` of the log transform included).  ``power``: the
+    likelihood raised to it (the tempered posterior ``prior x likelihood^power``).
     """
     alpha, beta, alpha_k, beta_k, lam = hyper.alpha, hyper.beta, hyper.alpha_K, hyper.beta_K, hyper.lam
     log_norm_gamma1 = alpha * math.log(beta) - special.gammaln(alpha) - stats.gamma.logsf(1.0, alpha, scale=1 / beta)
@@ -70,14 +71,14 @@ def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0,
             n, s = _counts(coverage, y, order)
             shape = (n_a,) + (1,) * length
             r = a.reshape(shape)
-            log_f = log_wa.reshape(shape) + s[length] * r - n[length] * np.logaddexp(0.0, r)
+            log_f = log_wa.reshape(shape) + power * (s[length] * r - n[length] * np.logaddexp(0.0, r))
             rs = {length: r}
             for depth, pos in enumerate(range(length - 1, -1, -1)):  # axis depth+1 holds g_pos
                 axis_shape = [1] * (length + 1)
                 axis_shape[depth + 1] = n_g
                 r = r + g.reshape(axis_shape)
                 rs[pos] = r
-                log_f = log_f + log_wg.reshape(axis_shape) + s[pos] * r - n[pos] * np.logaddexp(0.0, r)
+                log_f = log_f + log_wg.reshape(axis_shape) + power * (s[pos] * r - n[pos] * np.logaddexp(0.0, r))
             log_f = log_f + _log_list_prior(order, lam, weights)
             peak = log_f.max()
             w = np.exp(log_f - peak)
@@ -523,3 +524,187 @@ def test_an_unconverged_sample_is_drawn_again_longer():
     quick = sample_posterior_until_converged(problem, n_samples=1000, n_chains=4, start=true_order, random_state=0,
                                              n_jobs=2)
     assert quick.verdict.converged and quick.thin == 1
+
+
+# ----------------------------------------------------------------------------------------
+# Parallel tempering (issue 13): replicas at inverse temperatures beta < 1 exchange states with the
+# beta = 1 replica; each replica must sample prior x likelihood^beta exactly.
+
+
+def test_tempered_beta_one_replica_matches_quadrature():
+    """The kept (beta = 1) replica of a tempered run samples exactly the posterior."""
+    hyper, weights = SETTINGS["tight-priors-unequal-weights"]
+    coverage, y = small_data()
+    exact = exact_posterior(coverage, y, hyper, weights)
+    probabilities = {order: v["prob"] for order, v in exact.items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    result = sample_posterior(problem, n_samples=40_000, n_chains=2, burn_in=1000, thin=2, start=[0],
+                              random_state=20261123, n_jobs=1, refresh=5, temperatures=[1.0, 0.6, 0.3])
+    tv = total_variation(probabilities, result.orders)
+    print(f"tempered, beta = 1: TV(lists) = {tv:.4f}, swaps {result.swap_acceptance}")
+    assert result.temperatures == (1.0, 0.6, 0.3) and len(result.swap_acceptance) == 2
+    assert all(0.05 < rate < 1 for rate in result.swap_acceptance)  # the replicas do exchange
+    assert tv <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 2, "tempered beta=1")
+    top = max(probabilities, key=probabilities.get)
+    on_top = np.array([o == top for o in result.orders])
+    assert abs(result.K[on_top].mean() / exact[top]["mean_K"] - 1) < 0.03
+
+
+@pytest.mark.parametrize("setting,level,refresh", [("paper-priors-equal-weights", 1, 5),
+                                                   ("tight-priors-unequal-weights", 2, 5),
+                                                   ("tight-priors-unequal-weights", 1, 0)])
+def test_tempered_replica_matches_tempered_quadrature(setting, level, refresh):
+    """The replica at beta < 1 samples prior x likelihood^beta (quadrature with the likelihood to that power).
+
+    With ``refresh=0`` only the tempered Gibbs steps (1, 2 and the tempered Step 4) and the paper's
+    list move run in the replicas, so this checks the tempered augmentation on its own.
+    """
+    from frl_engine.sampler import run_tempered
+
+    hyper, weights = SETTINGS[setting]
+    coverage, y = small_data()
+    betas = np.array([1.0, 0.5, 0.25])
+    exact = exact_posterior(coverage, y, hyper, weights, power=betas[level])
+    probabilities = {order: v["prob"] for order, v in exact.items()}
+    untempered = {order: v["prob"] for order, v in exact_posterior(coverage, y, hyper, weights).items()}
+    # the tempered posterior is far enough from the posterior for the test to tell them apart
+    assert 0.5 * sum(abs(probabilities[o] - untempered[o]) for o in probabilities) > 0.06
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    orders, ks = [], []
+    for seed in (1, 2):
+        out = run_tempered(np.random.default_rng(seed), problem.rules, problem.y, problem.all_rows,
+                           problem.cum_weights, problem.log_weights, problem.consts, np.array([0], dtype=np.int64),
+                           0.5, np.array([2.0]), 1000, 40_000, 2, False, refresh, problem.cum_weights,
+                           problem.log_weights, betas, level, problem.n_rules + 1)
+        assert out[8] == -1
+        ends = np.cumsum(out[2])
+        flat = out[0].tolist()
+        orders.extend(tuple(flat[a:b]) for a, b in zip(np.concatenate([[0], ends[:-1]]), ends))
+        ks.append(out[3])
+    tv = total_variation(probabilities, orders)
+    print(f"{setting}: replica at beta = {betas[level]} (refresh {refresh}): TV(lists) = {tv:.4f}")
+    assert tv <= 0.03
+    assert_frequencies_match(probabilities, orders, 2, f"tempered beta={betas[level]}")
+    # E[K | list] of the most probable list under the tempered posterior
+    top = max(probabilities, key=probabilities.get)
+    k_top = np.concatenate(ks)[np.array([o == top for o in orders])]
+    assert abs(k_top.mean() / exact[top]["mean_K"] - 1) < 0.04
+
+
+def test_tempered_run_is_reproducible_whatever_n_jobs():
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=150, n_chains=3, starts=[true_order, [3, 5]], focus=[3, 5, *true_order], random_state=4,
+                  temperatures=3, refresh=5)
+    one, two, again = (sample_posterior(problem, n_jobs=jobs, **kwargs) for jobs in (1, 2, 1))
+    for other in (two, again):
+        assert other.lists == one.lists
+        np.testing.assert_array_equal(other.log_posterior_trace, one.log_posterior_trace)
+        assert other.swap_acceptance == one.swap_acceptance
+    other_seed = sample_posterior(problem, n_jobs=1, **{**kwargs, "random_state": 5})
+    assert not np.array_equal(other_seed.log_posterior_trace, one.log_posterior_trace)
+    data = one.to_dict()
+    assert data["temperatures"] == list(one.temperatures) and len(data["swap_acceptance"]) == 2
+    assert "parallel tempering, 3 replicas" in one.summary()
+
+
+def test_one_temperature_is_the_sampler_without_replicas():
+    """temperatures=1 through sample_posterior is run_chain_refresh draw for draw (one replica, the same stream)."""
+    from frl_engine.sampler import run_chain_refresh
+
+    problem, true_order = planted_problem()
+    result = sample_posterior(problem, n_samples=200, n_chains=1, start=true_order, random_state=8, refresh=5,
+                              temperatures=1)
+    assert result.temperatures == (1.0,) and result.swap_acceptance == ()
+    from frl_engine.model import fit_list
+
+    fit = fit_list(problem, true_order)
+    rng = np.random.default_rng(8).spawn(1)[0]
+    out = run_chain_refresh(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
+                            problem.consts, np.asarray(true_order, dtype=np.int64), fit.K,
+                            np.asarray(fit.gammas, dtype=float), 200, 200, 1, False, 5, problem.cum_weights,
+                            problem.log_weights)
+    np.testing.assert_array_equal(out[4], result.log_posterior_trace[0])
+
+
+@pytest.mark.parametrize("temperatures", [0, -2, 1.5, [0.5, 0.2], [1.0, 1.0], [1.0, 0.5, 0.7], [1.0, 0.0], "hot", []])
+def test_bad_temperatures_are_refused(temperatures):
+    coverage, y = small_data()
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters())
+    with pytest.raises(FRLError) as info:
+        sample_posterior(problem, n_samples=10, temperatures=temperatures)
+    assert "\n" not in str(info.value)
+
+
+def test_temperature_ladder_is_geometric():
+    from frl_engine.sampler import temperature_ladder
+
+    np.testing.assert_allclose(temperature_ladder(3, 0.25), [1.0, 0.5, 0.25])
+    np.testing.assert_array_equal(temperature_ladder(1), [1.0])
+
+
+def test_cli_sample_temperatures(tmp_path, capsys):
+    from frl_engine.cli import main
+
+    data = _patients_csv(tmp_path / "patients.csv")
+    out = tmp_path / "posterior.json"
+    common = ["sample", str(data), "--target", "Readmitted", "--steps", "500", "--chains", "2", "--samples", "200",
+              "--burn-in", "100", "--seed", "2", "--jobs", "1"]
+    assert main([*common, "--temperatures", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "parallel tempering, 3 replicas per chain at beta 1, 0.316, 0.1" in printed
+    data = json.loads(out.read_text())
+    assert data["temperatures"] == pytest.approx([1.0, 0.1 ** 0.5, 0.1]) and len(data["swap_acceptance"]) == 2
+    assert main([*common, "--temperatures", "1", "--out", str(out)]) == 0
+    assert "parallel tempering" not in capsys.readouterr().out
+    assert json.loads(out.read_text())["temperatures"] == [1.0]
+    assert main([*common, "--temperatures", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("frl: error: --temperatures must be at least 1") and err.count("\n") == 1
+
+
+def test_default_sample_tempers_when_the_plain_sampler_did_not_converge():
+    """sample_posterior_tempered_until_converged: plain 1x, tempered 1x, then 4x on that or a closer ladder by the swap rate."""
+    from frl_engine.sampler import sample_posterior_tempered_until_converged
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=12, n_chains=4, burn_in=0, starts=[true_order, [3], [7, 9], []], random_state=0,
+                  n_jobs=1, refresh=2)
+    plain = sample_posterior(problem, temperatures=1, **kwargs)
+    tempered = sample_posterior(problem, temperatures=4, **kwargs)
+    assert not plain.verdict.converged and not tempered.verdict.converged
+    keeps_tempering = sample_posterior_tempered_until_converged(problem, min_top_swap=0.0, **kwargs)
+    assert keeps_tempering.thin == 4 and len(keeps_tempering.temperatures) == 4
+    np.testing.assert_array_equal(
+        keeps_tempering.log_posterior_trace,
+        sample_posterior(problem, **{**kwargs, "thin": 4}, temperatures=4).log_posterior_trace)
+    assert [(a["factor"], a["replicas"]) for a in keeps_tempering.attempts] == [(1, 1), (1, 4), (4, 4)]
+    assert keeps_tempering.attempts[1]["top_swap"] == tempered.swap_acceptance[0]
+    assert keeps_tempering.attempts[0]["worst_rhat"] == plain.verdict.worst_rhat
+    assert "runs drawn: plain 1x" in keeps_tempering.summary()
+    json.dumps(keeps_tempering.to_dict(), allow_nan=False)
+    closer = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, **kwargs)
+    assert closer.thin == 4 and closer.temperatures == pytest.approx(0.5 ** (np.arange(6) / 5))
+    assert [(a["factor"], a["replicas"]) for a in closer.attempts] == [(1, 1), (1, 4), (4, 6)]
+    plain_last = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, close_temperatures=1,
+                                                           **kwargs)
+    assert plain_last.thin == 4 and plain_last.temperatures == (1.0,)
+    # data on which the plain sampler converges pay nothing for tempering
+    quick = sample_posterior_tempered_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
+                                                      random_state=0, n_jobs=2)
+    assert quick.verdict.converged and quick.thin == 1 and quick.temperatures == (1.0,)
+    assert len(quick.attempts) == 1 and quick.attempts[0]["converged"]
+
+
+def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):
+    """Replicas hold INITIAL_CAPACITY rules at first; a chain that outgrows them is rerun, so nothing changes."""
+    import frl_engine.sampler as sampler
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=300, n_chains=2, start=None, random_state=6, n_jobs=1, refresh=5, temperatures=3)
+    roomy = sample_posterior(problem, **kwargs)
+    assert roomy.lengths.max() > 3  # lists longer than the small room below
+    monkeypatch.setattr(sampler, "INITIAL_CAPACITY", 1)
+    cramped = sample_posterior(problem, **kwargs)
+    assert cramped.lists == roomy.lists
+    np.testing.assert_array_equal(cramped.log_posterior_trace, roomy.log_posterior_trace)

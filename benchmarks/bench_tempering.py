@@ -1,0 +1,103 @@
+"""Parallel tempering in the posterior sampler: does the default sample converge? (issue 13)
+
+For UCI breast cancer, UCI Spambase and the generated raw hospital export (20,000 rows), fit the
+default model (seed 0), then draw the default posterior sample (4 chains x 1000 kept, burn-in 1000,
+drawn again with 4x then 16x burn-in and thinning while not converged) twice:
+
+* ``temperatures=1``: no tempering (the sampler before parallel tempering);
+* the default ladder (``sampler.DEFAULT_TEMPERATURES`` replicas per chain).
+
+Prints split R-hat and bulk ESS of the log posterior and of L, the verdict, the burn-in and
+thinning it took, the wall time, the share of samples on the MAP list, and the swap acceptance
+rate between adjacent temperatures.  The machine's other load slows the times; compare the two
+rows of one data set.
+
+Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw,raw100k] [--ladders 1,default]``
+(``raw100k``, the same export at 100,000 rows, only when asked).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "sample_data"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_search import _raw_export, _uci  # noqa: E402
+
+def _raw_export_100k():
+    from make_raw_export import make_raw_export
+
+    frame = make_raw_export(n_rows=100_000, seed=0)
+    y = frame.pop("readmitted").astype(str) == "<30"
+    return frame, y.to_numpy(), {"exclude": ["encounter_id", "patient_nbr"]}
+
+
+DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
+            "spam": ("UCI spambase", lambda: _uci("spam")),
+            "raw": ("raw export (20,000 rows)", _raw_export),
+            "raw100k": ("raw export (100,000 rows)", _raw_export_100k)}
+
+
+def measure(key: str, ladders) -> list[dict]:
+    from frl_engine import FallingRuleListClassifier
+
+    name, loader = DATASETS[key]
+    loaded = loader()
+    if isinstance(loaded, str):
+        print(f"  {name}: not run ({loaded})")
+        return []
+    X, y, options = loaded
+    started = time.perf_counter()
+    model = FallingRuleListClassifier(random_state=0, **options).fit(X, y)
+    fit_seconds = time.perf_counter() - started
+    print(f"  {name} ({len(X):,} rows x {model.problem_.n_rules} rules, MAP length {len(model.rules_)}; "
+          f"fit {fit_seconds:.1f} s)", flush=True)
+    model.sample_posterior(5, n_chains=2, burn_in=0, random_state=0, extend=False)  # load the kernels
+    rows = []
+    for ladder in ladders:
+        kwargs = {} if ladder is None else {"temperatures": ladder}
+        started = time.perf_counter()
+        sample = model.sample_posterior(1000, n_chains=4, random_state=1, **kwargs)
+        seconds = time.perf_counter() - started
+        betas = getattr(sample, "temperatures", (1.0,))
+        swaps = getattr(sample, "swap_acceptance", ())
+        label = "default" if ladder is None else f"temperatures={ladder}"
+        print(f"    {label:<16s} {len(betas)} rung(s) (beta_min {min(betas):.3g}): R-hat log posterior "
+              f"{sample.rhat['log_posterior']:.3f}, L {sample.rhat['length']:.3f}; ESS {sample.ess['log_posterior']:.0f}, "
+              f"{sample.ess['length']:.0f}; burn-in {sample.burn_in:,}, thin {sample.thin}; {seconds:.1f} s; "
+              f"MAP list in {100 * sample.map_list_frequency:.1f}%; swaps "
+              f"{' '.join(f'{s:.2f}' for s in swaps) or '-'}; "
+              f"{'converged' if sample.verdict.converged else 'NOT converged'}", flush=True)
+        if sample.attempts:
+            from frl_engine.sampler import _describe_attempt
+
+            print(f"      runs drawn: {'; '.join(_describe_attempt(a) for a in sample.attempts)}", flush=True)
+        rows.append({"dataset": name, "ladder": ladder, "rhat": sample.rhat, "ess": sample.ess, "seconds": seconds,
+                     "converged": sample.verdict.converged, "swap_acceptance": swaps, "thin": sample.thin})
+    return rows
+
+
+def run(only=("breast", "spam", "raw"), ladders=(1, None)) -> list[dict]:
+    print(f"Default posterior sample with and without parallel tempering ({os.cpu_count()} cores; "
+          "4 chains x 1000 kept, extended 4x/16x while not converged)")
+    rows = []
+    for key in only:
+        rows.extend(measure(key, ladders))
+    return rows
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    only = ("breast", "spam", "raw")
+    ladders = (1, None)
+    if "--only" in args:
+        only = tuple(args[args.index("--only") + 1].split(","))
+    if "--ladders" in args:
+        ladders = tuple(None if v == "default" else int(v) for v in args[args.index("--ladders") + 1].split(","))
+    run(only, ladders)
