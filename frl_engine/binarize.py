@@ -22,9 +22,11 @@ clinician can read. How a column is read (its *kind*, and why) is decided in
   (``safety is not low``, ``DischargeTo is not home``) if that covers at least
   ``min_support`` and less than 99% of the rows: an event that needs several
   things to be *absent* (a car is acceptable only if its safety is not low and
-  it seats more than two) can then head a falling list. With two levels the
-  negation would be the other level, which has its own item; with many (a ward
-  among twenty) "not this one" is a grab bag, better read through the levels.
+  it seats more than two) can then head a falling list. A negation that is
+  (nearly, 95% or more) one other level is left to that level's item
+  (``gender is not Female`` when the rest is Male bar a few); with two levels
+  that is always so. With many levels (a ward among twenty) "not this one" is
+  a grab bag, better read through the levels.
 - **code** (ICD-9/ICD-10/ATC-like): an item per frequent code
   (``diag_1 = 250.83``) and per frequent code group by prefix
   (``diag_1 starts with 428``, ``diag_1 starts with 25``), most specific
@@ -69,7 +71,7 @@ from .columns import (
     read_columns,
 )
 from .errors import DataError, ModelFileError
-from .mining import NEAR_UNIVERSAL
+from .mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL
 from .rules import Condition
 
 __all__ = ["KINDS", "ColumnSpec", "infer_column_kind", "round_threshold", "Binarizer", "has_identifier_name",
@@ -332,7 +334,7 @@ class Binarizer:
         Give the levels with an item of a categorical or nominal column with
         three or more levels (at most ten of them with an item) a ``<column>
         is not <level>`` item too, when it covers at least ``min_support`` and
-        less than 99% of the rows.
+        less than 99% of the rows, and is not (95% or more) one other level.
 
     Attributes
     ----------
@@ -502,7 +504,15 @@ class Binarizer:
         if not self.negate_levels or len(counts) < 3 or len(kept) > NEGATED_MAX_LEVELS:
             return ()
         present = int(counts.sum())  # "is not" never covers a missing value
-        return tuple(level for level in kept if min_count <= present - int(counts[level]) < NEAR_UNIVERSAL * n_rows)
+        ordered = counts.sort_values(ascending=False, kind="stable")
+        chosen = []
+        for level in kept:
+            rest = present - int(counts[level])
+            largest_other = int(ordered.iloc[1] if ordered.index[0] == level else ordered.iloc[0])
+            # Nearly all one other level (gender is not Female = Male, bar a few): that level's item says it.
+            if min_count <= rest < NEAR_UNIVERSAL * n_rows and largest_other < (1 - EARNS_ITS_PLACE) * rest:
+                chosen.append(level)
+        return tuple(chosen)
 
     def _fit_codes(self, column, counts, has_missing, min_count, reading, skipped):
         code_counts: dict[str, int] = {}

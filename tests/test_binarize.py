@@ -385,13 +385,19 @@ def test_levels_of_a_column_with_three_or_more_levels_get_is_not_items_with_thei
 
 
 def test_is_not_items_respect_support_near_universal_and_the_switch():
-    # "is not rare" covers 98.5% here (kept: under 99%); with one rare row more or less it is near-universal.
-    frame = pd.DataFrame({"ward": ["A"] * 130 + ["B"] * 67 + ["C"] * 3})
+    # "is not D" covers 98.5% here (kept: under 99%); with one D row fewer it is near-universal.
+    frame = pd.DataFrame({"ward": ["A"] * 100 + ["B"] * 60 + ["C"] * 37 + ["D"] * 3})
     names = [c.name for c in Binarizer(min_support=0.01).fit(frame).conditions_]
-    assert names == ["ward = A", "ward = B", "ward = C", "ward is not A", "ward is not B", "ward is not C"]
-    frame = pd.DataFrame({"ward": ["A"] * 130 + ["B"] * 68 + ["C"] * 2})  # "is not C": 99% of rows
+    assert names == ["ward = A", "ward = B", "ward = C", "ward = D",
+                     "ward is not A", "ward is not B", "ward is not C", "ward is not D"]
+    frame = pd.DataFrame({"ward": ["A"] * 100 + ["B"] * 60 + ["C"] * 38 + ["D"] * 2})  # "is not D": 99% of rows
     names = [c.name for c in Binarizer(min_support=0.01).fit(frame).conditions_]
-    assert names == ["ward = A", "ward = B", "ward = C", "ward is not A", "ward is not B"]
+    assert names == ["ward = A", "ward = B", "ward = C", "ward = D", "ward is not A", "ward is not B", "ward is not C"]
+    # A negation that is 95% one other level says what that level's item says: "gender is not Female" is Male bar 2.
+    frame = pd.DataFrame({"gender": ["Female"] * 60 + ["Male"] * 38 + ["Unknown"] * 2})
+    # ("is not Unknown", 98%, is Female or Male: kept.)
+    assert [c.name for c in Binarizer(min_support=0.01).fit(frame).conditions_] == [
+        "gender = Female", "gender = Male", "gender = Unknown", "gender is not Unknown"]
     # A dominant level's negation below the support makes no item (A: 96%, so "is not A" is 4% < 5%).
     frame = pd.DataFrame({"ward": ["A"] * 192 + ["B"] * 4 + ["C"] * 4, "x": np.arange(200) % 5})
     assert "ward is not A" not in [c.name for c in Binarizer(min_support=0.05).fit(frame).conditions_]
