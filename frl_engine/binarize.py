@@ -17,16 +17,16 @@ clinician can read. How a column is read (its *kind*, and why) is decided in
 - **categorical** and **nominal** (integer labels such as a discharge code):
   one item per level covering at least ``min_support`` of the rows
   (``DischargeTo = home``), most frequent first; rarer levels make no item of
-  their own and are never refused. When the column has three or more levels
-  and at most ten of them have an item, each of those also gets its negation
+  their own and are never refused. When the column has 3 to 10 distinct
+  values, each level with an item also gets its negation
   (``safety is not low``, ``DischargeTo is not home``) if that covers at least
   ``min_support`` and less than 99% of the rows: an event that needs several
   things to be *absent* (a car is acceptable only if its safety is not low and
   it seats more than two) can then head a falling list. A negation that is
   (nearly, 95% or more) one other level is left to that level's item
   (``gender is not Female`` when the rest is Male bar a few); with two levels
-  that is always so. With many levels (a ward among twenty) "not this one" is
-  a grab bag, better read through the levels.
+  that is always so. With many values (a discharge code among twenty-five)
+  "not this one" is a grab bag, better read through the levels.
 - **code** (ICD-9/ICD-10/ATC-like): an item per frequent code
   (``diag_1 = 250.83``) and per frequent code group by prefix
   (``diag_1 starts with 428``, ``diag_1 starts with 25``), most specific
@@ -78,7 +78,7 @@ __all__ = ["KINDS", "ColumnSpec", "infer_column_kind", "round_threshold", "Binar
            "looks_like_identifier"]
 
 KINDS = ITEM_KINDS
-#: Most levels with an item a column may have for them to get ``is not`` items too.
+#: Most distinct values a categorical or nominal column may have for its levels to get ``is not`` items too.
 NEGATED_MAX_LEVELS = 10
 
 
@@ -332,8 +332,7 @@ class Binarizer:
         item could never be in a rule).
     negate_levels : bool, default True
         Give the levels with an item of a categorical or nominal column with
-        three or more levels (at most ten of them with an item) a ``<column>
-        is not <level>`` item too, when it covers at least ``min_support`` and
+        3 to 10 distinct values a ``<column> is not <level>`` item too, when it covers at least ``min_support`` and
         less than 99% of the rows, and is not (95% or more) one other level.
 
     Attributes
@@ -501,7 +500,7 @@ class Binarizer:
 
     def _negated_levels(self, kept, counts: pd.Series, min_count: int, n_rows: int) -> tuple[str, ...]:
         """The kept levels whose ``is not`` item could be in a rule (see the module docstring)."""
-        if not self.negate_levels or len(counts) < 3 or len(kept) > NEGATED_MAX_LEVELS:
+        if not self.negate_levels or not 3 <= len(counts) <= NEGATED_MAX_LEVELS:
             return ()
         present = int(counts.sum())  # "is not" never covers a missing value
         ordered = counts.sort_values(ascending=False, kind="stable")
