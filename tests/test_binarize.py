@@ -444,3 +444,35 @@ def test_a_list_headed_by_negations_is_found_when_the_event_needs_things_absent(
     model = FallingRuleListClassifier(min_support=0.05, max_conditions=2, random_state=0).fit(frame, y)
     assert model.rules_[0] in ("safety is not low AND persons is not 2", "persons is not 2 AND safety is not low")
     assert model.supports_[0] == good.sum()
+
+
+def test_a_list_with_is_not_items_saves_predicts_and_validates_on_new_data():
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.validation.external import check_columns, validate_model
+
+    rng = np.random.default_rng(6)
+    n = 1500
+    frame = pd.DataFrame({"safety": rng.choice(["low", "med", "high"], n), "persons": rng.choice(["2", "4", "more"], n)})
+    y = np.where((frame.safety != "low") & (frame.persons != "2"), rng.random(n) < 0.85, rng.random(n) < 0.05)
+    model = FallingRuleListClassifier(min_support=0.05, random_state=0).fit(frame.iloc[:1000], y[:1000])
+    assert any(c.op == "!=" for rule in model.rule_objects_ for c in rule.conditions)
+    saved = FallingRuleListClassifier.from_dict(json.loads(json.dumps(model.to_dict(target="Acceptable"))))
+    later = frame.iloc[1000:].reset_index(drop=True)
+    assert np.array_equal(saved.predict_proba(later), model.predict_proba(later))
+    # A patient whose safety is unknown is in no "safety is not low" rule: the ELSE (or a rule without safety).
+    unknown = later.iloc[:1].assign(safety=np.nan)
+    position = int(model.apply(unknown)[0])
+    if position < len(model.rules_):
+        assert "safety" not in {c.column for c in model.rule_objects_[position].conditions}
+    model_dict = model.to_dict(target="Acceptable")
+    result = validate_model(model_dict, later.assign(Acceptable=np.where(y[1000:], "yes", "no")))
+    assert result.auroc > 0.8
+    recoded = later.assign(safety="S-" + later["safety"], Acceptable=np.where(y[1000:], "yes", "no"))
+    with pytest.raises(DataError, match="'safety' has none of the categories the model knows"):
+        validate_model(model_dict, recoded)
+    # The same check for a list whose only condition on safety is an "is not" one.
+    only_negations = {"rules": [r for r in model_dict["rules"] if {c["op"] for c in r["conditions"]} == {"!="}],
+                      "binarizer": model_dict["binarizer"]}
+    assert only_negations["rules"]
+    with pytest.raises(DataError, match="'safety' has none of the categories the model knows"):
+        check_columns(only_negations, recoded)
