@@ -673,7 +673,7 @@ def patient_fields(model: dict) -> list[PatientField]:
             kind = spec["kind"]
         elif column_ops & {">=", "<"}:
             kind = "numeric"
-        elif "==" in column_ops:
+        elif column_ops & {"==", "!="}:
             kind = "categorical"
         else:
             kind = "boolean"

@@ -17,14 +17,23 @@ clinician can read. How a column is read (its *kind*, and why) is decided in
 - **categorical** and **nominal** (integer labels such as a discharge code):
   one item per level covering at least ``min_support`` of the rows
   (``DischargeTo = home``), most frequent first; rarer levels make no item of
-  their own and are never refused.
+  their own and are never refused. When the column has 3 to 10 distinct
+  values, each level with an item also gets its negation
+  (``safety is not low``, ``DischargeTo is not home``) if that covers at least
+  ``min_support`` and less than 99% of the rows: an event that needs several
+  things to be *absent* (a car is acceptable only if its safety is not low and
+  it seats more than two) can then head a falling list. A negation that is
+  (nearly, 95% or more) one other level is left to that level's item
+  (``gender is not Female`` when the rest is Male bar a few); with two levels
+  that is always so. With many values (a discharge code among twenty-five)
+  "not this one" is a grab bag, better read through the levels.
 - **code** (ICD-9/ICD-10/ATC-like): an item per frequent code
   (``diag_1 = 250.83``) and per frequent code group by prefix
   (``diag_1 starts with 428``, ``diag_1 starts with 25``), most specific
   first, so rare codes still count through their group.
 
-A missing value (NaN, blank, ``?``, ``NA``, ``NULL``...) matches no item except
-``<column> is missing``, which exists when the fitting data had missing values
+A missing value (NaN, blank, ``?``, ``NA``, ``NULL``...) matches no item
+(``is not`` included) except ``<column> is missing``, which exists when the fitting data had missing values
 in that column (and it is not near-universal).
 
 Items are computed column by column from the column's distinct values and
@@ -62,12 +71,15 @@ from .columns import (
     read_columns,
 )
 from .errors import DataError, ModelFileError
+from .mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL
 from .rules import Condition
 
 __all__ = ["KINDS", "ColumnSpec", "infer_column_kind", "round_threshold", "Binarizer", "has_identifier_name",
            "looks_like_identifier"]
 
 KINDS = ITEM_KINDS
+#: Most distinct values a categorical or nominal column may have for its levels to get ``is not`` items too.
+NEGATED_MAX_LEVELS = 10
 
 
 def round_threshold(x: float, digits: int = 2) -> float:
@@ -100,6 +112,9 @@ class ColumnSpec:
         Whether the column has an ``is missing`` item.
     prefixes : tuple of str
         Code groups with an item (code only), most specific first.
+    negated : tuple of str
+        Levels whose negation is an item, ``<column> is not <level>``
+        (categorical and nominal only).
     """
 
     name: str
@@ -108,6 +123,7 @@ class ColumnSpec:
     categories: tuple[str, ...] = ()
     has_missing: bool = False
     prefixes: tuple[str, ...] = ()
+    negated: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -117,6 +133,7 @@ class ColumnSpec:
         thresholds = tuple(float(t) for t in self.thresholds)
         categories = tuple(self.categories)
         prefixes = tuple(self.prefixes)
+        negated = tuple(self.negated)
         if self.kind == "numeric":
             if not (thresholds or self.has_missing) or not all(math.isfinite(t) for t in thresholds):
                 raise ValueError(f"Numeric column '{self.name}' needs finite thresholds, got {self.thresholds!r}")
@@ -135,11 +152,16 @@ class ColumnSpec:
             raise ValueError(f"Only categorical, nominal and code columns have levels ('{self.name}' is {self.kind})")
         if prefixes and self.kind != "code":
             raise ValueError(f"Only code columns have code groups ('{self.name}' is {self.kind})")
+        if negated and self.kind not in ("categorical", "nominal"):
+            raise ValueError(f"Only categorical and nominal columns have 'is not' items ('{self.name}' is {self.kind})")
+        if not all(isinstance(c, str) and c for c in negated) or len(set(negated)) != len(negated):
+            raise ValueError(f"'is not' levels of '{self.name}' must be distinct texts, got {self.negated!r}")
         if not isinstance(self.has_missing, (bool, np.bool_)):
             raise ValueError(f"has_missing must be true or false, got {self.has_missing!r}")
         object.__setattr__(self, "thresholds", thresholds)
         object.__setattr__(self, "categories", categories)
         object.__setattr__(self, "prefixes", prefixes)
+        object.__setattr__(self, "negated", negated)
         object.__setattr__(self, "has_missing", bool(self.has_missing))
 
     def conditions(self) -> list[Condition]:
@@ -148,6 +170,7 @@ class ColumnSpec:
             items = [Condition(self.name, op, t) for t in self.thresholds for op in (">=", "<")]
         elif self.kind in ("categorical", "nominal", "code"):
             items = [Condition(self.name, "==", c) for c in self.categories]
+            items += [Condition(self.name, "!=", c) for c in self.negated]
             items += [Condition(self.name, "starts with", p) for p in self.prefixes]
         else:
             items = [Condition(self.name, "is true")]
@@ -182,9 +205,12 @@ class ColumnSpec:
                 i = index.get(category)
                 if i is not None:
                     truth[i, j] = True
+            for k, category in enumerate(self.negated):  # any other known value (never a missing one)
+                j = len(self.categories) + k
+                truth[: len(labels), j] = [label != category for label in labels]
             upper = [label.upper() for label in labels]
             for k, prefix in enumerate(self.prefixes):
-                j = len(self.categories) + k
+                j = len(self.categories) + len(self.negated) + k
                 want = prefix.upper()
                 truth[: len(labels), j] = [u.startswith(want) for u in upper]
             out[:] = truth[np.where(present, codes, len(labels))]
@@ -203,6 +229,8 @@ class ColumnSpec:
         }
         if self.prefixes:
             d["prefixes"] = list(self.prefixes)
+        if self.negated:
+            d["negated"] = list(self.negated)
         return d
 
     @classmethod
@@ -216,16 +244,17 @@ class ColumnSpec:
         """
         if not isinstance(d, dict) or "name" not in d or "kind" not in d:
             raise ModelFileError(f"A binarizer column should be an object with name and kind, got {d!r}: the model file is damaged")
-        unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing", "prefixes"})
+        unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing", "prefixes", "negated"})
         thresholds = d.get("thresholds", [])
         categories = d.get("categories", [])
         prefixes = d.get("prefixes", [])
+        negated = d.get("negated", [])
         if (unknown or not isinstance(thresholds, list) or not all(is_number(t) for t in thresholds)
-                or not isinstance(categories, list) or not isinstance(prefixes, list)):
+                or not isinstance(categories, list) or not isinstance(prefixes, list) or not isinstance(negated, list)):
             raise ModelFileError(f"Bad binarizer column {d!r}: the model file is damaged")
         try:
             return cls(d["name"], d["kind"], tuple(thresholds), tuple(categories), d.get("has_missing", False),
-                       tuple(prefixes))
+                       tuple(prefixes), tuple(negated))
         except ValueError as err:
             raise ModelFileError(f"Bad binarizer column {d!r} ({err}): the model file is damaged") from None
 
@@ -301,6 +330,10 @@ class Binarizer:
         A level, code or code group gets an item only if it covers at least
         this fraction of rows (the estimator passes its ``min_support``: a rarer
         item could never be in a rule).
+    negate_levels : bool, default True
+        Give the levels with an item of a categorical or nominal column with
+        3 to 10 distinct values a ``<column> is not <level>`` item too, when it covers at least ``min_support`` and
+        less than 99% of the rows, and is not (95% or more) one other level.
 
     Attributes
     ----------
@@ -316,13 +349,14 @@ class Binarizer:
 
     def __init__(self, *, n_thresholds: int = 3, thresholds: dict[str, Sequence[float]] | None = None,
                  column_kinds: dict[str, str] | None = None, exclude: Sequence[str] = (), max_categories: int = 30,
-                 min_support: float = 0.0):
+                 min_support: float = 0.0, negate_levels: bool = True):
         self.n_thresholds = n_thresholds
         self.thresholds = thresholds
         self.column_kinds = column_kinds
         self.exclude = exclude
         self.max_categories = max_categories
         self.min_support = min_support
+        self.negate_levels = negate_levels
 
     # ---- fitting --------------------------------------------------------
 
@@ -453,11 +487,31 @@ class Binarizer:
             return skipped(f"{reading.reason}; no level reaches the support threshold" if len(counts) >= 2
                            else "a single value: makes no item")
         rare = len(counts) - len(kept)
+        negated = self._negated_levels(kept, counts, min_count, n)
+        notes = []
         if rare:
-            reading = ColumnReading(column, reading.kind, f"{reading.reason}; {len(kept)} with an item, {rare:,} "
-                                    "rarer levels without", reading.missing_share, reading.n_levels,
-                                    reading.top_share, reading.examples, reading.declared)
-        return ColumnSpec(column, kind, categories=tuple(kept), has_missing=has_missing), reading
+            notes.append(f"{len(kept)} with an item, {rare:,} rarer levels without")
+        if negated:
+            notes.append(f"'is not' items for {len(negated)}")
+        if notes:
+            reading = ColumnReading(column, reading.kind, "; ".join([reading.reason, *notes]), reading.missing_share,
+                                    reading.n_levels, reading.top_share, reading.examples, reading.declared)
+        return ColumnSpec(column, kind, categories=tuple(kept), has_missing=has_missing, negated=negated), reading
+
+    def _negated_levels(self, kept, counts: pd.Series, min_count: int, n_rows: int) -> tuple[str, ...]:
+        """The kept levels whose ``is not`` item could be in a rule (see the module docstring)."""
+        if not self.negate_levels or not 3 <= len(counts) <= NEGATED_MAX_LEVELS:
+            return ()
+        present = int(counts.sum())  # "is not" never covers a missing value
+        ordered = counts.sort_values(ascending=False, kind="stable")
+        chosen = []
+        for level in kept:
+            rest = present - int(counts[level])
+            largest_other = int(ordered.iloc[1] if ordered.index[0] == level else ordered.iloc[0])
+            # Nearly all one other level (gender is not Female = Male, bar a few): that level's item says it.
+            if min_count <= rest < NEAR_UNIVERSAL * n_rows and largest_other < (1 - EARNS_ITS_PLACE) * rest:
+                chosen.append(level)
+        return tuple(chosen)
 
     def _fit_codes(self, column, counts, has_missing, min_count, reading, skipped):
         code_counts: dict[str, int] = {}

@@ -1,15 +1,16 @@
 """Readable conditions and rules (their conjunctions).
 
 A *condition* is one test on one column of the patients' table, such as
-``Age >= 60``, ``DischargeTo = home``, ``diag_1 starts with 428``, ``BedSores``
-or ``Creatinine is missing``. A *rule* is the AND of one or more conditions; it
+``Age >= 60``, ``DischargeTo = home``, ``safety is not low``, ``diag_1 starts
+with 428``, ``BedSores`` or ``Creatinine is missing``. A *rule* is the AND of one or more conditions; it
 is the IF clause :math:`c_l(\\cdot)` of a falling rule list (paper, section 2).
 A rule *covers* (applies to) a patient when every one of its conditions holds.
 
 A missing value (NaN, blank, or a marker such as ``?``, ``NA``, ``NULL``; see
 :mod:`frl_engine.columns`) makes every condition on its column False, except
 ``<column> is missing``, which is True exactly for the missing values. So
-``Age >= 60`` never silently covers a patient whose age is unknown.
+``Age >= 60`` never silently covers a patient whose age is unknown, and
+``safety is not low`` covers only patients whose safety is known (and not low).
 
 Candidate rules are mined in :mod:`frl_engine.mining` (``mine_rules``,
 ``CandidateRules`` and ``rules_from_boolean_columns`` are still importable from
@@ -54,7 +55,7 @@ __all__ = [
     "is_number",
 ]
 
-OPS = (">=", "<", "==", "starts with", "is true", "is missing")
+OPS = (">=", "<", "==", "starts with", "is true", "is missing", "!=")
 
 
 def __getattr__(name):  # mining moved to frl_engine.mining; keep the old imports working
@@ -91,10 +92,10 @@ class Condition:
     column : str
         Column name in the patients' table.
     op : str
-        One of ``">="``, ``"<"``, ``"=="``, ``"starts with"``, ``"is true"``, ``"is missing"``.
+        One of ``">="``, ``"<"``, ``"=="``, ``"!="``, ``"starts with"``, ``"is true"``, ``"is missing"``.
     value : float or str or None
         The threshold (float) for ``>=`` and ``<``, the category (str) for
-        ``==``, the code group (str, compared case-insensitively) for
+        ``==`` and ``!=`` (read "is not": any other known value), the code group (str, compared case-insensitively) for
         ``starts with``, None otherwise.
     """
 
@@ -111,7 +112,7 @@ class Condition:
             if not is_number(self.value) or not math.isfinite(self.value):
                 raise ValueError(f"Condition '{self.column} {self.op}' needs a finite number, got {self.value!r}")
             object.__setattr__(self, "value", float(self.value))
-        elif self.op in ("==", "starts with"):
+        elif self.op in ("==", "!=", "starts with"):
             if not isinstance(self.value, str) or not self.value:
                 raise ValueError(f"Condition '{self.column} {self.op}' needs a category or code, got {self.value!r}")
         elif self.value is not None:
@@ -119,11 +120,14 @@ class Condition:
 
     @property
     def name(self) -> str:
-        """How the condition reads: ``Age >= 60``, ``Shape = irregular``, ``diag_1 starts with 428``, ``BedSores``, ``Age is missing``."""
+        """How the condition reads: ``Age >= 60``, ``Shape = irregular``, ``safety is not low``,
+        ``diag_1 starts with 428``, ``BedSores``, ``Age is missing``."""
         if self.op in (">=", "<"):
             return f"{self.column} {self.op} {format_number(self.value)}"
         if self.op == "==":
             return f"{self.column} = {self.value}"
+        if self.op == "!=":
+            return f"{self.column} is not {self.value}"
         if self.op == "starts with":
             return f"{self.column} starts with {self.value}"
         if self.op == "is true":
@@ -154,14 +158,17 @@ class Condition:
             return missing_mask(series)
         if self.op == "is true":
             return boolean_values(series, self.column)
-        if self.op in ("==", "starts with"):
+        if self.op in ("==", "!=", "starts with"):
             missing = missing_mask(series)
-            if self.op == "==":
-                matching = [v for v in _distinct(series) if category_label(v) == self.value]
-            else:
+            if self.op == "starts with":
                 prefix = self.value.upper()
                 matching = [v for v in _distinct(series) if category_label(v).upper().startswith(prefix)]
-            return series.isin(matching).to_numpy(dtype=bool) & ~missing  # never a missing value
+            else:
+                matching = [v for v in _distinct(series) if category_label(v) == self.value]
+            hits = series.isin(matching).to_numpy(dtype=bool)
+            if self.op == "!=":
+                hits = ~hits
+            return hits & ~missing  # never a missing value
         values = numeric_values(series, self.column)
         with np.errstate(invalid="ignore"):
             return values >= self.value if self.op == ">=" else values < self.value

@@ -349,3 +349,130 @@ def test_a_numeric_patient_identifier_is_left_out_with_the_reason():
     # A measurement that happens to differ in every row is not an identifier when its name is not one.
     weights = frame.rename(columns={"PatientID": "Weight"}).assign(Weight=np.linspace(50.5, 99.5, 100))
     assert any(c.column == "Weight" for c in Binarizer().fit(weights).conditions_)
+
+
+# --------------------------------------------------------------------------
+# "is not" items: an event that needs things to be absent
+# --------------------------------------------------------------------------
+
+
+def _negation_frame():
+    # 100 rows: safety low 20, med 30, high 44, missing 6; persons 2/4/more; a yes/no column; a 2-level column.
+    safety = ["low"] * 20 + ["med"] * 30 + ["high"] * 44 + [None] * 6
+    persons = (["2"] * 34 + ["4"] * 33 + ["more"] * 33)
+    return pd.DataFrame({"safety": safety, "persons": persons, "Sex": ["F", "M"] * 50,
+                         "doors": ["2"] * 97 + ["4"] * 3})
+
+
+def test_levels_of_a_column_with_three_or_more_levels_get_is_not_items_with_their_known_supports():
+    frame = _negation_frame()
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    table = binarizer.item_table(frame).set_index("item")["patients"]
+    # Counted by hand: "is not" never covers a missing value (6 rows of safety are missing).
+    assert table["safety is not low"] == 30 + 44
+    assert table["safety is not med"] == 20 + 44
+    assert table["safety is not high"] == 20 + 30
+    assert table["persons is not 2"] == 66
+    assert table["safety is missing"] == 6
+    # Two levels: "is not F" would be "= M", which has its own item.
+    assert not [c for c in binarizer.conditions_ if c.column == "Sex" and c.op == "!="]
+    # doors: "= 4" covers 3% (below the 5% support, no item); "is not 2" would be those 3%: no item either.
+    assert [c.name for c in binarizer.conditions_ if c.column == "doors"] == ["doors = 2"]
+    # The items are exactly the conditions evaluated on the raw table.
+    items = binarizer.transform(frame)
+    for j, condition in enumerate(binarizer.conditions_):
+        assert np.array_equal(items[:, j], condition.evaluate(frame)), condition.name
+
+
+def test_is_not_items_respect_support_near_universal_and_the_switch():
+    # "is not D" covers 98.5% here (kept: under 99%); with one D row fewer it is near-universal.
+    frame = pd.DataFrame({"ward": ["A"] * 100 + ["B"] * 60 + ["C"] * 37 + ["D"] * 3})
+    names = [c.name for c in Binarizer(min_support=0.01).fit(frame).conditions_]
+    assert names == ["ward = A", "ward = B", "ward = C", "ward = D",
+                     "ward is not A", "ward is not B", "ward is not C", "ward is not D"]
+    frame = pd.DataFrame({"ward": ["A"] * 100 + ["B"] * 60 + ["C"] * 38 + ["D"] * 2})  # "is not D": 99% of rows
+    names = [c.name for c in Binarizer(min_support=0.01).fit(frame).conditions_]
+    assert names == ["ward = A", "ward = B", "ward = C", "ward = D", "ward is not A", "ward is not B", "ward is not C"]
+    # A negation that is 95% one other level says what that level's item says: "gender is not Female" is Male bar 2.
+    frame = pd.DataFrame({"gender": ["Female"] * 60 + ["Male"] * 38 + ["Unknown"] * 2})
+    # ("is not Unknown", 98%, is Female or Male: kept.)
+    assert [c.name for c in Binarizer(min_support=0.01).fit(frame).conditions_] == [
+        "gender = Female", "gender = Male", "gender = Unknown", "gender is not Unknown"]
+    # A dominant level's negation below the support makes no item (A: 96%, so "is not A" is 4% < 5%).
+    frame = pd.DataFrame({"ward": ["A"] * 192 + ["B"] * 4 + ["C"] * 4, "x": np.arange(200) % 5})
+    assert "ward is not A" not in [c.name for c in Binarizer(min_support=0.05).fit(frame).conditions_]
+    assert "ward is not A" in [c.name for c in Binarizer(min_support=0.02).fit(frame).conditions_]
+    # Switched off: only the levels.
+    assert {c.op for c in Binarizer(negate_levels=False).fit(_negation_frame()).conditions_} <= {"==", "is missing"}
+
+
+def test_a_column_with_many_levels_gets_no_is_not_items():
+    frame = pd.DataFrame({"ward": [f"w{i}" for i in range(11)] * 10})
+    assert {c.op for c in Binarizer(min_support=0.05).fit(frame).conditions_} == {"=="}
+    frame = pd.DataFrame({"ward": [f"w{i}" for i in range(10)] * 10})
+    assert sum(c.op == "!=" for c in Binarizer(min_support=0.05).fit(frame).conditions_) == 10
+
+
+def test_is_not_items_round_trip_and_old_specs_still_load():
+    frame = _negation_frame()
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    restored = Binarizer.from_dict(json.loads(json.dumps(binarizer.to_dict())))
+    assert restored.conditions_ == binarizer.conditions_
+    assert np.array_equal(restored.transform(frame), binarizer.transform(frame))
+    spec = ColumnSpec("safety", "categorical", categories=("high", "med", "low"), negated=("low",))
+    assert spec.conditions()[-1] == Condition("safety", "!=", "low")
+    assert spec.to_dict()["negated"] == ["low"]
+    old = {"name": "safety", "kind": "categorical", "categories": ["high", "med"], "has_missing": False}
+    assert ColumnSpec.from_dict(old).negated == ()
+    assert "negated" not in ColumnSpec.from_dict(old).to_dict()  # files without negations are written as before
+    for bad in ({**old, "negated": "low"}, {**old, "negated": ["low", "low"]},
+                {"name": "Age", "kind": "numeric", "thresholds": [60], "negated": ["60"]}):
+        with pytest.raises(ModelFileError):
+            ColumnSpec.from_dict(bad)
+
+
+def test_a_list_headed_by_negations_is_found_when_the_event_needs_things_absent():
+    """Cars-like: the event needs safety not low AND persons not 2; levels alone cannot say it in one rule."""
+    from frl_engine import FallingRuleListClassifier
+
+    rng = np.random.default_rng(5)
+    n = 1200
+    frame = pd.DataFrame({"safety": rng.choice(["low", "med", "high"], n), "persons": rng.choice(["2", "4", "more"], n),
+                          "buying": rng.choice(["vhigh", "high", "med", "low"], n)})
+    good = (frame.safety != "low") & (frame.persons != "2")
+    y = np.where(good, rng.random(n) < 0.9, rng.random(n) < 0.03)
+    model = FallingRuleListClassifier(min_support=0.05, max_conditions=2, random_state=0).fit(frame, y)
+    assert model.rules_[0] in ("safety is not low AND persons is not 2", "persons is not 2 AND safety is not low")
+    assert model.supports_[0] == good.sum()
+
+
+def test_a_list_with_is_not_items_saves_predicts_and_validates_on_new_data():
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.validation.external import check_columns, validate_model
+
+    rng = np.random.default_rng(6)
+    n = 1500
+    frame = pd.DataFrame({"safety": rng.choice(["low", "med", "high"], n), "persons": rng.choice(["2", "4", "more"], n)})
+    y = np.where((frame.safety != "low") & (frame.persons != "2"), rng.random(n) < 0.85, rng.random(n) < 0.05)
+    model = FallingRuleListClassifier(min_support=0.05, random_state=0).fit(frame.iloc[:1000], y[:1000])
+    assert any(c.op == "!=" for rule in model.rule_objects_ for c in rule.conditions)
+    saved = FallingRuleListClassifier.from_dict(json.loads(json.dumps(model.to_dict(target="Acceptable"))))
+    later = frame.iloc[1000:].reset_index(drop=True)
+    assert np.array_equal(saved.predict_proba(later), model.predict_proba(later))
+    # A patient whose safety is unknown is in no "safety is not low" rule: the ELSE (or a rule without safety).
+    unknown = later.iloc[:1].assign(safety=np.nan)
+    position = int(model.apply(unknown)[0])
+    if position < len(model.rules_):
+        assert "safety" not in {c.column for c in model.rule_objects_[position].conditions}
+    model_dict = model.to_dict(target="Acceptable")
+    result = validate_model(model_dict, later.assign(Acceptable=np.where(y[1000:], "yes", "no")))
+    assert result.auroc > 0.8
+    recoded = later.assign(safety="S-" + later["safety"], Acceptable=np.where(y[1000:], "yes", "no"))
+    with pytest.raises(DataError, match="'safety' has none of the categories the model knows"):
+        validate_model(model_dict, recoded)
+    # The same check for a list whose only condition on safety is an "is not" one.
+    only_negations = {"rules": [r for r in model_dict["rules"] if {c["op"] for c in r["conditions"]} == {"!="}],
+                      "binarizer": model_dict["binarizer"]}
+    assert only_negations["rules"]
+    with pytest.raises(DataError, match="'safety' has none of the categories the model knows"):
+        check_columns(only_negations, recoded)

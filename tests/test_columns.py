@@ -70,6 +70,7 @@ def test_text_labels_are_categories_and_rare_levels_make_no_item_but_are_never_r
     frame = pd.DataFrame({"medical_specialty": values, "x": np.arange(130) % 7})
     binarizer = Binarizer(min_support=0.05).fit(frame)
     names = [c.name for c in binarizer.conditions_ if c.column == "medical_specialty"]
+    # 62 values: no "is not" items (a grab bag), only the two frequent levels.
     assert names == ["medical_specialty = InternalMedicine", "medical_specialty = Cardiology"]
     assert "60 rarer levels without" in binarizer.column_table().set_index("column").loc["medical_specialty", "reason"]
 
@@ -87,7 +88,7 @@ def test_integer_labels_named_like_codes_are_nominal_never_thresholds(name):
     binarizer = Binarizer(min_support=0.05).fit(frame)
     assert binarizer.column_table().set_index("column").loc[name, "kind"] == "nominal"
     ops = {c.op for c in binarizer.conditions_ if c.column == name}
-    assert ops == {"=="}
+    assert ops == {"==", "!="}  # levels and their negations, never thresholds
     assert f"{name} = 22" in [c.name for c in binarizer.conditions_]
 
 
@@ -151,8 +152,8 @@ def test_kinds_can_be_overridden_and_unknown_kinds_are_refused():
     assert Binarizer().fit(frame).column_table().set_index("column").loc["stage", "kind"] == "numeric"
     chosen = Binarizer(column_kinds={"stage": "category"}).fit(frame)
     row = chosen.column_table().set_index("column").loc["stage"]
-    assert row["kind"] == "categorical" and row["reason"] == "chosen by you"
-    assert {c.op for c in chosen.conditions_ if c.column == "stage"} == {"=="}
+    assert row["kind"] == "categorical" and row["reason"] == "chosen by you; 'is not' items for 6"
+    assert {c.op for c in chosen.conditions_ if c.column == "stage"} == {"==", "!="}
     left_out = Binarizer(column_kinds={"Age": "identifier"}).fit(frame)
     assert "Age" not in {c.column for c in left_out.conditions_}
     with pytest.raises(DataError, match="Unknown column kind 'colour' for column 'stage'"):
@@ -230,7 +231,7 @@ def test_frl_fit_on_the_raw_export_at_defaults_prints_a_clean_list(raw_export_cs
             assert "?" not in condition.name
             assert condition.evaluate(frame).mean() < NEAR_UNIVERSAL, condition.name
             if condition.column in ("admission_type_id", "discharge_disposition_id", "admission_source_id"):
-                assert condition.op == "==", condition.name  # codes, never thresholds
+                assert condition.op in ("==", "!="), condition.name  # codes, never thresholds
             assert condition.column not in ("encounter_id", "patient_nbr")
         if len(rule.conditions) > 1:
             cover = rule.evaluate(frame).sum()

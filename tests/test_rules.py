@@ -44,6 +44,7 @@ def patients():
         (Condition("Age", "<", 45.0), "Age < 45"),
         (Condition("Creatinine", ">=", 0.1 + 0.14), "Creatinine >= 0.24"),
         (Condition("Shape", "==", "irregular"), "Shape = irregular"),
+        (Condition("safety", "!=", "low"), "safety is not low"),
         (Condition("BedSores", "is true"), "BedSores"),
         (Condition("Age", "is missing"), "Age is missing"),
     ],
@@ -62,6 +63,8 @@ def test_condition_evaluate_each_op_and_missing_values_are_false(patients):
     check(Condition("AgeText", ">=", 60), [True, False, False, True, False])
     check(Condition("Shape", "==", "round"), [False, True, False, False, False])
     check(Condition("Shape", "==", "irregular"), [True, False, False, True, False])
+    check(Condition("Shape", "!=", "irregular"), [False, True, False, False, True])  # row 2 is missing: False
+    check(Condition("Shape", "!=", "hexagonal"), [True, True, False, True, True])
     check(Condition("BedSores", "is true"), [True, False, True, False, False])
     check(Condition("Flag", "is true"), [True, False, True, False, True])
     check(Condition("Age", "is missing"), [False, False, True, False, False])
@@ -88,7 +91,8 @@ def test_condition_normalises_thresholds_so_equal_conditions_compare_equal():
 @pytest.mark.parametrize(
     "args",
     [("Age", "gt", 60), ("Age", ">=", None), ("Age", ">=", math.nan), ("Age", ">=", "60"), ("Age", ">=", True),
-     ("Shape", "==", 3), ("Shape", "==", ""), ("BedSores", "is true", 1), ("", "is true", None)],
+     ("Shape", "==", 3), ("Shape", "==", ""), ("Shape", "!=", None), ("Shape", "!=", 2), ("BedSores", "is true", 1),
+     ("", "is true", None)],
 )
 def test_condition_refuses_inconsistent_fields(args):
     with pytest.raises(ValueError):
@@ -98,7 +102,7 @@ def test_condition_refuses_inconsistent_fields(args):
 @pytest.mark.parametrize(
     "condition",
     [Condition("Age", ">=", 60), Condition("Creatinine", "<", 1.25), Condition("Shape", "==", "oval"),
-     Condition("BedSores", "is true"), Condition("Age", "is missing")],
+     Condition("Shape", "!=", "oval"), Condition("BedSores", "is true"), Condition("Age", "is missing")],
 )
 def test_condition_round_trips_through_json(condition):
     text = json.dumps(condition.to_dict(), allow_nan=False)
@@ -198,6 +202,11 @@ def brute_force(items, conditions, min_support, max_conditions):
                 continue
             chosen = [conditions[i] for i in combo]
             if not _consistent(chosen):
+                continue
+            if any(items[:, i].mean() >= 0.99 for i in combo):  # a near-universal item is no condition
+                continue
+            if size > 1 and any(covered.sum() > 0.95 * items[:, [i for i in combo if i != drop]].all(axis=1).sum()
+                                for drop in combo):  # each condition removes >= 5% of what the others cover
                 continue
             key = covered.tobytes()
             if key in seen:

@@ -322,7 +322,7 @@ def _model_categories(model: dict) -> tuple[dict[str, set[str]], dict[str, set[s
             prefixes.setdefault(name, set()).update(str(p).upper() for p in spec.get("prefixes") or ())
     for rule in model["rules"]:
         for c in rule.get("conditions", []):
-            if c.get("op") == "==":
+            if c.get("op") in ("==", "!="):
                 known.setdefault(c["column"], set()).add(str(c["value"]))
             elif c.get("op") == "starts with":
                 known.setdefault(c["column"], set())
@@ -380,7 +380,7 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
             else:
                 problems.append(f"column {column!r}: {exc}")
             continue
-        if any(c["op"] in ("==", "starts with") for c in own) and column in categories:
+        if any(c["op"] in ("==", "!=", "starts with") for c in own) and column in categories:
             levels, prefixes = categories[column], prefix_sets.get(column, set())
             labels = {category_label(v) for v in pd.unique(present)}
             if not (labels & levels or any(label.upper().startswith(p) for label in labels for p in prefixes)):
