@@ -53,11 +53,13 @@ def anneal_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
     n_pos_new = np.zeros(max_len + 1)
     x = np.zeros(max_len + 1)
     info = np.zeros(6, dtype=np.int64)
-    capacity = min(max_len, 63) + 1          # scratch for the inner solver; grows if a list gets longer
+    length = start_order.shape[0]
+    # scratch for the inner solver, room for the start list (a prior draw at a large lam can be long);
+    # it grows if a list gets longer
+    capacity = min(max_len, max(63, length)) + 1
     work = np.empty((2 * capacity + 5, capacity))
     free = np.empty(capacity, dtype=np.int64)
 
-    length = start_order.shape[0]
     for pos in range(length):
         order[pos] = start_order[pos]
         in_list[start_order[pos]] = True

@@ -214,3 +214,33 @@ def test_near_neighbour_rules_match_a_brute_force_scan():
         marked = near_neighbour_rules(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
                                       problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64), margin)
         assert set(np.flatnonzero(marked).tolist()) == expected, margin
+
+
+def test_a_long_start_list_stays_inside_the_kernels_memory(tmp_path):
+    """At a large lam a prior draw is longer than the kernels' first scratch size (64 positions).
+
+    Run with numba's bounds checking on (a fresh cache, so the kernels are compiled with it): an
+    out-of-bounds write raises IndexError there, where the cached kernels would corrupt memory silently
+    (this is how `malloc(): invalid size` was found on a lambda x support grid at lam 64).
+    """
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import numpy as np\n"
+        "from frl_engine.anneal import anneal\n"
+        "from frl_engine.model import Hyperparameters, PackedProblem, fit_list\n"
+        "rng = np.random.default_rng(0)\n"
+        "problem = PackedProblem.from_arrays(rng.random((400, 300)) < 0.3, rng.random(400) < 0.3,\n"
+        "                                    Hyperparameters(lam=120.0))\n"
+        "for polish in (False, True):\n"
+        "    result = anneal(problem, n_steps=200, n_chains=2, random_state=0, polish=polish, greedy_start=polish)\n"
+        "    assert abs(result.best.log_posterior - fit_list(problem, result.best.order).log_posterior) < 1e-9\n"
+        "print('ok')\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
