@@ -89,7 +89,7 @@ class CandidateRules:
     The coverage is stored packed; :attr:`coverage` unpacks it on request.
     """
 
-    __slots__ = ("rules", "packed", "n_rows", "note", "n_mined", "_dense")
+    __slots__ = ("rules", "packed", "n_rows", "note", "n_mined", "_dense", "_names")
 
     def __init__(self, rules, coverage=None, *, packed=None, n_rows=None, note: str = "", n_mined: int | None = None):
         from .bits import pack_columns
@@ -113,6 +113,7 @@ class CandidateRules:
         object.__setattr__(self, "note", note)
         object.__setattr__(self, "n_mined", len(rules) if n_mined is None else int(n_mined))
         object.__setattr__(self, "_dense", None)
+        object.__setattr__(self, "_names", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("CandidateRules is read-only")
@@ -132,7 +133,9 @@ class CandidateRules:
     @property
     def names(self) -> list[str]:
         """The rules' names, in order."""
-        return [rule.name for rule in self.rules]
+        if self._names is None:  # kept: the estimator and the pages ask for them more than once
+            object.__setattr__(self, "_names", tuple(rule.name for rule in self.rules))
+        return list(self._names)
 
     @property
     def counts(self) -> np.ndarray:
