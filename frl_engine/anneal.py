@@ -26,7 +26,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from .basin import DEFAULT_PATIENCE, PolishCache, hop
-from .bits import capture_counts_from, recount_from
+from .bits import adopt_counts, capture_counts_from, recount_from
 from .errors import FRLError
 from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
 from .moves import FIRST_CHANGED, propose
@@ -99,11 +99,7 @@ def anneal_chain(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
             for pos in range(new_length):
                 order[pos] = proposal[pos]
                 in_list[proposal[pos]] = True
-            for pos in range(start, new_length + 1):
-                n_cap[pos] = n_cap_new[pos]
-                n_pos[pos] = n_pos_new[pos]
-                if pos > start:
-                    remaining[pos] = remaining_new[pos]
+            adopt_counts(start, new_length, remaining, n_cap, n_pos, remaining_new, n_cap_new, n_pos_new)
             length = new_length
             value = new_value
             if value > best_value:

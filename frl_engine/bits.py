@@ -124,6 +124,19 @@ def recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos,
     capture_counts_from(rules, y, proposal, new_length, start, remaining_new, n_cap_new, n_pos_new)
 
 
+@numba.njit(nogil=True, inline="always")
+def adopt_counts(start, new_length, remaining, n_cap, n_pos, remaining_new, n_cap_new, n_pos_new):
+    """An accepted proposal's captures become the current list's: the inverse of :func:`recount_from`.
+
+    Only positions from ``start`` on changed (and the uncaptured rows from ``start + 1`` on).
+    """
+    for pos in range(start, new_length + 1):
+        n_cap[pos] = n_cap_new[pos]
+        n_pos[pos] = n_pos_new[pos]
+        if pos > start:
+            remaining[pos] = remaining_new[pos]
+
+
 def capture_counts(rules: np.ndarray, y: np.ndarray, all_rows: np.ndarray, order) -> tuple[np.ndarray, np.ndarray]:
     """Support ``n_l`` and positives ``s_l`` of each position of a list (default last).
 

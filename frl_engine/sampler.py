@@ -90,7 +90,7 @@ import numba
 import numpy as np
 from joblib import Parallel, delayed
 
-from .bits import capture_counts_from, recount_from
+from .bits import adopt_counts, capture_counts_from, recount_from
 from .diagnostics import ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
 from .errors import FRLError
 from .io import to_jsonable
@@ -468,11 +468,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
         for pos in range(new_length):
             gammas[pos] = gammas_new[pos]
             g[pos] = g_new[pos]
-        for pos in range(start, new_length + 1):
-            n_cap[pos] = n_cap_new[pos]
-            n_pos[pos] = n_pos_new[pos]
-            if pos > start:
-                remaining[pos] = remaining_new[pos]
+        adopt_counts(start, new_length, remaining, n_cap, n_pos, remaining_new, n_cap_new, n_pos_new)
         length = new_length
         log_lik = new_log_lik
         list_prior = new_list_prior
@@ -521,11 +517,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             for pos in range(new_length + 1):
                 mu[pos] = mu_new[pos]
                 sd[pos] = sd_new[pos]
-            for pos in range(start, new_length + 1):
-                n_cap[pos] = n_cap_new[pos]
-                n_pos[pos] = n_pos_new[pos]
-                if pos > start:
-                    remaining[pos] = remaining_new[pos]
+            adopt_counts(start, new_length, remaining, n_cap, n_pos, remaining_new, n_cap_new, n_pos_new)
             length = new_length
             log_k = r_new[new_length]
             big_k = math.exp(log_k)
