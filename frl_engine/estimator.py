@@ -88,6 +88,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         whole neighbourhood and improved by basin hopping (tail re-growth), rounds of ``n_chains``
         chains until two agree on the best list (at most ``2 * n_chains``, at least 4; docs/search.md).  ``"paper"``: the paper's plain annealing, the
         ``n_chains`` chains asked for and nothing more.
+    negate_levels : bool, default True
+        Give categorical and nominal columns of 3 to 10 levels "is not" items as well
+        (``safety is not low``; :class:`~frl_engine.binarize.Binarizer`).  False: one item per
+        level only, as in the paper's experiments (``frl reproduce`` uses False).
     random_state : int or None
         Seed; the same seed gives the same list whatever ``n_jobs``.
     n_jobs : int or None
@@ -116,7 +120,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, lam=8.0, alpha=1.0, beta=0.1, alpha_K=1.0, beta_K=0.1, min_support=0.05,
                  max_conditions=2, max_rules=5000, n_thresholds=3, thresholds=None, column_kinds=None, exclude=(),
                  mine_rules=True, miner="bitset", rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
-                 positive_class=None, random_state=None, n_jobs=None, search="restarts"):
+                 positive_class=None, random_state=None, n_jobs=None, search="restarts", negate_levels=True):
         self.lam = lam
         self.alpha = alpha
         self.beta = beta
@@ -140,6 +144,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.search = search
+        self.negate_levels = negate_levels
 
     # ------------------------------------------------------------------ sklearn plumbing
     def __sklearn_tags__(self):
@@ -161,6 +166,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         _check_number("temperature", self.temperature, low=0, low_open=True)
         if self.search not in ("restarts", "paper"):
             raise FRLError(f"search must be 'restarts' or 'paper', got {self.search!r}")
+        if not isinstance(self.negate_levels, (bool, np.bool_)):
+            raise FRLError(f"negate_levels must be True or False, got {self.negate_levels!r}")
         if self.cooling not in COOLING_SCHEDULES:
             raise FRLError(f"cooling must be one of {', '.join(COOLING_SCHEDULES)}, got {self.cooling!r}")
 
@@ -285,7 +292,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             used = frame.drop(columns=dropped) if dropped else frame
             return None, rules_from_boolean_columns(used)
         binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
-                              column_kinds=self.column_kinds, exclude=self.exclude, min_support=float(self.min_support))
+                              column_kinds=self.column_kinds, exclude=self.exclude, min_support=float(self.min_support),
+                              negate_levels=bool(self.negate_levels))
         binarizer.fit(frame)
         candidates = mine_packed(binarizer.transform_packed(frame), len(frame), binarizer.conditions_,
                                  min_support=self.min_support, max_conditions=self.max_conditions,
@@ -512,7 +520,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         ]
         hyper = {name: getattr(self, name) for name in ("lam", "alpha", "beta", "alpha_K", "beta_K", "min_support",
                                                          "max_conditions", "n_steps", "n_chains", "temperature",
-                                                         "cooling", "mine_rules", "random_state", "search")}
+                                                         "cooling", "mine_rules", "random_state", "search",
+                                                         "negate_levels")}
         binarizer = getattr(self, "binarizer_", None)
         return {
             "format": MODEL_FORMAT,

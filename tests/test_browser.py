@@ -22,6 +22,7 @@ import pytest
 from dashboard import services, state
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import read_table, split_target
+from server_log import app_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -77,7 +78,8 @@ def app_url(tmp_path_factory):
             process.kill()
             process.wait(timeout=5)
         text = log_path.read_text(errors="replace")
-        assert "Traceback" not in text or "simulated" in text, f"the server logged an error:\n{text[-3000:]}"
+        errors = app_errors(text)
+        assert not errors or "simulated" in text, f"the server logged an error: {errors}\n{text[-3000:]}"
 
 
 @pytest.fixture(scope="module")

@@ -188,6 +188,7 @@ def test_an_exploration_takes_its_workers_from_the_server_wide_cap_and_stop_ends
         at.session_state["w_ex_lam"] = [1.0, 2.0, 4.0, 8.0]
         at.session_state["w_ex_support"] = [2.0, 3.0, 5.0, 10.0]
         at.session_state["w_ex_conditions"] = [1, 2]
+        at.session_state[state.W_STEPS] = 200_000  # long enough to be caught running on a fast machine
         at.run()
         at.button(key="explore_run_button").click().run()
         job = at.session_state[explore_jobs.JOB]

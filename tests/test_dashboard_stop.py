@@ -21,6 +21,7 @@ from dashboard import jobs, state
 from frl_engine.stopping import live_worker_pids
 from test_dashboard import APP, SAMPLE, fit  # noqa: F401  (the `at` fixture below mirrors test_dashboard's)
 from test_stopping import alive, wait_for
+from server_log import app_errors
 
 from streamlit.testing.v1 import AppTest
 
@@ -206,4 +207,4 @@ def test_closing_the_tab_ends_the_sessions_jobs_and_sigterm_ends_the_server(tmp_
             process.kill()
             process.wait(timeout=10)
     text = log_path.read_text(errors="replace")
-    assert "Traceback" not in text, text[-3000:]
+    assert not app_errors(text), text[-3000:]

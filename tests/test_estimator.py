@@ -197,3 +197,19 @@ def test_the_fpgrowth_reference_miner_gives_the_same_model():
     assert reference.rules_ == fast.rules_
     with pytest.raises(FRLError, match="bitset"):
         FallingRuleListClassifier(miner="apriori").fit(frame, y)
+
+
+def test_negate_levels_false_keeps_the_papers_items_and_is_kept_in_the_model_file():
+    """Categorical columns of 3-10 levels get 'is not' items by default; negate_levels=False gives one item per level."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"safety": rng.choice(["low", "med", "high"], 600),
+                          "persons": rng.choice(["2", "4", "more"], 600)})
+    y = (frame["safety"] != "low") & (frame["persons"] != "2") & (rng.random(600) < 0.9)
+    default = FallingRuleListClassifier(random_state=0).fit(frame, y)
+    paper = FallingRuleListClassifier(negate_levels=False, random_state=0).fit(frame, y)
+    assert any(" is not " in name for name in default.candidate_names_)
+    assert not any(" is not " in name for name in paper.candidate_names_)
+    again = FallingRuleListClassifier.from_dict(paper.to_dict())
+    assert again.negate_levels is False
+    with pytest.raises(FRLError, match="negate_levels"):
+        FallingRuleListClassifier(negate_levels="no").fit(frame, y)
