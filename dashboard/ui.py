@@ -36,7 +36,7 @@ POLL_SECONDS = 0.3
 #: After :data:`FAST_POLL_FOR` seconds a running job is polled every this many seconds: each poll is a script run
 #: on the server, and a validation polled 3 times a second (twice: the page and the sidebar) kept about 0.45 of a
 #: core busy in the server process, competing with other users' pages for its one interpreter.
-SLOW_POLL_SECONDS = 1.0
+SLOW_POLL_SECONDS = 2.0
 FAST_POLL_FOR = 4.0
 WARM_UP_DELAY = 2.0
 
@@ -132,7 +132,8 @@ def registry_note(model: dict) -> None:
 def poll_interval(job) -> float:
     """How often a page asks a running job for news: every 0.3 s in the first seconds after the job started or
     published something (a fit is done in a second or two and its list should appear at once; its posterior
-    follows a few seconds later), then every second (a long job's bar need not move faster)."""
+    follows a few seconds later), then every two seconds (a long job's bar need not move faster, and each poll
+    is a script run in the server that another session's first page waits behind)."""
     return POLL_SECONDS if job.quiet_seconds() < FAST_POLL_FOR else SLOW_POLL_SECONDS
 
 
