@@ -23,6 +23,7 @@ from dashboard import services, state
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import read_table, split_target
 from server_log import app_errors
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -264,7 +265,8 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
     features, y, _ = split_target(read_table(csv), "readmitted", "<30")
     engine = FallingRuleListClassifier(random_state=0).fit(features, y)
     rows = page.locator("table.frl-list tbody tr")
-    assert rows.count() == len(engine.rules_) + 1
+    # the page is drawn again when the posterior arrives: wait for the list rather than count mid-redraw
+    expect(rows).to_have_count(len(engine.rules_) + 1, timeout=60_000)
     assert _first_rule(page) == engine.rules_[0]
     body = page.locator("table.frl-list").inner_text()
     assert "?" not in body and "encounter_id" not in body and "patient_nbr" not in body
