@@ -10,14 +10,15 @@ Prints
    tuned list (the grid's recommended cell: the shortest list within one SE of the best AUROC) and of
    L2 logistic regression (nested grid search), all on the same folds.  UCI sets: TUNE_GRID (lam 2,4,8,16 x
    support .01,.02,.05,.1 x 1-3 conditions); the raw export: the timed 3 x 3 x 2 grid.  The tuned AUROC is the
-   grid's own cross-validated figure for that cell, so it carries a small selection optimism.
+   grid's own cross-validated figure for that cell, so it carries a small selection optimism.  With
+   --thresholds 3,5,9 the UCI grid also varies the thresholds per number (the tuned cell then names its own).
 3. with --why, for the sets where the goal is missed, reference figures on the same folds that say where the
    gap comes from: L2 logistic regression on the list's own items (the binarizer fitted on each training
    fold: the same yes/no facts, added up instead of ordered), a CART tree with at most 11 leaves (11 groups,
    as many as a 10-rule list), and the grid with 5 and 9 thresholds per number.
 
 usage: python benchmarks/bench_explore.py [--uci DIR] [--rows 20000] [--sets mammo,cars] [--skip-speed]
-                                          [--skip-accuracy] [--why]
+                                          [--skip-accuracy] [--thresholds 3,5,9] [--why]
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from frl_engine.explore import explore  # noqa: E402
 
 GRID = {"lam": (2, 4, 8), "min_support": (0.02, 0.05, 0.1), "max_conditions": (1, 2)}
 TUNE_GRID = {"lam": (2, 4, 8, 16), "min_support": (0.01, 0.02, 0.05, 0.1), "max_conditions": (1, 2, 3)}
-DEFAULT_CELL = {"lam": 8.0, "min_support": 0.05, "max_conditions": 2}
+DEFAULT_CELL = {"lam": 8.0, "min_support": 0.05, "max_conditions": 2, "n_thresholds": 3}
 UCI_SETS = ("mammo", "breast", "cars", "spam", "raw")
 IDS = ["encounter_id", "patient_nbr"]
 
@@ -71,18 +72,20 @@ def compare(name: str, X, y, params: dict, grid: dict) -> str:
     cells = {k: tuple(sorted(set(v) | {DEFAULT_CELL[k]})) for k, v in grid.items()}
     result = explore(X, y, **cells, n_folds=5, random_state=0, params=params, n_jobs=-1)
     table = result.table
-    default = table[(table.lam == 8) & (table.min_support == 0.05) & (table.max_conditions == 2)].iloc[0]
+    default = table[(table.lam == 8) & (table.min_support == 0.05) & (table.max_conditions == 2)
+                    & (table.n_thresholds == 3)].iloc[0]
     rec = result.recommended
     logreg = cross_validate_models(X, y, n_folds=5, methods=("logreg",), random_state=0, n_jobs=-1)
     cell = {"auroc_default": default.auroc_mean, "n_default": int(default.n_rules), "auroc_tuned": rec.auroc_mean,
             "n_tuned": int(rec.n_rules),
-            "tuned": f"lam {rec.lam:g}, support {rec.min_support:g}, <= {int(rec.max_conditions)} cond."}
+            "tuned": f"lam {rec.lam:g}, support {rec.min_support:g}, <= {int(rec.max_conditions)} cond."
+                     + (f", {int(rec.n_thresholds)} thr." if len(cells.get("n_thresholds", ())) > 1 else "")}
     line = _row(name, cell, logreg.summary("logreg").auroc_mean)
     best = result.sorted_table().iloc[0]
     return line + f"   (best cell {best.auroc_mean:.3f} with {int(best.n_rules)} rules; {time.perf_counter() - started:.0f} s)"
 
 
-def accuracy(uci: Path, rows: int, sets) -> None:
+def accuracy(uci: Path, rows: int, sets, thresholds=(3,)) -> None:
     from frl_engine.datasets import load_dataset
 
     print(f"{'data':<12} {'default':>8} {'rules':>6} {'tuned':>8} {'rules':>6}  {'tuned cell':<34} {'LogReg':>7} "
@@ -94,7 +97,7 @@ def accuracy(uci: Path, rows: int, sets) -> None:
         except Exception as exc:  # noqa: BLE001 - a missing file is reported, the others still run
             print(f"{key:<12} not run: {exc}")
             continue
-        print(compare(key, data.X, data.y, {}, TUNE_GRID), flush=True)
+        print(compare(key, data.X, data.y, {}, {**TUNE_GRID, "n_thresholds": tuple(thresholds)}), flush=True)
     if "raw" not in sets:
         return
     X, y = raw_export(rows)
@@ -149,12 +152,15 @@ def run(argv=()) -> None:
     parser.add_argument("--sets", default=",".join(UCI_SETS), help=f"UCI sets (default {','.join(UCI_SETS)})")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-accuracy", action="store_true")
+    parser.add_argument("--thresholds", default="3",
+                        help="thresholds per number to add to the UCI tuning grid, e.g. 3,5,9 (default 3)")
     parser.add_argument("--why", action="store_true", help="reference figures for Mammographic (see 3. above)")
     args = parser.parse_args(list(argv))
     if not args.skip_speed:
         speed(args.rows)
     if not args.skip_accuracy:
-        accuracy(Path(args.uci), args.rows, [s for s in args.sets.split(",") if s])
+        accuracy(Path(args.uci), args.rows, [s for s in args.sets.split(",") if s],
+                 [int(v) for v in args.thresholds.split(",") if v])
     if args.why:
         why(Path(args.uci))
 

@@ -22,6 +22,7 @@ SCHEDULER_ENV = "FRL_DASK_SCHEDULER"  # a dask.distributed scheduler address: th
 LAM_CHOICES = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)
 SUPPORT_CHOICES = (1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)  # percent
 CONDITION_CHOICES = (1, 2, 3)
+THRESHOLD_CHOICES = (1, 3, 5, 9)  # quantile thresholds per numeric column
 
 
 def scheduler_address() -> str | None:
@@ -40,6 +41,7 @@ class ExploreSpec:
     n_folds: int
     seed: int
     params: dict
+    n_thresholds: tuple[int, ...] = (3,)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class ExploreRun:
 def new_job(spec: ExploreSpec):
     from dashboard import jobs
 
-    n = len(spec.lam) * len(spec.min_support) * len(spec.max_conditions)
+    n = len(spec.lam) * len(spec.min_support) * len(spec.max_conditions) * len(spec.n_thresholds)
     job = jobs.Job("explore", "Exploring", ["Cross-validating the grid"], meta={"cells": n})
     job.meta["stop"] = threading.Event()
     return job
@@ -76,7 +78,7 @@ def explore_work(spec: ExploreSpec, features, y, data_key: str, target: str, eve
 
         job.stage(0, f"0 of {total} cells" + (f" on the cluster at {scheduler}" if scheduler else ""))
         result = explore(features, y, lam=spec.lam, min_support=spec.min_support, max_conditions=spec.max_conditions,
-                         n_folds=spec.n_folds, random_state=spec.seed, params=spec.params, n_jobs=-1,
+                         n_thresholds=spec.n_thresholds, n_folds=spec.n_folds, random_state=spec.seed, params=spec.params, n_jobs=-1,
                          scheduler=scheduler, progress=progress, should_stop=job.meta["stop"].is_set,
                          on_wait=job.wait_for_worker)
         return ExploreRun(result, spec, data_key, target, event)

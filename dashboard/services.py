@@ -362,9 +362,9 @@ def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def candidate_count(data_key: str, target: str, choices: ColumnChoices, min_support: float, max_conditions: int,
-                    _features: pd.DataFrame) -> int:
+                    _features: pd.DataFrame, n_thresholds: int = 3) -> int:
     """How many candidate rules the fit will search (raises RuleMiningError when none or too many)."""
-    binarizer = Binarizer(n_thresholds=3, min_support=min_support, **choices.params())
+    binarizer = Binarizer(n_thresholds=int(n_thresholds), min_support=min_support, **choices.params())
     items = binarizer.fit_transform(_features)
     return len(mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
                           max_rules=5000).rules)
@@ -381,15 +381,18 @@ class FitSettings:
     n_steps: int = 5000
     n_chains: int = 4
     seed: int = 0
+    n_thresholds: int = 3  # quantile thresholds per numeric column
 
     def params(self) -> dict:
         return {"lam": float(self.lam), "min_support": float(self.min_support),
-                "max_conditions": int(self.max_conditions), "n_steps": int(self.n_steps),
-                "n_chains": int(self.n_chains), "random_state": int(self.seed)}
+                "max_conditions": int(self.max_conditions), "n_thresholds": int(self.n_thresholds),
+                "n_steps": int(self.n_steps), "n_chains": int(self.n_chains), "random_state": int(self.seed)}
 
     def label(self) -> str:
+        thresholds = f" · {self.n_thresholds} thresholds" if int(self.n_thresholds) != 3 else ""
         return (f"λ {format_number(self.lam)} · support {format_number(round(100 * self.min_support, 2))}% · "
-                f"≤{self.max_conditions} conditions · {self.n_steps:,} steps × {self.n_chains} · seed {self.seed}")
+                f"≤{self.max_conditions} conditions{thresholds} · {self.n_steps:,} steps × {self.n_chains} · "
+                f"seed {self.seed}")
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ W_EVENT = "w_event"
 W_LAM = "w_lam"
 W_SUPPORT = "w_support"  # percent
 W_MAX_CONDITIONS = "w_max_conditions"
+W_N_THRESHOLDS = "w_n_thresholds"  # quantile thresholds per numeric column
 W_STEPS = "w_steps"
 W_CHAINS = "w_chains"
 W_SEED = "w_seed"
@@ -77,6 +78,7 @@ WIDGET_DEFAULTS = {
     W_LAM: 8.0,
     W_SUPPORT: 5.0,
     W_MAX_CONDITIONS: 2,
+    W_N_THRESHOLDS: 3,
     W_STEPS: 5000,
     W_CHAINS: 4,
     W_SEED: 0,

@@ -282,6 +282,7 @@ def fit_settings_from_widgets():
     settings = services.FitSettings(
         lam=float(ss[state.W_LAM]), min_support=round(float(ss[state.W_SUPPORT]) / 100.0, 6),
         max_conditions=int(ss[state.W_MAX_CONDITIONS] or 2),  # None: the selected segment was clicked off
+        n_thresholds=int(ss.get(state.W_N_THRESHOLDS) or 3),
         n_steps=int(ss[state.W_STEPS]),
         n_chains=int(ss[state.W_CHAINS]), seed=int(ss[state.W_SEED]))
     posterior = (services.PosteriorSettings(int(ss[state.W_POST_SAMPLES]), int(ss[state.W_POST_CHAINS]))

@@ -73,6 +73,11 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="smallest fraction of patients a candidate rule must cover (default 0.05)")
     parser.add_argument("--max-conditions", type=int, default=2, help="most conditions per rule (default 2)")
     parser.add_argument("--max-rules", type=int, default=5000, help="refuse more candidate rules than this (default 5000)")
+    parser.add_argument("--n-thresholds", type=int, default=3, metavar="N",
+                        help="quantile thresholds per numeric column, rounded to readable numbers (default 3)")
+    parser.add_argument("--keep-unreached", action="store_true",
+                        help="keep a rule of the MAP list that no training patient reaches (default: remove it and "
+                             "say so; it changes no prediction on these patients)")
     parser.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000)")
     parser.add_argument("--chains", type=int, default=4, help="independent annealing restarts (default 4)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -93,6 +98,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
 def estimator_from_args(args) -> FallingRuleListClassifier:
     return FallingRuleListClassifier(
         lam=args.lam, min_support=args.min_support, max_conditions=args.max_conditions, max_rules=args.max_rules,
+        n_thresholds=getattr(args, "n_thresholds", 3), drop_unreached=not getattr(args, "keep_unreached", False),
         n_steps=args.steps, n_chains=args.chains, random_state=args.seed, exclude=tuple(args.exclude),
         thresholds=_parse_thresholds(args.threshold), mine_rules=not args.no_mining,
         column_kinds=_parse_kinds(getattr(args, "kind", None)),
@@ -134,6 +140,14 @@ def print_model(model: dict, stream=None) -> None:
               f"log posterior {model.get('parameters', {}).get('log_posterior', float('nan')):.3f}", file=stream)
 
 
+def unreached_note(names) -> str:
+    """The line saying which rules of the MAP list were removed because no training patient reached them."""
+    quoted = "; ".join(f"`{name}`" for name in names)
+    return (f"Removed {len(names)} rule{'s' if len(names) != 1 else ''} of the MAP list that no training patient "
+            f"reaches (everyone {'they cover' if len(names) != 1 else 'it covers'} is caught higher up): {quoted}. "
+            "No prediction on these patients changes; --keep-unreached keeps the MAP list as found.")
+
+
 def search_warning(estimator) -> str | None:
     """The one line to print when the MAP search's chains did not agree on the best list (else None)."""
     report = getattr(estimator, "search_report_", None)
@@ -163,6 +177,8 @@ def cmd_fit(args) -> int:
         print(format_column_table(estimator.column_table()) + "\n")
     if estimator.screening_note_:
         print(estimator.screening_note_ + ".")
+    if getattr(estimator, "unreached_rules_", None):
+        print(unreached_note(estimator.unreached_rules_))
     model = _model_dict(estimator, args)
     print_model(model)
     if not model["rules"]:

@@ -1,14 +1,14 @@
 """``frl explore`` (and ``frl fit --tune``): cross-validate a grid of settings, recommend one.
 
-``frl explore DATA --target COL --lam 2,4,8 --min-support 0.05,0.1 [--max-conditions 1,2] [--folds 5]
-[--seed 0] [--scheduler ADDRESS] --out table.csv [--html report.html]`` prints a line per finished
+``frl explore DATA --target COL --lam 2,4,8 --min-support 0.05,0.1 [--max-conditions 1,2] [--n-thresholds 3,5]
+[--folds 5] [--seed 0] [--scheduler ADDRESS] --out table.csv [--html report.html]`` prints a line per finished
 cell, then the table sorted by AUROC with the recommended cell (``*``, one-standard-error rule) and
 the Pareto-best cells (``+``) marked.  ``--scheduler tcp://host:8786`` runs the same tasks on a
 ``dask.distributed`` cluster and gives the same table.  Ctrl-C (or SIGTERM) stops it: one line,
 exit status 130, the worker processes are shut down.
 
 ``frl fit --tune`` runs the same exploration (grid from ``--tune-lam``, ``--tune-min-support``,
-``--tune-max-conditions``, ``--tune-folds``) and then fits the recommended cell's list.
+``--tune-max-conditions``, ``--tune-n-thresholds``, ``--tune-folds``) and then fits the recommended cell's list.
 """
 
 from __future__ import annotations
@@ -72,12 +72,13 @@ def _write_check(path, what: str) -> None:
         raise FRLError(f"Cannot write the {what} to {path}: folder {Path(path).parent} does not exist")
 
 
-def run_exploration(args, features, event, *, lam, min_support, max_conditions, folds, params, quiet=False):
+def run_exploration(args, features, event, *, lam, min_support, max_conditions, folds, params, quiet=False,
+                    n_thresholds=(3,)):
     """Run :func:`frl_engine.explore.explore` with a progress line per finished cell; KeyboardInterrupt passes."""
     from .explore import ExploreGrid, explore
     from .explore_figures import cell_label
 
-    grid = ExploreGrid(lam, min_support, max_conditions)
+    grid = ExploreGrid(lam, min_support, max_conditions, n_thresholds)
     total = len(grid)
     finished = [0]
     started = time.perf_counter()
@@ -125,7 +126,8 @@ def cmd_explore(args) -> int:
     from .explore_figures import explore_report_html
 
     grid = ExploreGrid(parse_list(args.lam, "--lam"), parse_list(args.min_support, "--min-support"),
-                       parse_list(args.max_conditions, "--max-conditions", integer=True))
+                       parse_list(args.max_conditions, "--max-conditions", integer=True),
+                       parse_list(args.n_thresholds, "--n-thresholds", integer=True))
     if args.folds < 2:
         raise FRLError(f"Cross-validation needs at least 2 folds, got {args.folds}")
     _write_check(args.out, "table")
@@ -135,7 +137,8 @@ def cmd_explore(args) -> int:
     with _sigterm_as_interrupt():
         try:
             result = run_exploration(args, features, event, lam=grid.lam, min_support=grid.min_support,
-                                     max_conditions=grid.max_conditions, folds=args.folds,
+                                     max_conditions=grid.max_conditions, n_thresholds=grid.n_thresholds,
+                                     folds=args.folds,
                                      params=_params_from_args(args))
         except _Interrupted as stop:
             print(f"frl: explore stopped: {stop.done} of {stop.total} cells had finished; nothing was written",
@@ -147,7 +150,8 @@ def cmd_explore(args) -> int:
     rec = result.recommended
     if rec is not None:
         print(f"Recommended: --lam {rec['lam']:g} --min-support {rec['min_support']:g} "
-              f"--max-conditions {int(rec['max_conditions'])} ({int(rec['n_rules'])} rules, AUROC "
+              f"--max-conditions {int(rec['max_conditions'])} --n-thresholds {int(rec['n_thresholds'])} "
+              f"({int(rec['n_rules'])} rules, AUROC "
               f"{rec['auroc_mean']:.3f}); fit it with `frl fit ... --tune` or these options.")
     if args.out:
         result.table.to_csv(args.out, index=False)
@@ -169,6 +173,8 @@ def apply_tuning(args) -> None:
     lam = parse_list(args.tune_lam, "--tune-lam")
     support = parse_list(args.tune_min_support, "--tune-min-support")
     conditions = parse_list(args.tune_max_conditions, "--tune-max-conditions", integer=True)
+    thresholds = (parse_list(args.tune_n_thresholds, "--tune-n-thresholds", integer=True)
+                  if args.tune_n_thresholds is not None else [args.n_thresholds])
     if args.tune_folds < 2:
         raise FRLError(f"Cross-validation needs at least 2 folds, got --tune-folds {args.tune_folds}")
     features, event, _ = load_training_data(args)
@@ -176,7 +182,7 @@ def apply_tuning(args) -> None:
     with _sigterm_as_interrupt():
         try:
             result = run_exploration(args, features, event, lam=lam, min_support=support, max_conditions=conditions,
-                                     folds=args.tune_folds, params=_params_from_args(args))
+                                     n_thresholds=thresholds, folds=args.tune_folds, params=_params_from_args(args))
         except _Interrupted as stop:
             raise KeyboardInterrupt from None
     print(result.format_table())
@@ -184,8 +190,9 @@ def apply_tuning(args) -> None:
     if rec is None:
         raise FRLError("No cell of the tuning grid could be fitted: see the messages above")
     args.lam, args.min_support, args.max_conditions = float(rec["lam"]), float(rec["min_support"]), int(rec["max_conditions"])
+    args.n_thresholds = int(rec["n_thresholds"])
     print(f"Tuned (one-standard-error rule): --lam {args.lam:g} --min-support {args.min_support:g} "
-          f"--max-conditions {args.max_conditions}: {int(rec['n_rules'])} rules, cross-validated AUROC "
+          f"--max-conditions {args.max_conditions} --n-thresholds {args.n_thresholds}: {int(rec['n_rules'])} rules, cross-validated AUROC "
           f"{rec['auroc_mean']:.3f} (sd {rec['auroc_sd']:.3f}, {args.tune_folds} folds)\n")
 
 
@@ -193,7 +200,7 @@ def add_tune_arguments(fit_parser) -> None:
     """``--tune`` and its grid options on ``frl fit``."""
     group = fit_parser.add_argument_group("tuning (--tune)")
     group.add_argument("--tune", action="store_true",
-                       help="choose lam, min support and max conditions by cross-validation first (the shortest list "
+                       help="choose lam, min support, max conditions (and thresholds, with --tune-n-thresholds) by cross-validation first (the shortest list "
                             "within one standard error of the best AUROC), then fit that list; overrides --lam, "
                             "--min-support and --max-conditions")
     group.add_argument("--tune-lam", default=DEFAULT_TUNE_LAM, metavar="V1,V2",
@@ -202,6 +209,8 @@ def add_tune_arguments(fit_parser) -> None:
                        help=f"min support values to try (default {DEFAULT_TUNE_MIN_SUPPORT})")
     group.add_argument("--tune-max-conditions", default=DEFAULT_TUNE_MAX_CONDITIONS, metavar="V1,V2",
                        help=f"max conditions values to try (default {DEFAULT_TUNE_MAX_CONDITIONS})")
+    group.add_argument("--tune-n-thresholds", default=None, metavar="V1,V2",
+                       help="thresholds per numeric column to try (default: --n-thresholds, i.e. 3)")
     group.add_argument("--tune-folds", type=int, default=DEFAULT_TUNE_FOLDS,
                        help=f"cross-validation folds (default {DEFAULT_TUNE_FOLDS})")
     group.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -211,7 +220,7 @@ def add_tune_arguments(fit_parser) -> None:
 
 def register(subparsers) -> None:
     explore = subparsers.add_parser(
-        "explore", help="cross-validate a grid of lam x min support x max conditions; recommend a cell",
+        "explore", help="cross-validate a grid of lam x min support x max conditions (x thresholds); recommend a cell",
         description="Fit the list of every combination of the given settings on all rows and cross-validate it "
                     "(stratified folds, AUROC); print the table sorted by AUROC with the recommended cell (the "
                     "shortest list within one standard error of the best) and the Pareto-best cells marked. "
@@ -229,6 +238,8 @@ def register(subparsers) -> None:
                          help="minimum supports to try, fractions in (0, 1) (default 0.05,0.1)")
     explore.add_argument("--max-conditions", default="2", metavar="V1,V2",
                          help="most conditions per rule to try (default 2)")
+    explore.add_argument("--n-thresholds", default="3", metavar="V1,V2",
+                         help="quantile thresholds per numeric column to try (default 3)")
     explore.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     explore.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     explore.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000)")

@@ -24,7 +24,7 @@ from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  save_model, to_jsonable)
-from .model import Hyperparameters, PackedProblem
+from .model import Hyperparameters, PackedProblem, drop_unreached_rules
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
 
@@ -92,6 +92,12 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         Give categorical and nominal columns of 3 to 10 levels "is not" items as well
         (``safety is not low``; :class:`~frl_engine.binarize.Binarizer`).  False: one item per
         level only, as in the paper's experiments (``frl reproduce`` uses False).
+    drop_unreached : bool, default True
+        Remove from the MAP list any rule that no training patient reaches (support 0: every
+        row it covers is caught higher up) and re-fit the risks
+        (:func:`~frl_engine.model.drop_unreached_rules`); ``unreached_rules_`` names them.  Such
+        a rule changes no prediction on the training patients; the prior of the risks alone
+        keeps it.  False: the MAP list as found (``frl reproduce`` uses False).
     random_state : int or None
         Seed; the same seed gives the same list whatever ``n_jobs``.
     n_jobs : int or None
@@ -111,6 +117,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         Events among them.
     log_posterior_ : float
         The objective of the list (exact maximum over K and the gammas).
+    unreached_rules_ : list of str
+        Rules of the MAP list that no training patient reached, removed (``drop_unreached``).
     K_, gammas_ : float, ndarray
         MAP parameters.
     classes_ : ndarray
@@ -120,7 +128,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, lam=8.0, alpha=1.0, beta=0.1, alpha_K=1.0, beta_K=0.1, min_support=0.05,
                  max_conditions=2, max_rules=5000, n_thresholds=3, thresholds=None, column_kinds=None, exclude=(),
                  mine_rules=True, miner="bitset", rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
-                 positive_class=None, random_state=None, n_jobs=None, search="restarts", negate_levels=True):
+                 positive_class=None, random_state=None, n_jobs=None, search="restarts", negate_levels=True,
+                 drop_unreached=True):
         self.lam = lam
         self.alpha = alpha
         self.beta = beta
@@ -145,6 +154,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.search = search
         self.negate_levels = negate_levels
+        self.drop_unreached = drop_unreached
 
     # ------------------------------------------------------------------ sklearn plumbing
     def __sklearn_tags__(self):
@@ -168,6 +178,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise FRLError(f"search must be 'restarts' or 'paper', got {self.search!r}")
         if not isinstance(self.negate_levels, (bool, np.bool_)):
             raise FRLError(f"negate_levels must be True or False, got {self.negate_levels!r}")
+        if not isinstance(self.drop_unreached, (bool, np.bool_)):
+            raise FRLError(f"drop_unreached must be True or False, got {self.drop_unreached!r}")
         if self.cooling not in COOLING_SCHEDULES:
             raise FRLError(f"cooling must be one of {', '.join(COOLING_SCHEDULES)}, got {self.cooling!r}")
 
@@ -258,7 +270,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.binarizer_ = binarizer
         self.screening_note_ = candidates.note
         problem, result = self._search_list(candidates, event)
-        best = result.best
+        best, dropped = self._final_list(problem, result)
 
         self.n_features_in_ = frame.shape[1]
         if isinstance(X, pd.DataFrame):
@@ -270,6 +282,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.map_fit_ = best
         self.anneal_result_ = result
         self.search_report_ = result.report
+        self.unreached_rules_ = [candidates.names[i] for i in dropped]
         self._set_list([candidates.rules[i] for i in best.order], best.probabilities, best.supports, best.positives)
         self.log_posterior_ = best.log_posterior
         self.K_ = best.K
@@ -309,6 +322,13 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                         cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs,
                         polish=self.search == "restarts")
         return problem, result
+
+    def _final_list(self, problem, result):
+        """``(ListFit, dropped rule indices)``: the search's best list, without the rules no training
+        row reaches when ``drop_unreached`` (:func:`~frl_engine.model.drop_unreached_rules`)."""
+        if not self.drop_unreached:
+            return result.best, ()
+        return drop_unreached_rules(problem, result.best)
 
     def _set_list(self, rules, probabilities, supports, positives) -> None:
         self.rule_objects_ = list(rules)
@@ -519,9 +539,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             for i, rule in enumerate(self.rule_objects_)
         ]
         hyper = {name: getattr(self, name) for name in ("lam", "alpha", "beta", "alpha_K", "beta_K", "min_support",
-                                                         "max_conditions", "n_steps", "n_chains", "temperature",
+                                                         "max_conditions", "n_thresholds", "n_steps", "n_chains", "temperature",
                                                          "cooling", "mine_rules", "random_state", "search",
-                                                         "negate_levels")}
+                                                         "negate_levels", "drop_unreached")}
         binarizer = getattr(self, "binarizer_", None)
         return {
             "format": MODEL_FORMAT,
@@ -533,7 +553,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             "training": {"n_rows": self.n_rows_, "n_positive": self.n_events_,
                          "positive_rate": self.n_events_ / self.n_rows_ if self.n_rows_ else None,
                          "n_candidate_rules": len(getattr(self, "candidate_names_", [])) or getattr(self, "n_candidates_", None),
-                         "data_name": data_name if data_name is not None else getattr(self, "data_name_", None)},
+                         "data_name": data_name if data_name is not None else getattr(self, "data_name_", None),
+                         "unreached_rules_removed": list(getattr(self, "unreached_rules_", []) or [])},
             "rules": rules,
             "default": {"probability": float(self.probabilities_[-1]), "support": int(self.supports_[-1]),
                         "n_positive": int(self.positives_[-1])},
@@ -584,6 +605,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_events_ = int(training.get("n_positive") or sum(positives))
             estimator.n_candidates_ = training.get("n_candidate_rules")
             estimator.data_name_ = training.get("data_name")
+            estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
             estimator.fitted_at_ = model.get("created_at")
             binarizer = model.get("binarizer")
             estimator.column_specs_ = [ColumnSpec.from_dict(c) for c in binarizer["columns"]] if binarizer else None

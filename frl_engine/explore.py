@@ -1,4 +1,4 @@
-"""Hyperparameter exploration: a lam x min_support x max_conditions grid, cross-validated.
+"""Hyperparameter exploration: a lam x min_support x max_conditions (x n_thresholds) grid, cross-validated.
 
 :func:`explore` fits, for every cell of the grid,
 
@@ -12,7 +12,7 @@ one standard error of the best cell's (the usual one-standard-error rule, with
 ``SE = sd / sqrt(k)`` of the best cell).
 
 Sharing.  ``lam`` only changes the prior (paper section 2: ``L ~ Poisson(lam)``), not the data the
-search runs on, so the cells that share ``(min_support, max_conditions)`` share the binarised items
+search runs on, so the cells that share ``(min_support, max_conditions, n_thresholds)`` share the binarised items
 and the mined candidate rules of each fold: one task per (mining settings, fold) binarises and mines
 once, then anneals once per ``lam``.  The composition is the estimator's own
 (:class:`~frl_engine.binarize.Binarizer` -> :func:`~frl_engine.mining.mine_packed` ->
@@ -52,11 +52,15 @@ __all__ = ["ExploreGrid", "ExploreResult", "explore", "run_task", "one_standard_
            "TABLE_COLUMNS"]
 
 #: The columns of :attr:`ExploreResult.table`, in order.
-TABLE_COLUMNS = ("lam", "min_support", "max_conditions", "n_rules", "n_conditions", "log_posterior", "auroc_mean",
+TABLE_COLUMNS = ("lam", "min_support", "max_conditions", "n_thresholds", "n_rules", "n_conditions", "log_posterior", "auroc_mean",
                  "auroc_sd", "auroc_se", "auroc_folds", "top_rule", "rules", "n_candidates", "fit_seconds",
                  "pareto", "recommended", "error")
 
-#: Estimator settings :func:`explore` accepts in ``params`` (the grid sets lam, min_support, max_conditions).
+#: The estimator's number of quantile thresholds per numeric column (the grid's when not given).
+DEFAULT_N_THRESHOLDS = 3
+
+#: Estimator settings :func:`explore` accepts in ``params`` (the grid sets lam, min_support, max_conditions and
+#: n_thresholds; ``params["n_thresholds"]`` is the grid's one value when the grid does not give it).
 SETTINGS = ("alpha", "beta", "alpha_K", "beta_K", "max_rules", "n_thresholds", "thresholds", "column_kinds", "exclude",
             "miner", "n_steps", "n_chains", "temperature", "cooling")
 
@@ -86,20 +90,24 @@ def _values(name: str, values, *, integer: bool = False) -> tuple:
 
 @dataclass(frozen=True)
 class ExploreGrid:
-    """The settings to try: every combination of the three value lists.
+    """The settings to try: every combination of the value lists.
 
     ``lam`` > 0 (prior mean list length), ``min_support`` in (0, 1) (fraction of patients a candidate
-    rule must cover), ``max_conditions`` >= 1 (whole number).  Values are sorted and de-duplicated.
+    rule must cover), ``max_conditions`` >= 1 (whole number), ``n_thresholds`` >= 1 (quantile
+    thresholds per numeric column, :class:`~frl_engine.binarize.Binarizer`; whole number).  Values
+    are sorted and de-duplicated.
     """
 
     lam: tuple[float, ...]
     min_support: tuple[float, ...]
     max_conditions: tuple[int, ...] = (2,)
+    n_thresholds: tuple[int, ...] = (DEFAULT_N_THRESHOLDS,)
 
     def __post_init__(self):
         object.__setattr__(self, "lam", _values("lam", self.lam))
         object.__setattr__(self, "min_support", _values("min_support", self.min_support))
         object.__setattr__(self, "max_conditions", _values("max_conditions", self.max_conditions, integer=True))
+        object.__setattr__(self, "n_thresholds", _values("n_thresholds", self.n_thresholds, integer=True))
         bad = [v for v in self.lam if v <= 0]
         if bad:
             raise FRLError(f"lam (the prior mean list length) must be positive, got {_number(bad[0])}")
@@ -110,19 +118,24 @@ class ExploreGrid:
         bad = [v for v in self.max_conditions if v < 1]
         if bad:
             raise FRLError(f"max_conditions must be at least 1, got {bad[0]}")
+        bad = [v for v in self.n_thresholds if v < 1]
+        if bad:
+            raise FRLError(f"n_thresholds (thresholds per numeric column) must be at least 1, got {bad[0]}")
 
     @property
-    def cells(self) -> list[tuple[float, float, int]]:
-        """Every ``(lam, min_support, max_conditions)``, in table order."""
-        return [(lam, s, c) for c in self.max_conditions for s in self.min_support for lam in self.lam]
+    def cells(self) -> list[tuple[float, float, int, int]]:
+        """Every ``(lam, min_support, max_conditions, n_thresholds)``, in table order."""
+        return [(lam, s, c, t) for t in self.n_thresholds for c in self.max_conditions for s in self.min_support
+                for lam in self.lam]
 
     @property
-    def mining_groups(self) -> list[tuple[float, int]]:
-        """The distinct mining settings ``(min_support, max_conditions)``; their cells share the mined rules."""
-        return [(s, c) for c in self.max_conditions for s in self.min_support]
+    def mining_groups(self) -> list[tuple[float, int, int]]:
+        """The distinct mining settings ``(min_support, max_conditions, n_thresholds)``; their cells share the
+        binarised items and the mined rules."""
+        return [(s, c, t) for t in self.n_thresholds for c in self.max_conditions for s in self.min_support]
 
     def __len__(self) -> int:
-        return len(self.lam) * len(self.min_support) * len(self.max_conditions)
+        return len(self.lam) * len(self.min_support) * len(self.max_conditions) * len(self.n_thresholds)
 
 
 def _number(x: float) -> str:
@@ -172,11 +185,11 @@ def _apply_list(rules, frame: pd.DataFrame) -> np.ndarray:
 
 
 def run_task(X: pd.DataFrame, y: np.ndarray, train, test, min_support: float, max_conditions: int,
-             lams: Sequence[float], seed: int, params: dict) -> dict:
+             lams: Sequence[float], seed: int, params: dict, n_thresholds: int | None = None) -> dict:
     """Binarise and mine once on the training rows, then anneal once per ``lam``.
 
     Module-level (so a Dask worker imports it by name).  ``train`` None means every row (the
-    full-data fit, no test fold).  Returns ``{"error": message}`` for a user error (e.g. no rule
+    full-data fit, no test fold); ``n_thresholds`` None: ``params``' or the estimator's.  Returns
     reaches ``min_support``) rather than raising, so one bad cell does not stop the grid; else
     ``{"lams": [...]}`` with, per ``lam``, the list (rule names, risks, log posterior) and, on a
     fold, the test AUROC.
@@ -192,6 +205,8 @@ def run_task(X: pd.DataFrame, y: np.ndarray, train, test, min_support: float, ma
         settings = {k: v for k, v in params.items() if k in FallingRuleListClassifier().get_params()}
         settings.update(min_support=float(min_support), max_conditions=int(max_conditions), random_state=seed,
                         n_jobs=1)
+        if n_thresholds is not None:
+            settings["n_thresholds"] = int(n_thresholds)
         # Exactly FallingRuleListClassifier.fit: mine once, then search once per lam.
         _, candidates = FallingRuleListClassifier(**settings)._candidate_rules(X_train, np.asarray(y_train, bool))
         mining_seconds = time.perf_counter() - started
@@ -199,7 +214,7 @@ def run_task(X: pd.DataFrame, y: np.ndarray, train, test, min_support: float, ma
         for lam in lams:
             started = time.perf_counter()
             estimator = FallingRuleListClassifier(**{**settings, "lam": lam})
-            best = estimator._search_list(candidates, np.asarray(y_train, bool))[1].best
+            best = estimator._final_list(*estimator._search_list(candidates, np.asarray(y_train, bool)))[0]
             rules = [candidates.rules[i] for i in best.order]
             cell = {"lam": lam, "rules": [r.name for r in rules], "n_conditions": sum(len(r.conditions) for r in rules),
                     "probabilities": [float(p) for p in best.probabilities],
@@ -262,24 +277,25 @@ class ExploreResult:
     def cell_settings(self, row) -> dict:
         """The estimator settings of one row (``FallingRuleListClassifier(**settings)``)."""
         return {**self.params, "lam": float(row["lam"]), "min_support": float(row["min_support"]),
-                "max_conditions": int(row["max_conditions"]), "random_state": self.random_state}
+                "max_conditions": int(row["max_conditions"]), "n_thresholds": int(row["n_thresholds"]),
+                "random_state": self.random_state}
 
     def format_table(self, limit: int | None = None) -> str:
         """The table as text, sorted by AUROC; ``*`` marks the recommended cell, ``+`` the Pareto-best."""
         table = self.sorted_table()
         if limit is not None:
             table = table.head(limit)
-        head = (f"{'':2}{'lam':>6} {'support':>8} {'cond':>4} {'rules':>5} {'AUROC':>6} {'sd':>6} "
+        head = (f"{'':2}{'lam':>6} {'support':>8} {'cond':>4} {'thr':>3} {'rules':>5} {'AUROC':>6} {'sd':>6} "
                 f"{'log post':>10} {'time s':>7}  top rule")
         lines = [head]
         for _, r in table.iterrows():
             mark = ("*" if r["recommended"] else " ") + ("+" if r["pareto"] else " ")
             if isinstance(r["error"], str) and r["error"]:
-                lines.append(f"{mark}{_number(r['lam']):>6} {r['min_support']:>8.3g} {r['max_conditions']:>4}  "
-                             f"not fitted: {r['error']}")
+                lines.append(f"{mark}{_number(r['lam']):>6} {r['min_support']:>8.3g} {r['max_conditions']:>4} "
+                             f"{r['n_thresholds']:>3}  not fitted: {r['error']}")
                 continue
             lines.append(f"{mark}{_number(r['lam']):>6} {r['min_support']:>8.3g} {int(r['max_conditions']):>4} "
-                         f"{int(r['n_rules']):>5} {r['auroc_mean']:>6.3f} {r['auroc_sd']:>6.3f} "
+                         f"{int(r['n_thresholds']):>3} {int(r['n_rules']):>5} {r['auroc_mean']:>6.3f} {r['auroc_sd']:>6.3f} "
                          f"{r['log_posterior']:>10.2f} {r['fit_seconds']:>7.2f}  {r['top_rule'] or '(none)'}")
         return "\n".join(lines)
 
@@ -289,8 +305,8 @@ def _empty_table() -> pd.DataFrame:
 
 
 def _cell_row(cell, full: dict | None, folds: list[dict], n_folds: int) -> dict:
-    lam, support, conditions = cell
-    row = {"lam": lam, "min_support": support, "max_conditions": conditions}
+    lam, support, conditions, thresholds = cell
+    row = {"lam": lam, "min_support": support, "max_conditions": conditions, "n_thresholds": thresholds}
     error = full.get("error") if full is not None else None
     error = error or next((f["error"] for f in folds if "error" in f), None)
     if error:
@@ -310,13 +326,14 @@ def _finish_table(rows: list[dict], grid: ExploreGrid) -> pd.DataFrame:
     if not rows:
         return _empty_table()
     order = {cell: i for i, cell in enumerate(grid.cells)}
-    table = pd.DataFrame(sorted(rows, key=lambda r: order[(r["lam"], r["min_support"], r["max_conditions"])]))
+    table = pd.DataFrame(sorted(rows, key=lambda r: order[(r["lam"], r["min_support"], r["max_conditions"],
+                                                             r["n_thresholds"])]))
     table["pareto"] = pareto_mask(table["n_rules"], table["auroc_mean"])
     choice = one_standard_error_choice(table["n_rules"], table["n_conditions"], table["auroc_mean"], table["auroc_se"])
     table["recommended"] = False
     if choice is not None:
         table.loc[choice, "recommended"] = True
-    for column in ("max_conditions",):
+    for column in ("max_conditions", "n_thresholds"):
         table[column] = table[column].astype(int)
     return table[list(TABLE_COLUMNS)]
 
@@ -327,7 +344,7 @@ def _check_params(params) -> dict:
     unknown = sorted(set(params) - set(SETTINGS))
     if unknown:
         raise FRLError(f"explore cannot vary or take {', '.join(map(repr, unknown))}: the grid sets lam, "
-                       f"min_support and max_conditions; other settings are {', '.join(SETTINGS)}")
+                       f"min_support, max_conditions and n_thresholds; other settings are {', '.join(SETTINGS)}")
     if "exclude" in params:
         params["exclude"] = tuple(params["exclude"] or ())
     # The estimator checks the rest the same way it does for a fit.
@@ -346,21 +363,22 @@ def _prepare(X, y_event, n_folds, random_state):
 
 
 def _tasks(grid: ExploreGrid, n_folds: int, random_state: int, splits):
-    """(group, fold) tasks; fold None = the full-data fit.  Costliest first: low support, many conditions."""
+    """(group, fold) tasks; fold None = the full-data fit.  Costliest first: many conditions, low support,
+    many thresholds."""
     from .evaluate import method_seed
 
     tasks = []
-    for support, conditions in grid.mining_groups:
-        tasks.append(((support, conditions), None, None, None, random_state))
+    for group in grid.mining_groups:
+        tasks.append((group, None, None, None, random_state))
         for k, (train, test) in enumerate(splits):
-            tasks.append(((support, conditions), k, train, test, method_seed(random_state, "frl", k)))
-    return sorted(tasks, key=lambda t: (-t[0][1], t[0][0], -1 if t[1] is None else t[1]))
+            tasks.append((group, k, train, test, method_seed(random_state, "frl", k)))
+    return sorted(tasks, key=lambda t: (-t[0][1], t[0][0], -t[0][2], -1 if t[1] is None else t[1]))
 
 
-def _local_task(shared, index, train, test, min_support, max_conditions, seed):
+def _local_task(shared, index, train, test, min_support, max_conditions, seed, n_thresholds):
     """:func:`explore_task` for :func:`frl_engine.stopping.run_tasks`: ``shared = (X, y, lams, params)``."""
     X, y, lams, params = shared
-    return explore_task(index, X, y, train, test, min_support, max_conditions, lams, seed, params)
+    return explore_task(index, X, y, train, test, min_support, max_conditions, lams, seed, params, n_thresholds)
 
 
 def _run_local(X, y, tasks, grid, params, n_workers, record, should_stop, on_wait) -> bool:
@@ -381,7 +399,7 @@ def _run_local(X, y, tasks, grid, params, n_workers, record, should_stop, on_wai
             record(*output)
 
     try:
-        run_tasks(_local_task, [(i, t[2], t[3], t[0][0], t[0][1], t[4]) for i, t in enumerate(tasks)],
+        run_tasks(_local_task, [(i, t[2], t[3], t[0][0], t[0][1], t[4], t[0][2]) for i, t in enumerate(tasks)],
                   shared=(X, y, tuple(grid.lam), params), n_jobs=n_workers, token=token, on_result=on_result,
                   on_wait=on_wait)
     except Stopped as exc:
@@ -417,7 +435,7 @@ def _run_dask(client, X, y, tasks, grid, params, retries):
     futures = {}
     for i, t in enumerate(tasks):
         future = client.submit(explore_task, i, X_future, y_future, t[2], t[3], t[0][0], t[0][1], grid.lam, t[4], params,
-                               pure=False, retries=retries)
+                               t[0][2], pure=False, retries=retries)
         futures[future] = i
     iterator = as_completed(list(futures), loop=client.loop)
 
@@ -432,7 +450,8 @@ def _run_dask(client, X, y, tasks, grid, params, retries):
     return results()
 
 
-def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_conditions=(2,), n_folds: int = 5,
+def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_conditions=(2,), n_thresholds=None,
+            n_folds: int = 5,
             random_state: int | None = 0, params: dict | None = None, n_jobs: int | None = -1, scheduler=None,
             retries: int = DEFAULT_RETRIES, progress: Callable | None = None,
             should_stop: Callable[[], bool] | None = None, on_wait: Callable[[], None] | None = None) -> ExploreResult:
@@ -445,7 +464,11 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     y_event : array of bool, shape (n_rows,)
         The event for each row (e.g. from :func:`frl_engine.io.split_target`).
     lam, min_support, max_conditions : sequence of numbers
-        The grid: lam > 0, min_support in (0, 1), max_conditions >= 1.
+        The grid: lam > 0, min_support in (0, 1), max_conditions >= 1.  ``lam`` may instead be an
+        :class:`ExploreGrid` (the other three are then ignored).
+    n_thresholds : sequence of int, optional
+        Quantile thresholds per numeric column to try (each >= 1).  None: the one value of
+        ``params["n_thresholds"]``, else the estimator's default (3).
     n_folds : int, default 5
         Stratified folds (at least 2, at most the number of rows of the rarer outcome).
     random_state : int, default 0
@@ -479,8 +502,13 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     from .evaluate import split_seed
 
     started = time.perf_counter()
-    grid = lam if isinstance(lam, ExploreGrid) else ExploreGrid(lam, min_support, max_conditions)
     params = _check_params(params)
+    if not isinstance(lam, ExploreGrid):
+        if n_thresholds is None:
+            n_thresholds = (params.get("n_thresholds", DEFAULT_N_THRESHOLDS),)
+        lam = ExploreGrid(lam, min_support, max_conditions, n_thresholds)
+    grid = lam
+    params.pop("n_thresholds", None)  # the grid's, per cell
     X, y, n_folds, random_state = _prepare(X, y_event, n_folds, random_state)
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
         raise FRLError(f"n_jobs must be a whole number other than 0 (-1: all cores), got {n_jobs!r}")
@@ -536,12 +564,12 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
 
 
 def _group_rows(group, outputs, grid: ExploreGrid, n_folds: int) -> list[dict]:
-    support, conditions = group
+    support, conditions, thresholds = group
     full = outputs[(group, None)]
     folds = [outputs[(group, k)] for k in range(n_folds)]
     rows = []
     for j, lam in enumerate(grid.lam):
         cell_full = full if "error" in full else full["lams"][j]
         cell_folds = [f if "error" in f else f["lams"][j] for f in folds]
-        rows.append(_cell_row((lam, support, conditions), cell_full, cell_folds, n_folds))
+        rows.append(_cell_row((lam, support, conditions, thresholds), cell_full, cell_folds, n_folds))
     return rows

@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .explore import DEFAULT_N_THRESHOLDS
 from .figures import _page, _table, figures_html
 
 __all__ = ["heatmap_figure", "frontier_figure", "explore_report_html", "cell_label"]
@@ -29,21 +30,45 @@ def _num(x) -> str:
 
 
 def cell_label(row) -> str:
-    """``λ 4 · support 5% · ≤2 conditions``: how a cell is named on the page and in the report."""
-    return f"λ {_num(row['lam'])} · support {_num(round(100 * float(row['min_support']), 3))}% · ≤{int(row['max_conditions'])} conditions"
+    """``λ 4 · support 5% · ≤2 conditions``: how a cell is named on the page and in the report.
+
+    A cell with other than the default 3 thresholds per numeric column says so (``· 5 thresholds``).
+    """
+    label = (f"λ {_num(row['lam'])} · support {_num(round(100 * float(row['min_support']), 3))}% · "
+             f"≤{int(row['max_conditions'])} conditions")
+    thresholds = row.get("n_thresholds", DEFAULT_N_THRESHOLDS)
+    if pd.notna(thresholds) and int(thresholds) != DEFAULT_N_THRESHOLDS:
+        label += f" · {int(thresholds)} thresholds"
+    return label
+
+
+def _panels(table: pd.DataFrame) -> list[tuple[int, int]]:
+    """The heatmap's panels: one per ``(max_conditions, n_thresholds)`` present."""
+    if not len(table):
+        return [(2, DEFAULT_N_THRESHOLDS)]
+    thresholds = table["n_thresholds"] if "n_thresholds" in table else pd.Series(DEFAULT_N_THRESHOLDS, table.index)
+    return sorted({(int(c), int(t)) for c, t in zip(table["max_conditions"], thresholds)})
+
+
+def _panel_title(conditions: int, thresholds: int, several: bool) -> str:
+    title = f"≤ {conditions} condition{'s' if conditions > 1 else ''} per rule"
+    return title + f", {thresholds} threshold{'s' if thresholds > 1 else ''}" if several else title
 
 
 def heatmap_figure(table: pd.DataFrame, *, title: str | None = "Cross-validated AUROC over λ and minimum support") -> go.Figure:
-    """One heatmap of mean AUROC per ``max_conditions``: x = lam, y = min_support (categories)."""
-    conditions = sorted(int(c) for c in table["max_conditions"].unique()) if len(table) else [2]
-    fig = make_subplots(rows=1, cols=len(conditions), shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[f"≤ {c} condition{'s' if c > 1 else ''} per rule" for c in conditions])
+    """One heatmap of mean AUROC per ``max_conditions`` (and ``n_thresholds`` when the grid varies it):
+    x = lam, y = min_support (categories)."""
+    panels = _panels(table)
+    several = len({t for _, t in panels}) > 1
+    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[_panel_title(c, t, several) for c, t in panels])
     lams = sorted(table["lam"].unique()) if len(table) else []
     supports = sorted(table["min_support"].unique()) if len(table) else []
     finite = table["auroc_mean"].astype(float)
     zmin, zmax = (float(np.nanmin(finite)), float(np.nanmax(finite))) if finite.notna().any() else (0.5, 1.0)
-    for k, c in enumerate(conditions, start=1):
-        sub = table[table["max_conditions"] == c]
+    for k, (c, t) in enumerate(panels, start=1):
+        sub = table[(table["max_conditions"] == c)
+                    & ((table["n_thresholds"] == t) if "n_thresholds" in table else True)]
         z = np.full((len(supports), len(lams)), np.nan)
         text = np.full((len(supports), len(lams)), "", dtype=object)
         custom = np.full((len(supports), len(lams)), -1, dtype=int)
@@ -58,7 +83,7 @@ def heatmap_figure(table: pd.DataFrame, *, title: str | None = "Cross-validated 
             custom[i, j] = int(index)
         fig.add_trace(go.Heatmap(
             x=[_num(v) for v in lams], y=[f"{100 * v:g}%" for v in supports], z=z, text=text, customdata=custom,
-            texttemplate="%{text}", zmin=zmin, zmax=zmax, colorscale="Viridis", showscale=(k == len(conditions)),
+            texttemplate="%{text}", zmin=zmin, zmax=zmax, colorscale="Viridis", showscale=(k == len(panels)),
             colorbar={"title": "AUROC"}, xgap=2, ygap=2,
             hovertemplate="λ %{x} · support %{y}<br>AUROC %{z:.3f}<extra></extra>"), row=1, col=k)
         fig.update_xaxes(title_text="λ (prior list length)", type="category", row=1, col=k)
@@ -100,15 +125,16 @@ def explore_report_html(result, *, title: str | None = None) -> str:
     """The table (sorted by AUROC), the heatmap and the frontier, as one offline page."""
     title = title or "Hyperparameter exploration"
     table = result.sorted_table()
-    header = ["", "λ", "min support", "max conditions", "rules", "AUROC mean", "SD", "log posterior", "top rule"]
+    header = ["", "λ", "min support", "max conditions", "thresholds", "rules", "AUROC mean", "SD", "log posterior", "top rule"]
     rows = []
     for _, r in table.iterrows():
         mark = ("★ recommended" if r["recommended"] else "") + (" · Pareto" if r["pareto"] else "")
         if r["error"]:
-            rows.append([mark, _num(r["lam"]), _num(r["min_support"]), int(r["max_conditions"]), "", "", "", "",
-                         f"not fitted: {r['error']}"])
+            rows.append([mark, _num(r["lam"]), _num(r["min_support"]), int(r["max_conditions"]), int(r["n_thresholds"]),
+                         "", "", "", "", f"not fitted: {r['error']}"])
         else:
-            rows.append([mark, _num(r["lam"]), _num(r["min_support"]), int(r["max_conditions"]), int(r["n_rules"]),
+            rows.append([mark, _num(r["lam"]), _num(r["min_support"]), int(r["max_conditions"]), int(r["n_thresholds"]),
+                         int(r["n_rules"]),
                          f"{r['auroc_mean']:.3f}", f"{r['auroc_sd']:.3f}", f"{r['log_posterior']:.2f}", r["top_rule"]])
     rec = result.recommended
     note = ("" if rec is None else

@@ -301,10 +301,38 @@ def solve_continuous_into(length, n_cap, n_pos, consts, x, work, free):
 
 
 @numba.njit(nogil=True, cache=True)
+def log_length_prior(length, consts):
+    """``log Poisson_{<=|B|}(L; lam)``: the prior of the list length, truncated at the number of rules."""
+    lam = consts[LAM]
+    return length * math.log(lam) - lam - math.lgamma(length + 1.0) - consts[LOG_L_TRUNC]
+
+
+@numba.njit(nogil=True, cache=True)
+def parameter_prior_bound(length, consts):
+    """The largest log prior density of ``K`` and ``L`` gammas, with their normalising constants.
+
+    Each ``gamma_l ~ Gamma_1(alpha, beta)`` at its mode on ``[1, inf)`` and ``K ~ Gamma(alpha_K,
+    beta_K)`` at its mode (its supremum when ``alpha_K = 1``): the part of
+    :func:`log_posterior_upper_bound` beyond the list prior and the likelihoods.
+    """
+    alpha = consts[ALPHA]
+    beta = consts[BETA]
+    if alpha - 1.0 > beta:
+        g = math.log((alpha - 1.0) / beta)
+        best_g = (alpha - 1.0) * g - (alpha - 1.0)
+    else:
+        best_g = -beta
+    value = length * (best_g + consts[LOG_GAMMA1_NORM])
+    if consts[ALPHA_K] > 1.0:
+        a = math.log((consts[ALPHA_K] - 1.0) / consts[BETA_K])
+        value += (consts[ALPHA_K] - 1.0) * a - (consts[ALPHA_K] - 1.0)
+    return value + consts[LOG_K_NORM]
+
+
+@numba.njit(nogil=True, cache=True)
 def log_list_prior(order, length, cum_weights, log_weights, consts):
     """``log Poisson_{<=|B|}(L; lam) + log p(c_0..c_{L-1} | L)`` (eq. pc), with all constants."""
-    lam = consts[LAM]
-    value = length * math.log(lam) - lam - math.lgamma(length + 1.0) - consts[LOG_L_TRUNC]
+    value = log_length_prior(length, consts)
     remaining = cum_weights[cum_weights.shape[0] - 1]
     for pos in range(length):
         rule = order[pos]
@@ -346,18 +374,7 @@ def log_posterior_upper_bound(order, length, n_cap, n_pos, cum_weights, log_weig
         s = n_pos[pos]
         if s > 0.0 and s < n:
             value += s * math.log(s / n) + (n - s) * math.log1p(-s / n)
-    alpha = consts[ALPHA]
-    beta = consts[BETA]
-    if alpha - 1.0 > beta:
-        g = math.log((alpha - 1.0) / beta)
-        best_g = (alpha - 1.0) * g - (alpha - 1.0)
-    else:
-        best_g = -beta
-    value += length * (best_g + consts[LOG_GAMMA1_NORM])
-    if consts[ALPHA_K] > 1.0:
-        a = math.log((consts[ALPHA_K] - 1.0) / consts[BETA_K])
-        value += (consts[ALPHA_K] - 1.0) * a - (consts[ALPHA_K] - 1.0)
-    return value + consts[LOG_K_NORM]
+    return value + parameter_prior_bound(length, consts)
 
 
 # ----------------------------------------------------------------------------------------
@@ -488,3 +505,23 @@ def fit_list(problem: PackedProblem, order) -> ListFit:
         order=tuple(int(i) for i in order), log_posterior=float(value), K=K, gammas=gammas,
         probabilities=probabilities_from(K, gammas), supports=n_cap.astype(np.int64), positives=n_pos.astype(np.int64),
     )
+
+
+def drop_unreached_rules(problem: PackedProblem, fit: ListFit) -> tuple[ListFit, tuple[int, ...]]:
+    """The list without its rules that no training row reaches, refitted; and the rules dropped.
+
+    A rule whose capture count ``n_l`` is 0 (every row it covers is caught higher up, or it
+    covers no row) leaves the likelihood unchanged: the MAP can still keep it, because the
+    prior of the risks (``gamma_l ~ Gamma_1(alpha, beta)``, paper section 2) may prefer two
+    smaller steps down to one large one.  Such a rule changes no prediction on these patients,
+    yet would print on a card with support 0 and a risk set by the prior alone, and catch
+    future patients at that risk.  Removing it does not change which rule any training row
+    falls into, so one pass removes them all; ``K`` and the gammas are then re-maximised
+    (:func:`fit_list`), so the risks still fall and ``log_posterior`` is the shorter list's
+    (at most the MAP's).  Returns ``(fit, ())`` unchanged when every rule is reached.
+    """
+    supports = np.asarray(fit.supports)[:-1]
+    dropped = tuple(int(rule) for rule, n in zip(fit.order, supports) if n == 0)
+    if not dropped:
+        return fit, ()
+    return fit_list(problem, [rule for rule, n in zip(fit.order, supports) if n > 0]), dropped

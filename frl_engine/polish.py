@@ -35,8 +35,7 @@ import numba
 import numpy as np
 
 from .bits import capture_counts_from, popcount, recount_from
-from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LAM, LOG_GAMMA1_NORM, LOG_K_NORM, LOG_L_TRUNC, log_posterior_into,
-                    log_posterior_upper_bound)
+from .model import log_length_prior, log_posterior_into, log_posterior_upper_bound, parameter_prior_bound
 
 # Move codes of the best neighbour (as in frl_engine.moves).
 _SWAP, _REPLACE, _ADD, _REMOVE = 0, 1, 2, 3
@@ -63,30 +62,6 @@ def _binomial_max(n, s):
     if s > 0.0 and s < n:
         return s * math.log(s / n) + (n - s) * math.log1p(-s / n)
     return 0.0
-
-
-@numba.njit(nogil=True, cache=True)
-def _bound_constant(length, consts):
-    """The part of :func:`frl_engine.model.log_posterior_upper_bound` beyond the list prior and likelihoods."""
-    alpha = consts[ALPHA]
-    beta = consts[BETA]
-    if alpha - 1.0 > beta:
-        g = math.log((alpha - 1.0) / beta)
-        best_g = (alpha - 1.0) * g - (alpha - 1.0)
-    else:
-        best_g = -beta
-    value = length * (best_g + consts[LOG_GAMMA1_NORM])
-    if consts[ALPHA_K] > 1.0:
-        a = math.log((consts[ALPHA_K] - 1.0) / consts[BETA_K])
-        value += (consts[ALPHA_K] - 1.0) * a - (consts[ALPHA_K] - 1.0)
-    return value + consts[LOG_K_NORM]
-
-
-@numba.njit(nogil=True, cache=True)
-def _length_prior(length, consts):
-    """``log Poisson_{<=|B|}(L; lam)``."""
-    lam = consts[LAM]
-    return length * math.log(lam) - lam - math.lgamma(length + 1.0) - consts[LOG_L_TRUNC]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -188,8 +163,8 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
         w_c = math.exp(log_weights[order[pos]])
         pref_prior[pos + 1] = pref_prior[pos] + log_weights[order[pos]] - math.log(rem_weight[pos])
         rem_weight[pos + 1] = rem_weight[pos] - w_c
-    add_const = _length_prior(length + 1, consts) + _bound_constant(length + 1, consts)
-    replace_const = _length_prior(length, consts) + _bound_constant(length, consts)
+    add_const = log_length_prior(length + 1, consts) + parameter_prior_bound(length + 1, consts)
+    replace_const = log_length_prior(length, consts) + parameter_prior_bound(length, consts)
     cnt_n = np.zeros(size * size)
     cnt_s = np.zeros(size * size)
     a = np.zeros(size + 1)

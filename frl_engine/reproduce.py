@@ -76,7 +76,8 @@ PAPER_SECONDS = {"spam": 102, "mammo": 35, "breast": 42, "cars": 39}
 PAPER_FRL_PARAMS = {"lam": 8.0, "alpha": 1.0, "beta": 0.1, "alpha_K": 1.0, "beta_K": 0.1, "min_support": 0.05,
                     "max_conditions": 2, "n_steps": 5000, "temperature": 1.0, "cooling": "constant",
                     "search": "paper",  # the paper's plain annealing (no polish, no restarts; docs/search.md)
-                    "negate_levels": False}  # the paper's items: one per level, no "is not" items
+                    "negate_levels": False,  # the paper's items: one per level, no "is not" items
+                    "drop_unreached": False}  # the MAP list as found, even a rule no patient reaches
 # Ours on top: 4 independent annealing chains per fit (the paper ran one; a fit takes well under a second).
 REPRODUCTION_CHAINS = 4
 

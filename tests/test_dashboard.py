@@ -152,6 +152,20 @@ def test_other_settings_give_the_engines_list_too(at):
     assert not result.has_posterior
 
 
+def test_thresholds_per_number_on_the_fit_page_reach_the_engine(at):
+    at.switch_page("views/fit.py").run()
+    counts = {}
+    for n in (1, 9):
+        at.session_state[state.W_N_THRESHOLDS] = n
+        at.run()
+        line = next(m.value for m in at.markdown if ":material/rule:" in m.value)
+        counts[n] = int(re.search(r"\*\*([\d,]+) candidate rules", line).group(1).replace(",", ""))
+    assert counts[1] < counts[9]  # more cut points per number, more candidate rules
+    result = fit(at, **{state.W_N_THRESHOLDS: 9, state.W_POSTERIOR: False})
+    assert result.spec.settings.n_thresholds == 9
+    assert result.rules == engine_fit(n_thresholds=9).rules_
+
+
 def test_patient_lookup_finds_the_rule(at):
     result = fit(at)
     at.switch_page("views/rules.py").run()  # AppTest keeps requesting the page it last switched to

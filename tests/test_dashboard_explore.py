@@ -78,6 +78,33 @@ def test_the_page_runs_the_grid_and_a_cell_becomes_the_current_fit(at):
     assert [r["name"] for r in fit.model["rules"]] == direct.rules_
 
 
+def test_thresholds_per_number_are_a_grid_dimension_and_the_chosen_cell_keeps_its_own(at):
+    small_grid(at)
+    at.session_state["w_ex_lam"] = [4.0]
+    at.session_state["w_ex_support"] = [10.0]
+    at.session_state["w_ex_thresholds"] = [1, 5]
+    at.run()
+    assert "2 cells × 3 folds" in " ".join(c.value for c in at.caption)
+    at.button(key="explore_run_button").click().run()
+    finish(at)
+    table = at.session_state[explore_jobs.RESULT].result.table
+    assert table["n_thresholds"].tolist() == [1, 5]
+    index = int(table.index[table.n_thresholds == 5][0])
+    at.selectbox(key="w_ex_cell").set_value(index).run()
+    at.button(key="explore_use_button").click().run()
+    for job in at.session_state[state.JOBS].values():
+        assert jobs.wait(job, 120)
+    at.run()
+    assert not at.exception
+    fit = at.session_state[state.FIT]
+    assert fit.spec.settings.n_thresholds == 5 and at.session_state[state.W_N_THRESHOLDS] == 5
+    assert [r["name"] for r in fit.model["rules"]] == table.loc[index, "rules"].split(" | ")
+    X, y, _ = split_target(read_table(services.SAMPLE_PATH), "Readmitted30d", None)
+    direct = FallingRuleListClassifier(lam=4, min_support=0.1, max_conditions=2, n_thresholds=5, n_steps=1000,
+                                       n_chains=2, exclude=("PatientID",), random_state=0).fit(X, y)
+    assert [r["name"] for r in fit.model["rules"]] == direct.rules_
+
+
 def test_stop_keeps_the_finished_cells(at):
     small_grid(at)
     at.session_state["w_ex_lam"] = [1.0, 2.0, 4.0, 8.0]

@@ -52,6 +52,9 @@ def deterministic(table):
     (dict(lam=[2], min_support=[1]), "strictly between 0 and 1 (e.g. 0.05 for 5%), got 1"),
     (dict(lam=[2], min_support=[0.05], max_conditions=[0]), "max_conditions must be at least 1, got 0"),
     (dict(lam=["a"], min_support=[0.05]), "lam takes numbers, got 'a'"),
+    (dict(lam=[2], min_support=[0.05], n_thresholds=[3, 0]),
+     "n_thresholds (thresholds per numeric column) must be at least 1, got 0"),
+    (dict(lam=[2], min_support=[0.05], n_thresholds=[2.5]), "n_thresholds takes whole numbers, got 2.5"),
 ])
 def test_a_bad_grid_is_refused_with_one_message(grid, message):
     with pytest.raises(FRLError) as info:
@@ -71,6 +74,7 @@ def test_grid_values_are_sorted_and_deduplicated_and_the_cells_are_their_product
     (["--min-support", "0.05,1.5"], "min_support is a fraction of patients strictly between 0 and 1"),
     (["--max-conditions", "1.5"], "--max-conditions takes whole numbers"),
     (["--lam", "two"], "--lam takes numbers separated by commas"),
+    (["--n-thresholds", "0"], "n_thresholds (thresholds per numeric column) must be at least 1, got 0"),
 ])
 def test_cli_bad_grid_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     status = main(["explore", str(SAMPLE), "--target", "Readmitted30d", "--exclude", "PatientID",
@@ -129,6 +133,33 @@ def test_a_cell_is_exactly_the_estimator_and_frl_evaluate_with_its_settings(samp
     evaluation = cross_validate_models(X, y, n_folds=3, methods=("frl",), frl_params=params, random_state=0, n_jobs=1)
     aurocs = evaluation.summary("frl").aurocs
     assert row["auroc_mean"] == pytest.approx(np.mean(aurocs), abs=1e-12)
+
+
+def test_the_number_of_thresholds_is_a_dimension_of_the_grid_and_a_cell_is_the_estimator_with_it(sample, tmp_path,
+                                                                                                   capsys):
+    """Each n_thresholds mines its own items; its cells are the estimator's lists with that setting, and
+    `frl fit --tune --tune-n-thresholds` fits the recommended cell's, thresholds included."""
+    X, y = sample
+    result = explore(X, y, lam=[4], min_support=[0.1], max_conditions=[1], n_thresholds=[1, 5], n_folds=3,
+                     random_state=0, params=FAST, n_jobs=1)
+    table = result.table
+    assert table["n_thresholds"].tolist() == [1, 5]
+    assert table.loc[0, "n_candidates"] < table.loc[1, "n_candidates"]  # more cut points, more one-item rules
+    for _, row in table.iterrows():
+        settings = result.cell_settings(row)
+        assert settings["n_thresholds"] == row["n_thresholds"]
+        model = FallingRuleListClassifier(**settings).fit(X, y)
+        assert " | ".join(model.rules_) == row["rules"] and len(model.candidate_names_) == row["n_candidates"]
+    model_path = tmp_path / "model.json"
+    status = main(["fit", str(SAMPLE), "--target", "Readmitted30d", "--exclude", "PatientID", "--tune",
+                   "--tune-lam", "4", "--tune-min-support", "0.1", "--tune-max-conditions", "1",
+                   "--tune-n-thresholds", "1,5", "--tune-folds", "3", "--steps", "1000", "--chains", "2",
+                   "--out", str(model_path)])
+    printed, err = capsys.readouterr()
+    assert status == 0, err
+    rec = result.recommended
+    assert FallingRuleListClassifier.load(model_path).n_thresholds == rec["n_thresholds"]
+    assert f"--n-thresholds {int(rec['n_thresholds'])}:" in printed
 
 
 def test_the_same_seed_gives_the_same_table_for_any_number_of_workers(sample, local_result):
@@ -229,7 +260,7 @@ def test_frl_explore_writes_the_table_and_the_report_and_prints_it_sorted(tmp_pa
     assert sum(line.startswith("[") and "/4] λ" in line for line in printed.splitlines()) == 4
     lines = printed.splitlines()
     head = next(i for i, line in enumerate(lines) if line.split()[:3] == ["lam", "support", "cond"])
-    shown = [float(line[2:].split()[4]) for line in lines[head + 1:head + 5]]
+    shown = [float(line[2:].split()[5]) for line in lines[head + 1:head + 5]]
     assert shown == sorted(shown, reverse=True)
     assert shown == pytest.approx(sorted(expected["auroc_mean"], reverse=True), abs=5e-4)
     assert "Recommended: --lam" in printed

@@ -11,9 +11,10 @@ from frl_engine.errors import FRLError
 
 ss = st.session_state
 W_LAMS, W_SUPPORTS, W_CONDITIONS, W_FOLDS = "w_ex_lam", "w_ex_support", "w_ex_conditions", "w_ex_folds"
+W_THRESHOLDS = "w_ex_thresholds"
 W_CELL = "w_ex_cell"
 AUTOSTART, AUTOFIT, SEEN_SELECTION = "explore_autostart", "explore_autofit", "explore_selection_seen"
-DEFAULTS = {W_LAMS: [2.0, 4.0, 8.0], W_SUPPORTS: [2.0, 5.0, 10.0], W_CONDITIONS: [1, 2], W_FOLDS: 5}
+DEFAULTS = {W_LAMS: [2.0, 4.0, 8.0], W_SUPPORTS: [2.0, 5.0, 10.0], W_CONDITIONS: [1, 2], W_THRESHOLDS: [3], W_FOLDS: 5}
 for _key, _value in DEFAULTS.items():
     if _key not in ss:
         ss[_key] = list(_value) if isinstance(_value, list) else _value
@@ -37,14 +38,19 @@ running = job is not None and not job.done
 
 KEEP = {"persist_state": state.PERSIST}
 with st.container(border=True):
-    c1, c2, c3, c4 = st.columns([3.1, 3.7, 1.25, 0.75], gap="small")
+    # Two rows, so that every choice is visible (pills do not wrap inside a narrow column).
+    c1, c2 = st.columns([1, 1.15], gap="medium")
+    c3, c5, c4, _ = st.columns([1.1, 1.3, 0.6, 3.2], gap="medium")
     c1.pills("λ, prior list length", list(ej.LAM_CHOICES), selection_mode="multi", key=W_LAMS, **KEEP,
              format_func=lambda v: f"{v:g}", help="L ~ Poisson(λ): smaller λ favours shorter lists.")
     c2.pills("Minimum support (% of patients)", list(ej.SUPPORT_CHOICES), selection_mode="multi", key=W_SUPPORTS,
              **KEEP, format_func=lambda v: f"{v:g}%", help="Lower support mines narrower (and more) candidate rules.")
     c3.pills("Conditions per rule", list(ej.CONDITION_CHOICES), selection_mode="multi", key=W_CONDITIONS, **KEEP)
+    c5.pills("Thresholds per number", list(ej.THRESHOLD_CHOICES), selection_mode="multi", key=W_THRESHOLDS, **KEEP,
+             help="Cut points per numeric column (quantiles, rounded to readable numbers).")
     c4.number_input("Folds", min_value=2, max_value=10, step=1, key=W_FOLDS, **KEEP)
-    n_cells = len(ss[W_LAMS] or []) * len(ss[W_SUPPORTS] or []) * len(ss[W_CONDITIONS] or [])
+    n_cells = (len(ss[W_LAMS] or []) * len(ss[W_SUPPORTS] or []) * len(ss[W_CONDITIONS] or [])
+               * len(ss[W_THRESHOLDS] or []))
     where = (f":material/hub: Runs on the **Dask cluster** at `{scheduler}`." if scheduler else
              f":material/computer: Runs on this machine ({os.cpu_count() or 1} cores).")
     st.caption(f"{n_cells} cell{'s' if n_cells != 1 else ''} × {int(ss[W_FOLDS])} folds on {ui.md(data.name)} "
@@ -66,11 +72,12 @@ if (clicked or ss[AUTOSTART]) and not running and other_job is None:
     spec = ej.ExploreSpec(lam=tuple(ss[W_LAMS] or []), min_support=tuple(round(v / 100, 6) for v in ss[W_SUPPORTS] or []),
                           max_conditions=tuple(ss[W_CONDITIONS] or []), n_folds=int(ss[W_FOLDS]), seed=settings.seed,
                           params={**inputs.choices.params(), "n_steps": settings.n_steps,
-                                  "n_chains": settings.n_chains})
+                                  "n_chains": settings.n_chains},
+                          n_thresholds=tuple(ss[W_THRESHOLDS] or []))
     try:
         from frl_engine.explore import ExploreGrid
 
-        ExploreGrid(spec.lam, spec.min_support, spec.max_conditions)  # a bad grid is one message, now
+        ExploreGrid(spec.lam, spec.min_support, spec.max_conditions, spec.n_thresholds)  # a bad grid: one message
         job = ej.new_job(spec)
         ss[ej.JOB] = job
         jobs.start(job, ej.explore_work(spec, inputs.features, inputs.y, data.key, inputs.target, inputs.event,
@@ -123,9 +130,10 @@ def fit_cell(index: int) -> None:
     row = table.loc[index]
     cell = services.FitSettings(lam=float(row["lam"]), min_support=float(row["min_support"]),
                                 max_conditions=int(row["max_conditions"]), n_steps=settings.n_steps,
-                                n_chains=settings.n_chains, seed=int(result.random_state))
+                                n_chains=settings.n_chains, seed=int(result.random_state),
+                                n_thresholds=int(row["n_thresholds"]))
     ss[state.W_LAM], ss[state.W_SUPPORT] = cell.lam, round(100 * cell.min_support, 4)  # the Fit page follows
-    ss[state.W_MAX_CONDITIONS] = cell.max_conditions
+    ss[state.W_MAX_CONDITIONS], ss[state.W_N_THRESHOLDS] = cell.max_conditions, cell.n_thresholds
     spec = services.FitSpec(data.key, data.name, inputs.target, inputs.event, inputs.choices, cell, posterior)
     ui.start_fit(spec, data, inputs.features, inputs.y, navigate=None)
     st.toast(f"Fitting {cell_label(row)}", icon=":material/play_arrow:")
@@ -160,6 +168,7 @@ right.caption("Each point is a cell; red: the Pareto-best (no shorter list does 
 display = pd.DataFrame({
     "": ["★" if r else "" for r in table["recommended"]],
     "λ": table["lam"], "support": table["min_support"] * 100, "conditions": table["max_conditions"],
+    "thresholds": table["n_thresholds"],
     "rules": table["n_rules"], "AUROC": table["auroc_mean"], "SD": table["auroc_sd"],
     "Pareto": table["pareto"], "log posterior": table["log_posterior"], "top rule": table["top_rule"],
     "note": table["error"],

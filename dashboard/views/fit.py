@@ -38,6 +38,11 @@ with left:
         st.segmented_control("Maximum conditions per rule", [1, 2, 3], key=state.W_MAX_CONDITIONS, **KEEP,
                              selection_mode="single", help="The paper uses 2.")
         st.caption("How many items one rule may join with AND.")
+        st.segmented_control("Thresholds per number", [1, 3, 5, 9], key=state.W_N_THRESHOLDS, **KEEP,
+                             selection_mode="single",
+                             help="Cut points per numeric column, at quantiles rounded to readable numbers "
+                                  "(Age >= 60); your own with `--threshold` in the CLI.")
+        st.caption("More cut points give finer items (and more candidate rules).")
 with middle:
     with st.container(border=True):
         st.markdown("**Simulated annealing**")
@@ -67,7 +72,7 @@ settings, posterior = ui.fit_settings_from_widgets()
 problem = None
 try:
     n_candidates = services.candidate_count(data.key, inputs.target, inputs.choices, settings.min_support,
-                                            settings.max_conditions, inputs.features)
+                                            settings.max_conditions, inputs.features, settings.n_thresholds)
     st.markdown(f":material/rule: **{n_candidates:,} candidate rules**: up to {settings.max_conditions} item(s) "
                 f"joined by AND, each covering at least {settings.min_support:.1%} of patients "
                 f"({math.ceil(settings.min_support * data.n_rows - 1e-9):,}+).")

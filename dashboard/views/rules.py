@@ -62,6 +62,11 @@ if isinstance(search, dict):
         st.warning(search_note, icon=":material/warning:")
     else:
         st.caption(search_note)
+removed = (model.get("training") or {}).get("unreached_rules_removed") or []
+if removed:
+    st.caption(f":material/content_cut: Removed {len(removed)} rule{'s' if len(removed) != 1 else ''} of the MAP list "
+               f"that no training patient reaches (everyone it covers is caught higher up; no prediction changes): "
+               + "; ".join(ui.md(name) for name in removed) + ".")
 post_block = model.get("posterior")
 if isinstance(post_block, dict) and post_block.get("converged") is False:
     st.warning("The posterior sample did not converge, so these credible intervals are not reliable "
