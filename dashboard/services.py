@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit,
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_PATH = REPO_ROOT / "sample_data" / "readmission.csv"
 SAMPLE_TARGET = "Readmitted30d"
-TABLE_EXTENSIONS = (".csv", ".xlsx", ".xls", ".parquet")
+TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
 MAX_CATEGORIES = 30  # the Binarizer's default: more distinct values than this cannot be categories
 MAX_EVENT_CHOICES = 50  # an outcome with more distinct values than this is not offered as an event picker
 DEFAULT_UPLOAD_MB = 200
@@ -118,7 +118,8 @@ def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int 
                         "drop columns or rows you do not need, or save it as Parquet")
     suffix = Path(name).suffix.lower()
     if suffix not in TABLE_EXTENSIONS:
-        raise DataError(f"{name}: unsupported file type '{suffix or 'none'}': use a .csv, .xlsx or .parquet file")
+        raise DataError(f"{name}: unsupported file type '{suffix or 'none'}': use a .csv (or .tsv, .txt), .xlsx or "
+                        ".parquet file")
     frame = _read_table_cached(raw, name)
     return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample,
                       sha256=hashlib.sha256(raw).hexdigest())

@@ -108,6 +108,8 @@ def estimator_from_args(args) -> FallingRuleListClassifier:
 def load_training_data(args):
     """Read ``args.data`` and split off ``args.target``: (features, event, positive value)."""
     frame = read_table(args.data)
+    if frame.attrs.get("read_as"):
+        print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
     return split_target(frame, args.target, args.positive)
 
 

@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, ModelFileError
-from .sniff import check_content, decode_text, parse_failure
+from .columns import MISSING_MARKERS
+from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, parse_failure, text_dialect
 
-TABLE_EXTENSIONS = (".csv", ".xlsx", ".xls", ".parquet")
+TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
 MODEL_FORMAT = "frl-model"
 MODEL_FORMAT_VERSION = 1
 POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos")
@@ -64,21 +65,34 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
     filename = filename or "data.csv"
     suffix = Path(filename).suffix.lower()
     if suffix not in TABLE_EXTENSIONS:
-        raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}': use a .csv, .xlsx or .parquet file")
+        raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}': use a .csv (or .tsv, .txt), .xlsx "
+                        "or .parquet file")
     check_content(raw, filename, suffix)  # a plain message when the bytes are not what the name says
     try:
-        if suffix == ".csv":
+        if suffix in TEXT_SUFFIXES:
             text = decode_text(raw)
-            header = next(csv.reader(io.StringIO(text)), [])
+            delimiter, decimal = text_dialect(text)
+            header = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
             dups = _duplicates(header)
             if dups:
                 raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
-            frame = pd.read_csv(io.StringIO(text), skipinitialspace=True)
+            # With a decimal comma a marker such as "?" must be missing at once, or "75,3" stays text.
+            markers = sorted({m for m in MISSING_MARKERS if m} | {m.upper() for m in MISSING_MARKERS}
+                             | {m.title() for m in MISSING_MARKERS}) if decimal == "," else None
+            frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
+                                na_values=markers)
+            if (delimiter, decimal) != (",", "."):
+                frame.attrs["read_as"] = (f"{DELIMITER_NAMES[delimiter]}-separated"
+                                          + (", decimal comma" if decimal == "," else ""))
         elif suffix in (".xlsx", ".xls"):
-            frame = pd.read_excel(io.BytesIO(raw))
-            dups = _duplicates(pd.read_excel(io.BytesIO(raw), header=None, nrows=1).iloc[0].tolist()) if len(frame.columns) else []
+            frame, sheet, sheets = _read_workbook(raw)
+            dups = (_duplicates(pd.read_excel(io.BytesIO(raw), sheet_name=sheet, header=None, nrows=1).iloc[0].tolist())
+                    if len(frame.columns) else [])
             if dups:
                 raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+            if len(sheets) > 1:
+                frame.attrs["read_as"] = (f"sheet {sheet!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): "
+                                          "the one with the most filled cells")
         else:
             frame = pd.read_parquet(io.BytesIO(raw))
     except (DataError, MemoryError):
@@ -92,10 +106,37 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
     frame.columns = [str(c).strip() for c in frame.columns]
+    _strip_text_cells(frame)
     dups = _duplicates(frame.columns)
     if dups:
         raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
     return frame
+
+
+def _strip_text_cells(frame: pd.DataFrame) -> None:
+    """Trim spaces around text cells (``"F "`` and ``"F"`` are one level; a blank cell is missing), in place."""
+    for column in frame.columns:
+        series = frame[column]
+        if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
+            continue
+        changed = {v: (v.strip() or np.nan) for v in pd.unique(series) if isinstance(v, str) and v != v.strip()}
+        if changed:  # only the distinct values are looked at: cheap on 100,000 rows
+            frame[column] = series.where(~series.isin(list(changed)), series.map(changed))
+
+
+def _read_workbook(raw: bytes) -> tuple[pd.DataFrame, str, list[str]]:
+    """The sheet of a workbook that holds the table: the one with the most filled cells (the first of equals).
+
+    Exports often put a cover or a legend sheet first; the patients are on the largest sheet.
+    Returns ``(frame, sheet name, all sheet names)``.
+    """
+    sheets = pd.read_excel(io.BytesIO(raw), sheet_name=None)
+    names = list(sheets)
+    if not names:
+        raise DataError("the workbook has no sheets")
+    filled = [int(sheets[name].notna().to_numpy().sum()) for name in names]
+    best = names[filled.index(max(filled))]
+    return sheets[best], best, names
 
 
 def default_positive(values) -> object:
@@ -137,9 +178,15 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
         shown = ", ".join(map(repr, list(frame.columns)[:12])) + (" ..." if frame.shape[1] > 12 else "")
         raise DataError(f"Target column {target!r} is not in the data; columns are {shown}")
     outcome = frame[target]
-    n_missing = int(outcome.isna().sum())
+    from .columns import missing_mask
+
+    missing = missing_mask(outcome)  # NaN and markers such as "?" or "NA": never an outcome value of their own
+    n_missing = int(missing.sum())
     if n_missing:
-        raise DataError(f"Target column {target!r} has {n_missing} missing values: remove those rows or fill them")
+        markers = sorted({str(v).strip() for v in outcome[missing].dropna().unique()})
+        shown = f" (written {', '.join(repr(m) for m in markers[:4])})" if markers else ""
+        raise DataError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows or fill "
+                        "them")
     values = pd.unique(outcome)
     if positive is None:
         if len(values) < 2:

@@ -10,7 +10,10 @@ what to do. :func:`parse_failure` turns a parser's own failure into such a messa
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from collections import Counter
 
 from .errors import DataError
 
@@ -28,6 +31,8 @@ CONTENT_NAMES = {
     "text": "plain text",
 }
 _HOW_TO_SAVE = "save the table as CSV (comma-separated text), .xlsx or .parquet"
+#: Extensions of delimited text tables (comma, semicolon, tab or vertical bar: :func:`text_dialect`).
+TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
 
 
 def detect_content(raw: bytes) -> str:
@@ -74,7 +79,7 @@ def check_content(raw: bytes, filename: str, suffix: str) -> str:
     if content == "empty":
         raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients")
     what = CONTENT_NAMES[content]
-    if suffix == ".csv" and content != "text":
+    if suffix in TEXT_SUFFIXES and content != "text":
         hint = {
             "zip": "if it is an Excel workbook, rename it to .xlsx",
             "ole2": "open it in Excel and save it as CSV or .xlsx",
@@ -109,7 +114,7 @@ def parse_failure(exc: BaseException, filename: str, suffix: str) -> DataError:
     ``__cause__`` for developers).
     """
     text = str(exc)
-    if suffix == ".csv":
+    if suffix in TEXT_SUFFIXES:
         fields = _FIELDS.search(text)
         if fields:
             expected, line, seen = fields.groups()
@@ -127,6 +132,46 @@ def parse_failure(exc: BaseException, filename: str, suffix: str) -> DataError:
                          "password-protected; save it again from Excel as .xlsx, or as CSV")
     return DataError(f"{filename} could not be read as a Parquet file: it may be damaged or incomplete; "
                      "write it again, or save the table as CSV")
+
+
+#: Field separators of delimited text, most common first (ties go to the earlier one).
+DELIMITERS = (",", ";", "\t", "|")
+DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
+_COMMA_DECIMAL = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
+_POINT_DECIMAL = re.compile(r"^\s*[-+]?\d+\.\d+\s*$")
+
+
+def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
+    """``(delimiter, decimal)`` of delimited text: what a hospital system or a European Excel wrote.
+
+    The delimiter is the one of :data:`DELIMITERS` that splits the header into the most columns
+    while (nearly) every one of the first ``max_lines`` lines has that many fields (quotes
+    respected); a comma when none does.  The decimal mark is a comma only when the delimiter is
+    not a comma and numbers such as ``75,3`` occur while ``75.3`` do not (the usual
+    ``;``-separated export of a European Excel); otherwise a point.
+    """
+    lines = [line for line in text.splitlines()[: max_lines + 1] if line.strip()]
+    if not lines:
+        return ",", "."
+    best, best_fields = ",", 1
+    for delimiter in DELIMITERS:
+        try:
+            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter))
+        except csv.Error:
+            continue
+        fields = len(rows[0]) if rows else 0
+        if fields < 2:
+            continue
+        counts = Counter(len(row) for row in rows[1:])
+        consistent = not counts or counts.get(fields, 0) >= 0.9 * sum(counts.values())
+        if consistent and fields > best_fields:
+            best, best_fields = delimiter, fields
+    decimal = "."
+    if best != ",":
+        cells = [cell for row in csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=best) for cell in row]
+        if any(_COMMA_DECIMAL.match(c) for c in cells) and not any(_POINT_DECIMAL.match(c) for c in cells):
+            decimal = ","
+    return best, decimal
 
 
 def decode_text(raw: bytes) -> str:

@@ -54,7 +54,9 @@ data = ui.require_data()
 frame = data.frame
 
 size = f"{data.n_bytes / 1024:,.0f} KB" if data.n_bytes < 1024 ** 2 else f"{data.n_bytes / 1024 ** 2:,.1f} MB"
-st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if data.is_sample else ''} · {size}")
+read_as = frame.attrs.get("read_as")
+st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if data.is_sample else ''} · {size}"
+            + (f" · read as {ui.md(read_as)}" if read_as and not data.is_sample else ""))
 missing = float(frame.isna().to_numpy().mean()) if frame.size else 0.0
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)

@@ -1,0 +1,87 @@
+"""Tables as hospital systems and European Excel write them: the delimiter, the decimal mark, the sheet,
+stray spaces and missing-value markers in the outcome (frl_engine/io.py, frl_engine/sniff.py)."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from frl_engine.cli import main
+from frl_engine.errors import DataError
+from frl_engine.io import read_table, split_target
+from frl_engine.sniff import text_dialect
+
+ROWS = [("M1", 61, "75,3", "F ", "yes"), ("M2", 72, "80,1", "M", "no"), ("M3", 55, "?", "F", "no"),
+        ("M4", 80, "66,0", " M", "yes")]
+
+
+def _text(sep: str, decimal: str = ".") -> bytes:
+    lines = [sep.join(["MRN", "Age", "Weight (kg)", "Sex", "Outcome"])]
+    for mrn, age, weight, sex, outcome in ROWS:
+        weight = weight if decimal == "," else weight.replace(",", ".")
+        lines.append(sep.join([mrn, str(age), weight, sex, outcome]))
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("sep, decimal, name, read_as", [
+    (",", ".", "export.csv", None),
+    (";", ",", "export.csv", "semicolon-separated, decimal comma"),
+    (";", ".", "export.csv", "semicolon-separated"),
+    ("\t", ".", "export.tsv", "tab-separated"),
+    ("|", ".", "export.txt", "vertical bar-separated"),
+])
+def test_the_delimiter_and_the_decimal_mark_are_found_and_said(sep, decimal, name, read_as):
+    frame = read_table(_text(sep, decimal), name)
+    assert list(frame.columns) == ["MRN", "Age", "Weight (kg)", "Sex", "Outcome"]
+    weights = pd.to_numeric(frame["Weight (kg)"], errors="coerce")
+    assert weights.tolist()[:2] == [75.3, 80.1] and np.isnan(weights[2])
+    assert frame.attrs.get("read_as") == read_as
+
+
+def test_a_comma_separated_file_with_a_point_decimal_is_never_read_with_a_decimal_comma():
+    assert text_dialect("a;b\n1.5;2,5\n") == (";", ".")  # both marks seen: the point wins
+    assert text_dialect("a,b\n1,2\n") == (",", ".")
+    assert text_dialect("one column\n1\n2\n") == (",", ".")
+    # a quoted comma inside a semicolon-separated file does not make it comma-separated
+    assert text_dialect('name;dx\n"Smith, J";I50\n"Doe, A";E11\n')[0] == ";"
+
+
+def test_spaces_around_text_cells_are_trimmed_so_one_level_is_one_level():
+    frame = read_table(_text(","), "export.csv")
+    assert sorted(frame["Sex"].unique()) == ["F", "M"]
+
+
+def test_a_workbook_is_read_from_its_sheet_of_patients_not_its_cover_sheet():
+    buffer = io.BytesIO()
+    patients = pd.DataFrame({"Age": [61, 72, 55], "Outcome": ["yes", "no", "no"]})
+    with pd.ExcelWriter(buffer) as writer:
+        pd.DataFrame({"About": ["Export of 2024"]}).to_excel(writer, sheet_name="Cover", index=False)
+        patients.to_excel(writer, sheet_name="Patients", index=False)
+    frame = read_table(buffer.getvalue(), "export.xlsx")
+    assert frame.equals(patients)
+    assert frame.attrs["read_as"].startswith("sheet 'Patients' of 2")
+
+
+def test_a_missing_value_marker_in_the_outcome_is_missing_not_an_outcome_value():
+    frame = pd.DataFrame({"Age": [61, 72, 55, 80], "Outcome": ["yes", "no", "?", "yes"]})
+    with pytest.raises(DataError) as info:
+        split_target(frame, "Outcome", "yes")  # "?" must not become a patient without the event
+    assert "1 missing values (written '?')" in str(info.value)
+
+
+def test_frl_fit_says_how_it_read_a_semicolon_file(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 400
+    age = rng.integers(20, 90, n)
+    weight = np.round(rng.normal(75, 12, n), 1)
+    outcome = np.where(rng.random(n) < 0.15 + 0.5 * (age > 70), "yes", "no")
+    text = "Age;Weight;Outcome\n" + "\n".join(f"{a};{str(w).replace('.', ',')};{o}"
+                                               for a, w, o in zip(age, weight, outcome))
+    path = tmp_path / "export.csv"
+    path.write_text(text + "\n", encoding="utf-8")
+    status = main(["fit", str(path), "--target", "Outcome", "--explain-columns"])
+    printed, err = capsys.readouterr()
+    assert status == 0, err
+    assert "Read export.csv as semicolon-separated, decimal comma." in printed
+    assert any(line.startswith("Weight") and "numeric" in line for line in printed.splitlines())
