@@ -125,3 +125,15 @@ def test_an_unreadable_file_gets_one_plain_message_and_the_session_goes_on(at, n
     at.file_uploader(key=state.W_UPLOAD).set_value(("better.csv", _csv(250, seed=2), "text/csv")).run()
     assert at.session_state[state.DATA].name == "better.csv" and not errors(at)
     assert at.selectbox(key=state.W_TARGET).value == "Outcome"
+
+
+def test_a_semicolon_export_with_decimal_commas_is_read_and_the_page_says_how(at):
+    rng = np.random.default_rng(1)
+    n = 300
+    lines = ["Age;Weight;Outcome"] + [f"{a};{w:.1f};{o}".replace(".", ",") for a, w, o in
+                                      zip(rng.integers(20, 90, n), rng.normal(75, 12, n), rng.choice(["yes", "no"], n))]
+    upload(at, "export.csv", ("\n".join(lines) + "\n").encode())
+    assert not errors(at)
+    data = at.session_state[state.DATA]
+    assert list(data.frame.columns) == ["Age", "Weight", "Outcome"] and data.frame["Weight"].dtype.kind == "f"
+    assert any("read as semicolon-separated, decimal comma" in m.value for m in at.markdown)
