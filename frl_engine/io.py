@@ -155,6 +155,25 @@ def default_positive(values) -> object:
     return uniques[-1]
 
 
+def _outcome_key(value):
+    """How an outcome value is compared: text trimmed and case-folded ("YES " ~ "yes"), anything else as is."""
+    return value.strip().casefold() if isinstance(value, str) else value
+
+
+def _is_text_series(series: pd.Series) -> bool:
+    return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
+
+
+def _spellings(outcome: pd.Series, keys: pd.Series) -> dict:
+    """Each distinct outcome key -> its most frequent spelling in the data (first seen among equals)."""
+    counts = pd.DataFrame({"key": keys.to_numpy(), "value": outcome.to_numpy()}).value_counts(sort=True)
+    spelled = {}
+    for key, value in counts.index:
+        spelled.setdefault(key, value)
+    order = pd.unique(keys)
+    return {k: spelled[k] for k in order}
+
+
 def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.DataFrame, np.ndarray, object]:
     """Separate the outcome column and turn it into a 0/1 event indicator.
 
@@ -164,15 +183,16 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
     target : str
         The outcome column.
     positive : optional
-        The value that counts as the event; compared as text, so ``"1"`` matches
-        ``1``.  Required when the outcome has more than two values (the event is
-        then that value against all others).
+        The value that counts as the event; compared as text, trimmed and without case, so
+        ``"1"`` matches ``1`` and ``"yes"`` matches ``"YES "``.  Required when the outcome has
+        more than two values (the event is then that value against all others).  Spellings of
+        one value that differ only in case or surrounding spaces are one value.
 
     Returns
     -------
     features : DataFrame
     event : ndarray of bool
-    positive : the matched value as it appears in the data
+    positive : the matched value as it appears in the data (its most frequent spelling)
     """
     if target not in frame.columns:
         shown = ", ".join(map(repr, list(frame.columns)[:12])) + (" ..." if frame.shape[1] > 12 else "")
@@ -187,26 +207,31 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
         shown = f" (written {', '.join(repr(m) for m in markers[:4])})" if markers else ""
         raise DataError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows or fill "
                         "them")
-    values = pd.unique(outcome)
+    # "Yes", "YES" and "yes " are one outcome: text is compared trimmed and without case.
+    keys = outcome.map(_outcome_key) if _is_text_series(outcome) else outcome
+    spelled = _spellings(outcome, keys)
+    values = list(spelled)
     if positive is None:
         if len(values) < 2:
-            raise DataError(f"Target column {target!r} has only one value ({values[0]!r}): a model needs both outcomes")
+            raise DataError(f"Target column {target!r} has only one value ({spelled[values[0]]!r}): a model needs both outcomes")
         if len(values) > 2:
-            shown = ", ".join(map(str, sorted(map(str, values))[:8])) + (" ..." if len(values) > 8 else "")
+            names = sorted(map(str, spelled.values()))
+            shown = ", ".join(names[:8]) + (" ..." if len(values) > 8 else "")
             raise DataError(f"Target column {target!r} has {len(values)} values ({shown}), not two: "
                             "say which value is the event (--positive VALUE)")
-        positive = default_positive(values)
-    matches = [v for v in values if str(v).strip() == str(positive).strip()]
+        positive = default_positive(list(spelled.values()))
+    matches = [k for k in values if _outcome_key(k) == _outcome_key(positive)
+               or str(k).strip().casefold() == str(positive).strip().casefold()]
     if not matches:
         try:  # numeric equality, e.g. --positive 1 for a float column of 1.0
-            matches = [v for v in values if float(v) == float(positive)]
+            matches = [k for k in values if float(k) == float(positive)]
         except (TypeError, ValueError):
             matches = []
     if not matches:
-        shown = ", ".join(sorted(map(str, values))[:8])
+        shown = ", ".join(sorted(map(str, spelled.values()))[:8])
         raise DataError(f"Event value {positive!r} does not occur in target column {target!r} (values: {shown})")
-    positive = matches[0]
-    event = (outcome == positive).to_numpy()
+    event = (keys == matches[0]).to_numpy()
+    positive = spelled[matches[0]]
     if event.all() or not event.any():
         raise DataError(f"Target column {target!r} has only one class after choosing {positive!r} as the event: a model needs both outcomes")
     return frame.drop(columns=[target]), event, positive

@@ -85,3 +85,17 @@ def test_frl_fit_says_how_it_read_a_semicolon_file(tmp_path, capsys):
     assert status == 0, err
     assert "Read export.csv as semicolon-separated, decimal comma." in printed
     assert any(line.startswith("Weight") and "numeric" in line for line in printed.splitlines())
+
+
+def test_spellings_of_one_outcome_that_differ_in_case_or_spaces_are_one_outcome():
+    frame = pd.DataFrame({"Age": [61, 72, 55, 80, 66], "Died": ["Yes", "no", "YES", "yes ", "No"]})
+    features, event, positive = split_target(frame, "Died")
+    assert event.tolist() == [True, False, True, True, False] and positive == "Yes"
+    assert split_target(frame, "Died", "YES")[1].tolist() == event.tolist()
+
+
+def test_external_validation_reads_the_event_the_same_way():
+    from frl_engine.validation.external import outcome_events
+
+    frame = pd.DataFrame({"Died": ["YES", "no", "Yes ", "No"]})
+    assert outcome_events(frame, "Died", "Yes").tolist() == [True, False, True, False]

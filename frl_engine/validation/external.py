@@ -270,9 +270,10 @@ class ExternalValidation:
 
 # ---------------------------------------------------------------------------------------------- the new table
 def _event_matches(values: pd.Series, positive) -> np.ndarray:
-    """The outcome cells that equal the model's event value: as text, or as numbers (1 matches 1.0)."""
-    text = values.map(lambda v: str(v).strip())
-    event = (text == str(positive).strip()).to_numpy()
+    """The outcome cells that equal the model's event value: as text trimmed and without case ("YES" matches
+    "Yes", as at fit time: :func:`frl_engine.io.split_target`), or as numbers (1 matches 1.0)."""
+    text = values.map(lambda v: str(v).strip().casefold())
+    event = (text == str(positive).strip().casefold()).to_numpy()
     if not event.any():
         try:
             number = float(positive)
