@@ -307,15 +307,28 @@ def suggest_event(series: pd.Series):
     return sorted(rarest, key=str)[0]
 
 
+def _outcome_spellings(series: pd.Series) -> list:
+    """The distinct outcome values, one spelling per value that differs only in case or spaces (as the engine
+    reads them, :func:`frl_engine.io.split_target`), missing markers left out."""
+    present = series[~missing_mask(series)]
+    seen, values = set(), []
+    for value in present.value_counts().index:  # most frequent spelling first
+        key = value.strip().casefold() if isinstance(value, str) else value
+        if key not in seen:
+            seen.add(key)
+            values.append(value)
+    return values
+
+
 def outcome_values(series: pd.Series) -> list:
     """The distinct values of an outcome column, sorted as text (None if far too many to pick from)."""
-    values = sorted(pd.unique(series.dropna()), key=lambda v: str(v))
+    values = sorted(_outcome_spellings(series), key=lambda v: str(v))
     return values if len(values) <= MAX_EVENT_CHOICES else []
 
 
 def default_event(series: pd.Series):
     """The event value the engine would choose, when the outcome has exactly two values."""
-    values = pd.unique(series.dropna())
+    values = _outcome_spellings(series)
     return default_positive(values) if len(values) == 2 else None
 
 
@@ -325,7 +338,7 @@ def split_outcome(frame: pd.DataFrame, target: str | None, event) -> tuple[pd.Da
         raise DataError("Pick the outcome column: the one the rule list should predict")
     if target not in frame.columns:
         raise DataError(f"The outcome column '{target}' is not in this table: pick another one")
-    n_values = int(frame[target].dropna().nunique())
+    n_values = len(_outcome_spellings(frame[target]))
     if n_values > MAX_EVENT_CHOICES:
         raise DataError(f"The outcome column '{target}' has {n_values:,} different values: it looks like a "
                         "measurement, not an outcome. Pick a yes/no column (or make one from it)")

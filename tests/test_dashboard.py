@@ -223,7 +223,7 @@ BAD_FILES = [
     ("empty.csv", b"", "is empty"),
     ("header.csv", b"Age,Outcome\n", "header but no rows"),
     ("dups.csv", b"Age,Age,Outcome\n1,2,yes\n", "duplicate column names"),
-    ("notes.txt", b"Age,Outcome\n1,yes\n", "unsupported file type"),
+    ("notes.sav", b"Age,Outcome\n1,yes\n", "unsupported file type"),
     ("garbage.xlsx", b"this is not a spreadsheet", "could not be read"),
 ]
 
