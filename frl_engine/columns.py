@@ -81,6 +81,11 @@ MAX_NOMINAL_LEVELS = 60
 
 _INTERVAL = re.compile(r"^[\[(]\s*(-?\d+(?:\.\d+)?)\s*[-,;]\s*(-?\d+(?:\.\d+)?)\s*[\])]$")
 _OPEN_BAND = re.compile(r"^(?:>=?|≥)\s*(-?\d+(?:\.\d+)?)$|^(-?\d+(?:\.\d+)?)\s*\+$")
+# Lab exports: a result below (or above) what the assay measures, "<0.5" ("≤0.5"), read at that limit.
+_BELOW_LIMIT = re.compile(r"^(?:<=?|≤)\s*([-+]?\d+(?:\.\d+)?)$")
+_LIMIT = re.compile(r"^(?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?$")
+_PERCENT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*%$")
+_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
@@ -172,8 +177,39 @@ def parse_interval(text: str) -> float | None:
     return float(next(g for g in match.groups() if g is not None)) if match else None
 
 
+def _number_from_text(text: str) -> float | None:
+    """Numeric text as a hospital system writes it, or None.
+
+    ``"12.5"``; a band's lower bound (``"[70-80)"``, ``">200"``, ``"90+"``); a result below an
+    assay's limit at that limit (``"<0.5"`` -> 0.5); a percentage as its number (``"95%"`` -> 95);
+    thousands separators (``"12,345"`` -> 12345).
+    """
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    band = parse_interval(text)
+    if band is not None:
+        return band
+    for pattern in (_BELOW_LIMIT, _PERCENT):
+        match = pattern.match(text)
+        if match:
+            return float(match.group(1))
+    if _THOUSANDS.match(text):
+        return float(text.replace(",", ""))
+    return None
+
+
+def _is_plain_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
-    """Each distinct cell as a float: numbers, numeric text, or a band's lower bound; NaN otherwise."""
+    """Each distinct cell as a float: numbers or numeric text (:func:`_number_from_text`); NaN otherwise."""
     out = np.full(len(uniques), np.nan)
     for i, value in enumerate(uniques):
         if isinstance(value, (bool, np.bool_)):
@@ -181,13 +217,9 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
         elif is_number(value):
             out[i] = float(value)
         elif isinstance(value, str):
-            text = value.strip()
-            try:
-                out[i] = float(text)
-            except ValueError:
-                band = parse_interval(text)
-                if band is not None:
-                    out[i] = band
+            number = _number_from_text(value.strip())
+            if number is not None:
+                out[i] = number
     return out
 
 
@@ -423,9 +455,20 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         parsed = np.asarray(uniques, dtype=float)
     else:
         parsed = _parse_numbers(uniques_obj)
+    text_cells = not pd.api.types.is_numeric_dtype(dtype)
+    # Limits (<0.5, >150) among plain numbers are lab results at an assay's limit, not bands.  Without
+    # plain numbers around them ("<30", ">30", "NO") "<x" is a label, not a number.
+    is_limit = np.array([text_cells and isinstance(v, str) and bool(_LIMIT.match(v.strip())) for v in uniques_obj],
+                        dtype=bool)
+    plain = sum(1 for v in uniques_obj if not isinstance(v, str) or _is_plain_number(v))
+    if is_limit.any() and plain < is_limit.sum():
+        below = np.array([isinstance(v, str) and bool(_BELOW_LIMIT.match(v.strip())) for v in uniques_obj], dtype=bool)
+        parsed = np.where(below, np.nan, parsed)
+        is_limit[:] = False
+    limits = list(uniques_obj[is_limit])
     readable = ~np.isnan(parsed)
     number_share = counts[readable].sum() / max(counts.sum(), 1)
-    bands = (not pd.api.types.is_numeric_dtype(dtype)) and any(
+    bands = text_cells and not limits and any(
         isinstance(v, str) and parse_interval(v) is not None for v in uniques_obj[readable])
     labels = [category_label(v) for v in uniques_obj]
     words = {lab.lower() for lab in labels}
@@ -465,6 +508,8 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                            f"'{next(v for v in uniques_obj if isinstance(v, str) and parse_interval(v) is not None)}'"
                            ", read by their lower bound")
         junk = "" if number_share == 1 else f" ({100 * (1 - number_share):.1f}% unreadable)"
+        if limits:
+            junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"
         return reading("numeric", f"numbers, {n_levels:,} values{junk}: thresholds at rounded quantiles")
     if _looks_like_codes(labels, name, n_levels):
         return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "

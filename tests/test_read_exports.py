@@ -99,3 +99,33 @@ def test_external_validation_reads_the_event_the_same_way():
 
     frame = pd.DataFrame({"Died": ["YES", "no", "Yes ", "No"]})
     assert outcome_events(frame, "Died", "Yes").tolist() == [True, False, True, False]
+
+
+@pytest.mark.parametrize("values, kind, numbers", [
+    (["<0.5", "2.5", "3.1", ">150", "7"], "numeric", [0.5, 2.5, 3.1, 150.0, 7.0]),  # at the assay's limits
+    (["95%", "90%", "88.5%"], "numeric", [95.0, 90.0, 88.5]),
+    (["1,250", "12,000", "980", "3,400.50"], "numeric", [1250.0, 12000.0, 980.0, 3400.5]),
+    (["<30", ">30", "NO"], "categorical", None),  # labels, not limits: no plain number among them
+])
+def test_lab_limits_percentages_and_thousands_separators_are_numbers(values, kind, numbers):
+    from frl_engine.columns import numeric_values, read_column
+
+    series = pd.Series(values * 40)
+    reading = read_column("result", series)
+    assert reading.kind == kind, reading.reason
+    if numbers is not None:
+        assert numeric_values(pd.Series(values), "result").tolist() == numbers
+
+
+def test_a_rule_on_a_lab_column_with_limits_predicts_new_patients_the_same_way():
+    rng = np.random.default_rng(4)
+    n = 1200
+    crp = np.round(rng.lognormal(2, 1, n), 1)
+    text = np.where(crp < 1, "<1", np.where(crp > 150, ">150", crp.astype(str)))
+    y = rng.random(n) < 0.1 + 0.5 * (crp > 20)
+    from frl_engine.estimator import FallingRuleListClassifier
+
+    model = FallingRuleListClassifier(random_state=0).fit(pd.DataFrame({"CRP": text}), y)
+    assert any(rule.startswith("CRP >=") for rule in model.rules_)
+    numeric = model.predict_proba(pd.DataFrame({"CRP": np.clip(crp, 1, 150)}))[:, 1]
+    assert np.allclose(model.predict_proba(pd.DataFrame({"CRP": text}))[:, 1], numeric)
