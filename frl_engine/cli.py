@@ -110,6 +110,9 @@ def load_training_data(args):
     frame = read_table(args.data)
     if frame.attrs.get("read_as"):
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
+    if frame.attrs.get("merged_spellings"):
+        shown = ", ".join(f"{column} ({n})" for column, n in frame.attrs["merged_spellings"].items())
+        print(f"Merged spellings that differ only in case (e.g. 'f' into 'F'): {shown}.")
     return split_target(frame, args.target, args.positive)
 
 

@@ -106,22 +106,46 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
     frame.columns = [str(c).strip() for c in frame.columns]
-    _strip_text_cells(frame)
+    _tidy_text_cells(frame)
     dups = _duplicates(frame.columns)
     if dups:
         raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
     return frame
 
 
-def _strip_text_cells(frame: pd.DataFrame) -> None:
-    """Trim spaces around text cells (``"F "`` and ``"F"`` are one level; a blank cell is missing), in place."""
+def _tidy_text_cells(frame: pd.DataFrame) -> None:
+    """Trim spaces around text cells and merge spellings that differ only in case, in place.
+
+    ``"F "`` and ``"F"`` are one level, and so are ``"f"`` and ``"F"`` (each such group becomes its most
+    frequent spelling); a blank cell is missing.  Only the distinct values are looked at, so this is
+    cheap on 100,000 rows.  ``frame.attrs["merged_spellings"]`` counts, per column, the spellings merged
+    away by case.
+    """
+    merged = {}
     for column in frame.columns:
         series = frame[column]
         if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
             continue
         changed = {v: (v.strip() or np.nan) for v in pd.unique(series) if isinstance(v, str) and v != v.strip()}
-        if changed:  # only the distinct values are looked at: cheap on 100,000 rows
-            frame[column] = series.where(~series.isin(list(changed)), series.map(changed))
+        if changed:
+            series = series.where(~series.isin(list(changed)), series.map(changed))
+        texts = [v for v in pd.unique(series) if isinstance(v, str)]
+        folded = {}
+        for v in texts:
+            folded.setdefault(v.casefold(), []).append(v)
+        groups = [spellings for spellings in folded.values() if len(spellings) > 1]
+        if groups:
+            counts = series.value_counts()
+            rename = {}
+            for spellings in groups:
+                keep = max(spellings, key=lambda v: (counts.get(v, 0), v))
+                rename.update({v: keep for v in spellings if v != keep})
+            series = series.where(~series.isin(list(rename)), series.map(rename))
+            merged[str(column)] = len(rename)
+        if changed or groups:
+            frame[column] = series
+    if merged:
+        frame.attrs["merged_spellings"] = merged
 
 
 def _read_workbook(raw: bytes) -> tuple[pd.DataFrame, str, list[str]]:

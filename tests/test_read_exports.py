@@ -52,6 +52,13 @@ def test_spaces_around_text_cells_are_trimmed_so_one_level_is_one_level():
     assert sorted(frame["Sex"].unique()) == ["F", "M"]
 
 
+def test_spellings_that_differ_only_in_case_are_one_level_the_most_frequent_one():
+    frame = read_table(b"Sex,Dx\nF,I50.9\nf,i50.9\nF,E11\nM,E11\nm ,I50.9\nM,e11\n", "export.csv")
+    assert frame["Sex"].tolist() == ["F", "F", "F", "M", "M", "M"]
+    assert frame["Dx"].tolist() == ["I50.9", "I50.9", "E11", "E11", "I50.9", "E11"]
+    assert frame.attrs["merged_spellings"] == {"Sex": 2, "Dx": 2}
+
+
 def test_a_workbook_is_read_from_its_sheet_of_patients_not_its_cover_sheet():
     buffer = io.BytesIO()
     patients = pd.DataFrame({"Age": [61, 72, 55], "Outcome": ["yes", "no", "no"]})

@@ -57,6 +57,10 @@ size = f"{data.n_bytes / 1024:,.0f} KB" if data.n_bytes < 1024 ** 2 else f"{data
 read_as = frame.attrs.get("read_as")
 st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if data.is_sample else ''} · {size}"
             + (f" · read as {ui.md(read_as)}" if read_as and not data.is_sample else ""))
+merged = frame.attrs.get("merged_spellings")
+if merged:
+    st.caption(":material/merge: Spellings that differ only in case were merged into the most frequent one: "
+               + ", ".join(f"{ui.md(column)} ({n})" for column, n in merged.items()) + ".")
 missing = float(frame.isna().to_numpy().mean()) if frame.size else 0.0
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
