@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pandas as pd
 
 from .errors import DataError, ModelFileError
 from .columns import MISSING_MARKERS
-from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, parse_failure, text_dialect
+from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure, text_dialect
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
 MODEL_FORMAT = "frl-model"
@@ -72,7 +73,9 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
         if suffix in TEXT_SUFFIXES:
             text = decode_text(raw)
             delimiter, decimal = text_dialect(text)
-            header = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
+            first_rows = list(itertools.islice(csv.reader(io.StringIO(text), delimiter=delimiter), 20))
+            skip = header_row(first_rows)
+            header = first_rows[skip] if first_rows else []
             dups = _duplicates(header)
             if dups:
                 raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
@@ -80,19 +83,31 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
             markers = sorted({m for m in MISSING_MARKERS if m} | {m.upper() for m in MISSING_MARKERS}
                              | {m.title() for m in MISSING_MARKERS}) if decimal == "," else None
             frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
-                                na_values=markers)
+                                na_values=markers, skiprows=skip)
+            said = []
             if (delimiter, decimal) != (",", "."):
-                frame.attrs["read_as"] = (f"{DELIMITER_NAMES[delimiter]}-separated"
-                                          + (", decimal comma" if decimal == "," else ""))
+                said.append(f"{DELIMITER_NAMES[delimiter]}-separated" + (", decimal comma" if decimal == "," else ""))
+            if skip:
+                said.append(f"a table whose header is on line {skip + 1} (the {skip} line{'s' if skip != 1 else ''} "
+                            "above it skipped)")
+            if said:
+                frame.attrs["read_as"] = "; ".join(said)
         elif suffix in (".xlsx", ".xls"):
             frame, sheet, sheets = _read_workbook(raw)
-            dups = (_duplicates(pd.read_excel(io.BytesIO(raw), sheet_name=sheet, header=None, nrows=1).iloc[0].tolist())
-                    if len(frame.columns) else [])
+            header_at = frame.attrs.pop("header_row", 0)
+            dups = (_duplicates(pd.read_excel(io.BytesIO(raw), sheet_name=sheet, header=None, skiprows=header_at,
+                                              nrows=1).iloc[0].tolist()) if len(frame.columns) else [])
             if dups:
                 raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+            said = []
             if len(sheets) > 1:
-                frame.attrs["read_as"] = (f"sheet {sheet!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): "
-                                          "the one with the most filled cells")
+                said.append(f"sheet {sheet!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): the one with the "
+                            "most filled cells")
+            if header_at:
+                said.append(f"a table whose header is on row {header_at + 1} (the {header_at} "
+                            f"row{'s' if header_at != 1 else ''} above it skipped)")
+            if said:
+                frame.attrs["read_as"] = "; ".join(said)
         else:
             frame = pd.read_parquet(io.BytesIO(raw))
     except (DataError, MemoryError):
@@ -160,7 +175,13 @@ def _read_workbook(raw: bytes) -> tuple[pd.DataFrame, str, list[str]]:
         raise DataError("the workbook has no sheets")
     filled = [int(sheets[name].notna().to_numpy().sum()) for name in names]
     best = names[filled.index(max(filled))]
-    return sheets[best], best, names
+    frame = sheets[best]
+    first = pd.read_excel(io.BytesIO(raw), sheet_name=best, header=None, nrows=20)
+    skip = header_row(first.itertuples(index=False))
+    if skip:
+        frame = pd.read_excel(io.BytesIO(raw), sheet_name=best, header=skip)
+        frame.attrs["header_row"] = skip
+    return frame, best, names
 
 
 def default_positive(values) -> object:

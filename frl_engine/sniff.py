@@ -144,9 +144,9 @@ _POINT_DECIMAL = re.compile(r"^\s*[-+]?\d+\.\d+\s*$")
 def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
     """``(delimiter, decimal)`` of delimited text: what a hospital system or a European Excel wrote.
 
-    The delimiter is the one of :data:`DELIMITERS` that splits the header into the most columns
-    while (nearly) every one of the first ``max_lines`` lines has that many fields (quotes
-    respected); a comma when none does.  The decimal mark is a comma only when the delimiter is
+    The delimiter is the one of :data:`DELIMITERS` that splits the lines into the most fields
+    while at least 80% of the first ``max_lines`` lines have that many (quotes respected; title
+    lines above the header may have fewer); a comma when none does.  The decimal mark is a comma only when the delimiter is
     not a comma and numbers such as ``75,3`` occur while ``75.3`` do not (the usual
     ``;``-separated export of a European Excel); otherwise a point.
     """
@@ -159,11 +159,11 @@ def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
             rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter))
         except csv.Error:
             continue
-        fields = len(rows[0]) if rows else 0
+        counts = Counter(len(row) for row in rows)
+        fields, seen = max(counts.items(), key=lambda item: (item[1], item[0])) if counts else (0, 0)
         if fields < 2:
             continue
-        counts = Counter(len(row) for row in rows[1:])
-        consistent = not counts or counts.get(fields, 0) >= 0.9 * sum(counts.values())
+        consistent = seen >= 0.8 * len(rows)
         if consistent and fields > best_fields:
             best, best_fields = delimiter, fields
     decimal = "."
@@ -172,6 +172,22 @@ def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
         if any(_COMMA_DECIMAL.match(c) for c in cells) and not any(_POINT_DECIMAL.match(c) for c in cells):
             decimal = ","
     return best, decimal
+
+
+def header_row(rows, max_rows: int = 20) -> int:
+    """Where the header is: past the title lines a report export puts above the table.
+
+    ``rows`` are the first rows as lists of cells.  The header is the first row with more than
+    half as many filled cells as the typical row (the most common count among the first
+    ``max_rows``): "Mortality report", "Generated 2024-05-01" and blank lines above it are
+    skipped; row 0 for an ordinary table (even one with a ragged row further down).
+    """
+    filled = [sum(1 for cell in row if cell is not None and str(cell).strip() not in ("", "nan"))
+              for row in list(rows)[:max_rows]]
+    if not filled:
+        return 0
+    typical = max(Counter(filled).items(), key=lambda item: (item[1], item[0]))[0]
+    return next((i for i, count in enumerate(filled) if count > typical / 2), 0)
 
 
 def decode_text(raw: bytes) -> str:

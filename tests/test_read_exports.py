@@ -136,3 +136,23 @@ def test_a_rule_on_a_lab_column_with_limits_predicts_new_patients_the_same_way()
     assert any(rule.startswith("CRP >=") for rule in model.rules_)
     numeric = model.predict_proba(pd.DataFrame({"CRP": np.clip(crp, 1, 150)}))[:, 1]
     assert np.allclose(model.predict_proba(pd.DataFrame({"CRP": text}))[:, 1], numeric)
+
+
+def test_title_lines_above_the_header_of_a_report_export_are_skipped_and_said():
+    body = "Age,Sex,Died\n61,F,yes\n72,M,no\n55,,no\n"
+    for text in ("Mortality report,,\nGenerated 2024-05-01,,\n,,\n" + body,  # padded, as Excel writes them
+                 "Mortality report\nGenerated 2024-05-01\n\n" + body):  # or not
+        frame = read_table(text.encode(), "report.csv")
+        assert list(frame.columns) == ["Age", "Sex", "Died"] and len(frame) == 3
+        assert frame.attrs["read_as"] == "a table whose header is on line 4 (the 3 lines above it skipped)"
+    # an ordinary table, even with an unnamed first column (a saved index), keeps its first line as the header
+    plain = read_table(b",Age,Died\n0,61,yes\n1,72,no\n", "plain.csv")
+    assert list(plain.columns)[1:] == ["Age", "Died"] and "read_as" not in plain.attrs
+
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer) as writer:
+        pd.DataFrame([["Mortality report"], ["Generated 2024-05-01"]]).to_excel(writer, index=False, header=False)
+        pd.DataFrame({"Age": [61, 72], "Died": ["yes", "no"]}).to_excel(writer, index=False, startrow=3)
+    book = read_table(buffer.getvalue(), "report.xlsx")
+    assert list(book.columns) == ["Age", "Died"] and book["Age"].tolist() == [61, 72]
+    assert book.attrs["read_as"] == "a table whose header is on row 4 (the 3 rows above it skipped)"
