@@ -22,6 +22,8 @@ from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, h
 TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
 MODEL_FORMAT = "frl-model"
 MODEL_FORMAT_VERSION = 1
+#: An outcome of numbers with more distinct values than this is a measurement (length of stay), not an outcome.
+MAX_OUTCOME_LEVELS = 20
 POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos")
 
 
@@ -259,6 +261,10 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
     if positive is None:
         if len(values) < 2:
             raise DataError(f"Target column {target!r} has only one value ({spelled[values[0]]!r}): a model needs both outcomes")
+        if len(values) > MAX_OUTCOME_LEVELS and pd.to_numeric(outcome, errors="coerce").notna().mean() > 0.95:
+            raise DataError(f"Target column {target!r} has {len(values):,} different numbers: it looks like a "
+                            "measurement, not an outcome. Make a yes/no column from it (e.g. stay longer than "
+                            "7 days) and use that as --target")
         if len(values) > 2:
             names = sorted(map(str, spelled.values()))
             shown = ", ".join(names[:8]) + (" ..." if len(values) > 8 else "")

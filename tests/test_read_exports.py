@@ -156,3 +156,17 @@ def test_title_lines_above_the_header_of_a_report_export_are_skipped_and_said():
     book = read_table(buffer.getvalue(), "report.xlsx")
     assert list(book.columns) == ["Age", "Died"] and book["Age"].tolist() == [61, 72]
     assert book.attrs["read_as"] == "a table whose header is on row 4 (the 3 rows above it skipped)"
+
+
+def test_a_measurement_given_as_the_outcome_is_one_message_saying_what_to_do(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, 200), "LengthOfStay": rng.integers(1, 40, 200)})
+    path = tmp_path / "stays.csv"
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "LengthOfStay"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "looks like a measurement, not an outcome" in err and "yes/no column" in err
+    # a coded outcome with a few values still asks which one is the event
+    coded = pd.DataFrame({"Age": [61, 72, 55, 80], "Discharge": [1, 2, 3, 2]})
+    with pytest.raises(DataError, match="say which value is the event"):
+        split_target(coded, "Discharge")
