@@ -21,61 +21,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
+sys.path.insert(0, str(ROOT / "tests"))
 
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(log_path: Path, env_extra: dict | None = None):
-    port = _free_port()
-    command = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port),
-               "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env_extra or {}))
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return process, url
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"streamlit did not start:\n{log_path.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.2)
-
-
-def server_workers(pid: int) -> list[int]:
-    import psutil
-
-    out = []
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-    for child in children:
-        try:
-            if "resource_tracker" not in " ".join(child.cmdline()) and child.cpu_percent(0.05) > 20:
-                out.append(child.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return out
+from streamlit_server import server_workers, start_server  # noqa: E402  (the tests' server launcher)
 
 
 def first_page(browser, url: str) -> tuple[float, float]:
@@ -159,9 +116,9 @@ def main(argv=None) -> int:
                             seed += 1
                             restart_validation(busy, seed)
                         deadline = time.monotonic() + 120
-                        while len(server_workers(process.pid)) < 2 and time.monotonic() < deadline:
+                        while len(server_workers(process.pid, busy=True)) < 2 and time.monotonic() < deadline:
                             time.sleep(0.2)
-                        workers = len(server_workers(process.pid))
+                        workers = len(server_workers(process.pid, busy=True))
                         loads.append(os.getloadavg()[0])
                         header, complete = first_page(browser, url)
                         if not validation_running(busy):

@@ -10,11 +10,8 @@ measured page-load and fit-to-list times and saves screenshots in test-artifacts
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -23,6 +20,7 @@ from dashboard import services, state
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import read_table, split_target
 from server_log import app_errors
+from streamlit_server import start_server, stop_server
 from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,42 +40,15 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     """``streamlit run dashboard/app.py`` on a free port; always stopped at the end."""
-    port = _free_port()
     log_path = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    command = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port),
-               "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    process, url = start_server(log_path)
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start:\n{log_path.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.2)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop_server(process)
         text = log_path.read_text(errors="replace")
         errors = app_errors(text)
         assert not errors or "simulated" in text, f"the server logged an error: {errors}\n{text[-3000:]}"

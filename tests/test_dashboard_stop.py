@@ -5,16 +5,10 @@ server (``streamlit run``) with Debian's Chromium through Playwright.  Every tes
 with psutil that no worker process is left.  Time limits are liveness guards only.
 """
 
-import os
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
-import psutil
 import pytest
 
 from dashboard import jobs, state
@@ -22,6 +16,7 @@ from frl_engine.stopping import live_worker_pids
 from test_dashboard import APP, SAMPLE, fit  # noqa: F401  (the `at` fixture below mirrors test_dashboard's)
 from test_stopping import alive, wait_for
 from server_log import app_errors
+from streamlit_server import start_server, server_workers
 
 from streamlit.testing.v1 import AppTest
 
@@ -101,48 +96,10 @@ def test_a_running_job_is_polled_quickly_only_just_after_it_starts_or_publishes(
 
 
 # ---------------------------------------------------------------------------------------------- the real server
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(tmp_path):
-    port = _free_port()
+def start_server_here(tmp_path):
     log_path = tmp_path / "streamlit.log"
-    command = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port),
-               "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    env = dict(os.environ, FRL_DASHBOARD_WARMUP="0", PYTHONPATH=str(ROOT))
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return process, url, log_path
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"streamlit did not start:\n{log_path.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.2)
-
-
-def server_workers(process):
-    """The server's worker processes (children other than loky's resource tracker)."""
-    try:
-        children = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-    out = []
-    for child in children:
-        try:
-            if "resource_tracker" not in " ".join(child.cmdline()):
-                out.append(child.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return out
+    process, url = start_server(log_path, {"FRL_DASHBOARD_WARMUP": "0"})
+    return process, url, log_path
 
 
 def nav(page, title: str) -> None:
@@ -168,7 +125,7 @@ def start_validation_in_browser(page, url):
 def test_closing_the_tab_ends_the_sessions_jobs_and_sigterm_ends_the_server(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    process, url, log_path = start_server(tmp_path)
+    process, url, log_path = start_server_here(tmp_path)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
@@ -177,7 +134,7 @@ def test_closing_the_tab_ends_the_sessions_jobs_and_sigterm_ends_the_server(tmp_
                 context = browser.new_context()
                 page = context.new_page()
                 start_validation_in_browser(page, url)
-                workers = wait_for(lambda: server_workers(process), timeout=120)
+                workers = wait_for(lambda: server_workers(process.pid), timeout=120)
                 page.get_by_role("button", name="Stop").first.wait_for(timeout=30_000)
                 context.close()
                 closed = time.monotonic()
@@ -187,14 +144,14 @@ def test_closing_the_tab_ends_the_sessions_jobs_and_sigterm_ends_the_server(tmp_
                 context = browser.new_context()
                 page = context.new_page()
                 start_validation_in_browser(page, url)
-                workers = wait_for(lambda: server_workers(process), timeout=120)
+                workers = wait_for(lambda: server_workers(process.pid), timeout=120)
                 # Meanwhile another user opens the app: measured and printed (the figure is in docs/dashboard.md).
                 other = browser.new_context().new_page()
                 opened = time.monotonic()
                 other.goto(url)
                 other.get_by_role("heading", name="Data", level=1).wait_for(timeout=60_000)
                 print(f"another session's first page during a validation: {time.monotonic() - opened:.1f} s")
-                assert server_workers(process)  # the validation was still running meanwhile
+                assert server_workers(process.pid)  # the validation was still running meanwhile
                 terminated = time.monotonic()
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=30)
