@@ -1,6 +1,7 @@
 """The Explore page (AppTest, no browser): run a grid, stop a run, make a cell's list the current fit."""
 
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import explore_jobs, jobs, services, state
+from streamlit_server import server_workers
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import read_table, split_target
 
@@ -160,16 +162,7 @@ def test_tune_then_fit_on_the_fit_page_fits_the_recommended_cell(at):
 # ---------------------------------------------------------------------------------------------- the server-wide cap
 def heavy_workers() -> list[int]:
     """Worker processes of this process (the AppTest "server"): every child but loky's resource tracker."""
-    import psutil
-
-    out = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "resource_tracker" not in " ".join(child.cmdline()):
-                out.append(child.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return out
+    return server_workers(os.getpid())
 
 
 class WorkerCounter:
