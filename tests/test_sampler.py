@@ -708,3 +708,42 @@ def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(m
     cramped = sample_posterior(problem, **kwargs)
     assert cramped.lists == roomy.lists
     np.testing.assert_array_equal(cramped.log_posterior_trace, roomy.log_posterior_trace)
+
+
+@pytest.mark.parametrize("temperatures,refresh", [(1, 0), (3, 5)])
+def test_a_resumed_sample_is_the_longer_chain_draw_for_draw(temperatures, refresh):
+    """resume: n sweeps, then m more from where the chains stopped, are n + m sweeps of one chain."""
+    problem, true_order = planted_problem()
+    kwargs = dict(n_chains=2, starts=[true_order, [3, 5]], focus=[3, 5, *true_order], random_state=11, n_jobs=1,
+                  temperatures=temperatures, refresh=refresh)
+    whole = sample_posterior(problem, n_samples=120, burn_in=81, **kwargs)
+    first = sample_posterior(problem, n_samples=21, burn_in=60, **kwargs)  # 81 sweeps: an odd number
+    for jobs in (1, 2):
+        rest = sample_posterior(problem, n_samples=120, burn_in=0, resume=first, **{**kwargs, "n_jobs": jobs})
+        np.testing.assert_array_equal(rest.log_posterior_trace, whole.log_posterior_trace)
+        assert rest.lists == whole.lists
+        np.testing.assert_array_equal(rest.K, whole.K)
+        assert rest.burn_in == 81 and rest.thin == 1
+    assert first.chain_states[0].sweeps == 81 and rest.chain_states[0].sweeps == 201
+    # the earlier sample is not changed by being continued (its generators are copied)
+    again = sample_posterior(problem, n_samples=120, burn_in=0, resume=first, **kwargs)
+    np.testing.assert_array_equal(again.log_posterior_trace, whole.log_posterior_trace)
+
+
+def test_a_chain_continued_on_another_ladder_still_samples_the_exact_posterior():
+    """Plain sweeps, then tempered ones from the plain chain's state (the default escalation): exact posterior."""
+    hyper, weights = SETTINGS["paper-priors-equal-weights"]
+    coverage, y = small_data()
+    exact = exact_posterior(coverage, y, hyper, weights)
+    probabilities = {order: v["prob"] for order, v in exact.items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    plain = sample_posterior(problem, n_samples=50, n_chains=2, burn_in=0, start=[0], random_state=5, n_jobs=1,
+                             refresh=5, temperatures=1)
+    result = sample_posterior(problem, n_samples=30_000, n_chains=2, burn_in=200, thin=2, start=[0],
+                              random_state=5, n_jobs=1, refresh=5, temperatures=[1.0, 0.6, 0.3], resume=plain)
+    tv = total_variation(probabilities, result.orders)
+    print(f"continued on a ladder: TV(lists) = {tv:.4f}, swaps {result.swap_acceptance}")
+    assert tv <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 2, "continued tempered")
+    with pytest.raises(FRLError, match="resume must be a posterior sample of 3 chains"):
+        sample_posterior(problem, n_samples=10, n_chains=3, start=[0], resume=plain)
