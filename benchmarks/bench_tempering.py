@@ -2,11 +2,11 @@
 
 For UCI breast cancer, UCI Spambase and the generated raw hospital export (20,000 rows), fit the
 default model (seed 0), then draw the default posterior sample (4 chains x 1000 kept, burn-in 1000,
-drawn again with 4x then 16x burn-in and thinning while not converged) twice:
+continued longer while not converged) at least twice:
 
 * ``temperatures=1``: no tempering (the sampler before parallel tempering);
 * the default (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`: plain, then
-  tempered on ``sampler.DEFAULT_TEMPERATURES`` replicas per chain, then continued 2x, 4x, 8x on
+  tempered on ``sampler.DEFAULT_TEMPERATURES`` replicas per chain, then continued 2x, 6x on
   that or the close ladder, each attempt continuing the chains of the one before).
 
 Prints split R-hat and bulk ESS of the log posterior and of L, the verdict, the burn-in and
@@ -103,7 +103,7 @@ def measure(key: str, ladders) -> list[dict]:
 
 def run(only=("breast", "spam", "raw"), ladders=(1, None)) -> list[dict]:
     print(f"Default posterior sample with and without parallel tempering ({os.cpu_count()} cores; "
-          "4 chains x 1000 kept, extended 4x/16x while not converged)")
+          "4 chains x 1000 kept, continued longer while not converged)")
     rows = []
     for key in only:
         rows.extend(measure(key, ladders))
