@@ -2,11 +2,11 @@
 
 For UCI breast cancer, UCI Spambase and the generated raw hospital export (20,000 rows), fit the
 default model (seed 0), then draw the default posterior sample (4 chains x 1000 kept, burn-in 1000,
-continued longer while not converged) at least twice:
+continued longer while not converged) for each ladder asked (default ``1,default``):
 
 * ``temperatures=1``: no tempering (the sampler before parallel tempering);
 * the default (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`: plain, then
-  tempered on ``sampler.DEFAULT_TEMPERATURES`` replicas per chain, then continued 2x, 6x on
+  tempered on ``sampler.DEFAULT_TEMPERATURES`` replicas per chain, then continued 2x, 4x on
   that or the close ladder, each attempt continuing the chains of the one before).
 
 Prints split R-hat and bulk ESS of the log posterior and of L, the verdict, the burn-in and
