@@ -9,7 +9,12 @@
   (process start-up, result assembly, diagnostics, the fixed-list risk run).
 * If ``sample_data/readmission.csv`` exists: the same through the estimator.
 
-Run: ``.venv/bin/python benchmarks/bench_sampler.py``
+* ``--map-mass``: on UCI breast cancer, how much posterior mass the MAP list carries (docs/search.md,
+  section 4): each list's mass (the joint posterior integrated over its risks, by importance
+  sampling) for the MAP list and for lists of a long plain sample, the sample's length
+  posterior and its draws with the MAP list's captures, and plain chains started on the MAP list.
+
+Run: ``.venv/bin/python benchmarks/bench_sampler.py [--map-mass]``
 """
 
 from __future__ import annotations
@@ -122,5 +127,112 @@ def run() -> dict:
     return figures
 
 
+def _log_list_mass(problem, order, rng, n_draws=40_000, nu=5.0):
+    """``log`` of the integral of ``pi(c, r)`` over the risks ``r`` of list ``c`` (refresh.log_target_r),
+    by importance sampling from a Student-t at the mode with the inverse Hessian as scale (x1.5).
+    Returns ``(log mass, log density at the mode, importance ESS)``."""
+    from scipy import optimize, special
+
+    from frl_engine.bits import capture_counts
+    from frl_engine.refresh import log_target_r
+
+    order = np.asarray(order, dtype=np.int64)
+    length = len(order)
+    n_cap, n_pos = capture_counts(problem.rules, problem.y, problem.all_rows, order)
+
+    def f(r):
+        return log_target_r(order, length, n_cap, n_pos, np.ascontiguousarray(r, dtype=float),
+                            problem.cum_weights, problem.log_weights, problem.consts, 1.0)
+
+    def to_r(h):  # falling log odds from (log gaps, last)
+        return h[length] + np.concatenate([np.cumsum(np.exp(h[:length])[::-1])[::-1], [0.0]])
+
+    h = np.concatenate([np.full(length, -0.5), [-1.0]])
+    h = optimize.minimize(lambda x: -f(to_r(x)), h, method="Nelder-Mead",
+                          options={"maxiter": 20_000, "xatol": 1e-8, "fatol": 1e-10}).x
+    h = optimize.minimize(lambda x: -f(to_r(x)), h, method="BFGS").x
+    mode = to_r(h)
+    d, eps = length + 1, 1e-3
+    hess = np.zeros((d, d))
+    for i in range(d):
+        for j in range(d):
+            a, b = np.eye(d)[i] * eps, np.eye(d)[j] * eps
+            hess[i, j] = (f(mode + a + b) - f(mode + a - b) - f(mode - a + b) + f(mode - a - b)) / (4 * eps * eps)
+    cov = np.linalg.inv(-(hess + hess.T) / 2)
+    values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+    chol = np.linalg.cholesky(1.5 * (vectors * np.clip(values, 1e-8, None)) @ vectors.T)
+    x = mode + (rng.standard_normal((n_draws, d)) / np.sqrt(rng.chisquare(nu, n_draws) / nu)[:, None]) @ chol.T
+    log_q = (special.gammaln((nu + d) / 2) - special.gammaln(nu / 2) - d / 2 * np.log(nu * np.pi)
+             - np.sum(np.log(np.diag(chol)))
+             - (nu + d) / 2 * np.log1p(np.sum(np.linalg.solve(chol, (x - mode).T) ** 2, axis=0) / nu))
+    log_w = np.array([f(row) for row in x]) - log_q
+    w = np.exp(log_w - log_w.max())
+    return special.logsumexp(log_w) - np.log(n_draws), f(mode), w.sum() ** 2 / (w ** 2).sum()
+
+
+def map_mass() -> None:
+    """Does the posterior visit the MAP list of UCI breast cancer, and should it?"""
+    from collections import Counter
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_search import _uci
+
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.bits import capture_counts
+    from frl_engine.sampler import dispersed_starts, focus_rules
+
+    loaded = _uci("breast")
+    if isinstance(loaded, str):
+        print(f"UCI breast cancer: not run ({loaded})")
+        return
+    X, y, options = loaded
+    model = FallingRuleListClassifier(random_state=0, **options).fit(X, y)
+    problem = model.problem_
+    names = model.candidate_names_
+    map_order = tuple(int(i) for i in model.map_fit_.order)
+    chain_orders = model.anneal_result_.chain_orders
+    rng = np.random.default_rng(0)
+    mass, top, ess = _log_list_mass(problem, map_order, rng)
+    print(f"UCI breast cancer: MAP list of {len(map_order)} rules: log mass {mass:.2f} "
+          f"(log density at its mode {top:.2f}; importance ESS {ess:.0f})")
+    sample = sample_posterior(problem, n_samples=1000, n_chains=4, burn_in=0, thin=64, random_state=3, temperatures=1,
+                              starts=dispersed_starts(map_order, chain_orders, 4),
+                              focus=focus_rules(problem, (map_order, *chain_orders)))
+    print(f"  plain sample, 4 chains x 64,000 sweeps (thin 64): R-hat {sample.rhat['log_posterior']:.3f} / "
+          f"{sample.rhat['length']:.3f}, {len(set(sample.orders)):,} distinct lists in {sample.n_total:,} draws; "
+          f"P(L): " + ", ".join(f"{k}: {v:.5f}" for k, v in sample.length_histogram().items()))
+
+    def captures(order):
+        n_cap, n_pos = capture_counts(problem.rules, problem.y, problem.all_rows, np.asarray(order, dtype=np.int64))
+        return tuple(n_cap), tuple(n_pos)
+
+    target = captures(map_order)
+    same = [i for i, o in enumerate(sample.orders) if len(o) == len(map_order) and captures(o) == target]
+    print(f"  draws with the MAP list's captures (the same card): {len(same)} of {sample.n_total:,} "
+          f"(the MAP list itself: {sum(o == map_order for o in sample.orders)}); at draws {same}")
+    for i in same:
+        if sample.orders[i] != map_order:
+            print("    " + " | ".join(names[j] for j in sample.orders[i]))
+    for order, _ in Counter(sample.orders).most_common(8):
+        try:
+            m, t, e = _log_list_mass(problem, order, rng)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+        print(f"  sampled list of {len(order)} rules: log mass {m:.2f} (mode {t:.2f}, importance ESS {e:.0f}); "
+              f"the MAP list is {mass - m:.1f} nats more probable")
+    stay = sample_posterior(problem, n_samples=5000, n_chains=4, burn_in=0, random_state=4, temperatures=1,
+                            start=map_order)
+    on = np.array([o == map_order for o in stay.orders]).reshape(4, 5000)
+    first_off = [int(np.argmin(row)) if not row.all() else 5000 for row in on]
+    print(f"  4 plain chains started on the MAP list, 5,000 sweeps each: sweeps before leaving {first_off}; "
+          f"sweeps on it {int(on.sum())} ({100 * on.mean():.2f}%); joint log posterior at the start "
+          f"{np.round(stay.log_posterior_trace[:, 0], 1).tolist()}, mean of the last 1,000 sweeps "
+          f"{stay.log_posterior_trace[:, -1000:].mean():.1f} with {stay.lengths.reshape(4, 5000)[:, -1000:].mean():.1f} "
+          "rules")
+
+
 if __name__ == "__main__":
-    run()
+    if "--map-mass" in sys.argv[1:]:
+        map_mass()
+    else:
+        run()

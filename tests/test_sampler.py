@@ -664,7 +664,8 @@ def test_cli_sample_temperatures(tmp_path, capsys):
 
 
 def test_default_sample_tempers_when_the_plain_sampler_did_not_converge():
-    """sample_posterior_tempered_until_converged: plain 1x, tempered 1x, then 4x on that or a closer ladder by the swap rate."""
+    """sample_posterior_tempered_until_converged without continuing: plain 1x, tempered 1x, then 4x on that or a
+    closer ladder by the swap rate, each afresh from the seed."""
     from frl_engine.sampler import sample_posterior_tempered_until_converged
 
     problem, true_order = planted_problem()
@@ -672,28 +673,54 @@ def test_default_sample_tempers_when_the_plain_sampler_did_not_converge():
                   n_jobs=1, refresh=2)
     plain = sample_posterior(problem, temperatures=1, **kwargs)
     tempered = sample_posterior(problem, temperatures=4, **kwargs)
+    kwargs_afresh = {**kwargs, "continue_chains": False}
     assert not plain.verdict.converged and not tempered.verdict.converged
-    keeps_tempering = sample_posterior_tempered_until_converged(problem, min_top_swap=0.0, **kwargs)
+    keeps_tempering = sample_posterior_tempered_until_converged(problem, min_top_swap=0.0, **kwargs_afresh)
     assert keeps_tempering.thin == 4 and len(keeps_tempering.temperatures) == 4
     np.testing.assert_array_equal(
         keeps_tempering.log_posterior_trace,
         sample_posterior(problem, **{**kwargs, "thin": 4}, temperatures=4).log_posterior_trace)
     assert [(a["factor"], a["replicas"]) for a in keeps_tempering.attempts] == [(1, 1), (1, 4), (4, 4)]
+    assert not any(a["continued"] for a in keeps_tempering.attempts)
     assert keeps_tempering.attempts[1]["top_swap"] == tempered.swap_acceptance[0]
     assert keeps_tempering.attempts[0]["worst_rhat"] == plain.verdict.worst_rhat
     assert "runs drawn: plain 1x" in keeps_tempering.summary()
     json.dumps(keeps_tempering.to_dict(), allow_nan=False)
-    closer = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, **kwargs)
+    closer = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, **kwargs_afresh)
     assert closer.thin == 4 and closer.temperatures == pytest.approx(0.5 ** (np.arange(6) / 5))
     assert [(a["factor"], a["replicas"]) for a in closer.attempts] == [(1, 1), (1, 4), (4, 6)]
     plain_last = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, close_temperatures=1,
-                                                           **kwargs)
+                                                           **kwargs_afresh)
     assert plain_last.thin == 4 and plain_last.temperatures == (1.0,)
     # data on which the plain sampler converges pay nothing for tempering
     quick = sample_posterior_tempered_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
                                                       random_state=0, n_jobs=2)
     assert quick.verdict.converged and quick.thin == 1 and quick.temperatures == (1.0,)
     assert len(quick.attempts) == 1 and quick.attempts[0]["converged"]
+
+
+def test_the_default_sample_continues_its_chains():
+    """The default escalation continues the chains: it equals the same attempts drawn with resume=, one after the
+    other, whatever n_jobs; the last attempt's burn-in counts every earlier sweep."""
+    from frl_engine.sampler import sample_posterior_tempered_until_converged, temperature_ladder
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=12, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, refresh=2)
+    results = [sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=jobs,
+                                                         **kwargs) for jobs in (1, 2)]
+    assert [(a["factor"], a["replicas"], a["continued"]) for a in results[0].attempts] == [
+        (1, 1, False), (1, 4, True), (2, 6, True), (4, 6, True)]
+    assert [a["sweeps"] for a in results[0].attempts] == [17, 17, 24, 48]
+    by_hand = sample_posterior(problem, burn_in=5, temperatures=1, n_jobs=1, **kwargs)
+    by_hand = sample_posterior(problem, burn_in=5, temperatures=4, resume=by_hand, n_jobs=1, **kwargs)
+    for factor in (2, 4):
+        by_hand = sample_posterior(problem, burn_in=0, thin=factor, temperatures=temperature_ladder(6, 0.5),
+                                   resume=by_hand, n_jobs=1, **kwargs)
+    for result in results:
+        np.testing.assert_array_equal(result.log_posterior_trace, by_hand.log_posterior_trace)
+        assert result.lists == by_hand.lists
+        assert result.thin == 4 and result.burn_in == 17 + 17 + 24
+    assert "continued, tempered (6 replicas" in results[0].summary()
 
 
 def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):
@@ -708,3 +735,42 @@ def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(m
     cramped = sample_posterior(problem, **kwargs)
     assert cramped.lists == roomy.lists
     np.testing.assert_array_equal(cramped.log_posterior_trace, roomy.log_posterior_trace)
+
+
+@pytest.mark.parametrize("temperatures,refresh", [(1, 0), (3, 5)])
+def test_a_resumed_sample_is_the_longer_chain_draw_for_draw(temperatures, refresh):
+    """resume: n sweeps, then m more from where the chains stopped, are n + m sweeps of one chain."""
+    problem, true_order = planted_problem()
+    kwargs = dict(n_chains=2, starts=[true_order, [3, 5]], focus=[3, 5, *true_order], random_state=11, n_jobs=1,
+                  temperatures=temperatures, refresh=refresh)
+    whole = sample_posterior(problem, n_samples=120, burn_in=81, **kwargs)
+    first = sample_posterior(problem, n_samples=21, burn_in=60, **kwargs)  # 81 sweeps: an odd number
+    for jobs in (1, 2):
+        rest = sample_posterior(problem, n_samples=120, burn_in=0, resume=first, **{**kwargs, "n_jobs": jobs})
+        np.testing.assert_array_equal(rest.log_posterior_trace, whole.log_posterior_trace)
+        assert rest.lists == whole.lists
+        np.testing.assert_array_equal(rest.K, whole.K)
+        assert rest.burn_in == 81 and rest.thin == 1
+    assert first.chain_states[0].sweeps == 81 and rest.chain_states[0].sweeps == 201
+    # the earlier sample is not changed by being continued (its generators are copied)
+    again = sample_posterior(problem, n_samples=120, burn_in=0, resume=first, **kwargs)
+    np.testing.assert_array_equal(again.log_posterior_trace, whole.log_posterior_trace)
+
+
+def test_a_chain_continued_on_another_ladder_still_samples_the_exact_posterior():
+    """Plain sweeps, then tempered ones from the plain chain's state (the default escalation): exact posterior."""
+    hyper, weights = SETTINGS["paper-priors-equal-weights"]
+    coverage, y = small_data()
+    exact = exact_posterior(coverage, y, hyper, weights)
+    probabilities = {order: v["prob"] for order, v in exact.items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    plain = sample_posterior(problem, n_samples=50, n_chains=2, burn_in=0, start=[0], random_state=5, n_jobs=1,
+                             refresh=5, temperatures=1)
+    result = sample_posterior(problem, n_samples=30_000, n_chains=2, burn_in=200, thin=2, start=[0],
+                              random_state=5, n_jobs=1, refresh=5, temperatures=[1.0, 0.6, 0.3], resume=plain)
+    tv = total_variation(probabilities, result.orders)
+    print(f"continued on a ladder: TV(lists) = {tv:.4f}, swaps {result.swap_acceptance}")
+    assert tv <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 2, "continued tempered")
+    with pytest.raises(FRLError, match="resume must be a posterior sample of 3 chains"):
+        sample_posterior(problem, n_samples=10, n_chains=3, start=[0], resume=plain)
