@@ -393,10 +393,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         with ``temperatures`` given, 4, then 16 times the burn-in and thinning
         (:func:`frl_engine.sampler.sample_posterior_until_converged`).
         ``temperatures``: replicas per chain for parallel tempering (1 turns it off), or the inverse
-        temperatures themselves.  ``None`` (default): the plain sampler first; with ``extend``, when it
-        has not converged, parallel tempering on the default ladder, then a 4x longer tempered run or
-        (when the replicas barely exchange with temperature 1) a 16x longer plain run
-        (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`).
+        temperatures themselves.  ``None`` (default): the plain sampler first; with ``extend``, while it
+        has not converged, the same chains continued with parallel tempering on the default ladder,
+        then 2x and 4x longer on that ladder or (when its replicas barely exchange with temperature
+        1) on a closer one (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`).
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):
