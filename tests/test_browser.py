@@ -237,7 +237,11 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
     engine = FallingRuleListClassifier(random_state=0).fit(features, y)
     rows = page.locator("table.frl-list tbody tr")
     # the page is drawn again when the posterior arrives: wait for the list rather than count mid-redraw
-    expect(rows).to_have_count(len(engine.rules_) + 1, timeout=60_000)
+    try:
+        expect(rows).to_have_count(len(engine.rules_) + 1, timeout=60_000)
+    except AssertionError:
+        _shot(page, "10-rules-raw-export-failed", 1600)  # what the page showed instead, for the log
+        raise
     assert _first_rule(page) == engine.rules_[0]
     body = page.locator("table.frl-list").inner_text()
     assert "?" not in body and "encounter_id" not in body and "patient_nbr" not in body
