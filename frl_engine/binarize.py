@@ -200,14 +200,12 @@ class ColumnSpec:
             labels = [category_label(v) for v in np.asarray(uniques, dtype=object)]
             present = (codes >= 0) & ~missing
             truth = np.zeros((len(labels) + 1, n_items), dtype=bool)  # last row: NaN cells
-            index = {label: i for i, label in enumerate(labels)}
+            folded = [label.casefold() for label in labels]  # levels match without case, as Condition does
             for j, category in enumerate(self.categories):
-                i = index.get(category)
-                if i is not None:
-                    truth[i, j] = True
+                truth[: len(labels), j] = [f == category.casefold() for f in folded]
             for k, category in enumerate(self.negated):  # any other known value (never a missing one)
                 j = len(self.categories) + k
-                truth[: len(labels), j] = [label != category for label in labels]
+                truth[: len(labels), j] = [f != category.casefold() for f in folded]
             upper = [label.upper() for label in labels]
             for k, prefix in enumerate(self.prefixes):
                 j = len(self.categories) + len(self.negated) + k

@@ -212,22 +212,28 @@ def cmd_predict(args) -> int:
 
     model = load_model_dict(args.model)
     estimator = FallingRuleListClassifier.from_dict(model)
-    frame = read_table(args.data)
+    from .io import tidy_text_cells
+
+    original = read_table(args.data, tidy=False)  # the output keeps the user's cells as they wrote them
+    frame = original.copy()
+    tidy_text_cells(frame)  # read as fit does
     features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
     rule_number = estimator.apply(features)
     risk = estimator.probabilities_[rule_number]
     risk_column = "risk" if "risk" not in frame.columns else "frl_risk"
     rule_column = "rule" if "rule" not in frame.columns else "frl_rule"
-    scored = frame.copy()
+    scored = original.copy()
     scored[risk_column] = risk
     scored[rule_column] = rule_number + 1  # 1 = top rule; L+1 = the ELSE rule
+    # written the way the input was (a semicolon file with decimal commas stays one, for its Excel)
+    style = {"sep": original.attrs.get("delimiter", ","), "decimal": original.attrs.get("decimal", ".")}
     if args.out:
-        scored.to_csv(args.out, index=False)
+        scored.to_csv(args.out, index=False, **style)
         counts = pd.Series(rule_number + 1).value_counts().sort_index()
         print(f"Scored {len(scored)} rows into {args.out} (columns {risk_column!r}, {rule_column!r}; "
               f"rows per rule: {', '.join(f'{k}: {v}' for k, v in counts.items())})")
     else:
-        scored.to_csv(sys.stdout, index=False)
+        scored.to_csv(sys.stdout, index=False, **style)
     return 0
 
 

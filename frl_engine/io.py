@@ -37,7 +37,7 @@ def _duplicates(names) -> list[str]:
     return dups
 
 
-def read_table(source, filename: str | None = None) -> pd.DataFrame:
+def read_table(source, filename: str | None = None, *, tidy: bool = True) -> pd.DataFrame:
     """Read a CSV, Excel or Parquet table from a path or from bytes.
 
     Parameters
@@ -46,6 +46,11 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
         The table.  Bytes (an upload) are read in memory and never written to disk.
     filename : str, optional
         Name used to pick the format and in messages (defaults to the path's name).
+    tidy : bool, default True
+        Trim spaces around text cells and merge spellings that differ only in case
+        (:func:`tidy_text_cells`); False keeps the cells as written (``frl predict`` copies them
+        to its output).  A delimited text file's delimiter and decimal mark are kept in
+        ``frame.attrs["delimiter"]`` and ``frame.attrs["decimal"]``.
 
     Raises
     ------
@@ -86,6 +91,7 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
                              | {m.title() for m in MISSING_MARKERS}) if decimal == "," else None
             frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
                                 na_values=markers, skiprows=skip)
+            frame.attrs["delimiter"], frame.attrs["decimal"] = delimiter, decimal
             said = []
             if (delimiter, decimal) != (",", "."):
                 said.append(f"{DELIMITER_NAMES[delimiter]}-separated" + (", decimal comma" if decimal == "," else ""))
@@ -123,14 +129,15 @@ def read_table(source, filename: str | None = None) -> pd.DataFrame:
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
     frame.columns = [str(c).strip() for c in frame.columns]
-    _tidy_text_cells(frame)
+    if tidy:
+        tidy_text_cells(frame)
     dups = _duplicates(frame.columns)
     if dups:
         raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
     return frame
 
 
-def _tidy_text_cells(frame: pd.DataFrame) -> None:
+def tidy_text_cells(frame: pd.DataFrame) -> None:
     """Trim spaces around text cells and merge spellings that differ only in case, in place.
 
     ``"F "`` and ``"F"`` are one level, and so are ``"f"`` and ``"F"`` (each such group becomes its most

@@ -163,8 +163,9 @@ class Condition:
             if self.op == "starts with":
                 prefix = self.value.upper()
                 matching = [v for v in _distinct(series) if category_label(v).upper().startswith(prefix)]
-            else:
-                matching = [v for v in _distinct(series) if category_label(v) == self.value]
+            else:  # without case: "f" in new data is the "F" of the training data
+                want = str(self.value).casefold()
+                matching = [v for v in _distinct(series) if category_label(v).casefold() == want]
             hits = series.isin(matching).to_numpy(dtype=bool)
             if self.op == "!=":
                 hits = ~hits

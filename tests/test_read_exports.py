@@ -170,3 +170,25 @@ def test_a_measurement_given_as_the_outcome_is_one_message_saying_what_to_do(tmp
     coded = pd.DataFrame({"Age": [61, 72, 55, 80], "Discharge": [1, 2, 3, 2]})
     with pytest.raises(DataError, match="say which value is the event"):
         split_target(coded, "Discharge")
+
+
+def test_frl_predict_keeps_the_users_cells_and_writes_the_way_the_file_was_written(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    n = 300
+    sex = rng.choice(["F", "M"], n)
+    died = np.where(rng.random(n) < np.where(sex == "F", 0.5, 0.1), "yes", "no")
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"Sex": sex, "Died": died}).to_csv(train, index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(train), "--target", "Died", "--out", str(model)]) == 0
+    new = tmp_path / "new.csv"
+    new.write_text("Sex;Weight\nf ;70,5\nM;80,25\nF;66,0\n", encoding="utf-8")
+    out = tmp_path / "scored.csv"
+    assert main(["predict", str(model), str(new), "--out", str(out)]) == 0
+    capsys.readouterr()
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "Sex;Weight;risk;rule"
+    assert lines[1].startswith("f ;70,5;") and lines[2].startswith("M;80,25;")  # the cells as written
+    cells = [line.split(";") for line in lines[1:]]
+    assert cells[0][2] == cells[2][2] != cells[1][2]  # "f " is scored as "F"
+    assert "," in cells[0][2]  # a decimal comma, as in the input
