@@ -39,7 +39,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError
-from frl_engine.io import default_positive, dumps_model, parse_model, read_table, split_target
+from frl_engine.io import default_positive, dumps_model, outcome_spellings, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit, not on the landing page
@@ -308,16 +308,8 @@ def suggest_event(series: pd.Series):
 
 
 def _outcome_spellings(series: pd.Series) -> list:
-    """The distinct outcome values, one spelling per value that differs only in case or spaces (as the engine
-    reads them, :func:`frl_engine.io.split_target`), missing markers left out."""
-    present = series[~missing_mask(series)]
-    seen, values = set(), []
-    for value in present.value_counts().index:  # most frequent spelling first
-        key = value.strip().casefold() if isinstance(value, str) else value
-        if key not in seen:
-            seen.add(key)
-            values.append(value)
-    return values
+    """The distinct outcome values as the engine reads them (:func:`frl_engine.io.outcome_spellings`)."""
+    return list(outcome_spellings(series).values())
 
 
 def outcome_values(series: pd.Series) -> list:

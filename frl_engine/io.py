@@ -101,12 +101,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True) -> pd.
             if said:
                 frame.attrs["read_as"] = "; ".join(said)
         elif suffix in (".xlsx", ".xls"):
-            frame, sheet, sheets = _read_workbook(raw)
-            header_at = frame.attrs.pop("header_row", 0)
-            dups = (_duplicates(pd.read_excel(io.BytesIO(raw), sheet_name=sheet, header=None, skiprows=header_at,
-                                              nrows=1).iloc[0].tolist()) if len(frame.columns) else [])
-            if dups:
-                raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+            frame, sheet, sheets, header_at = _read_workbook(raw, filename)
             said = []
             if len(sheets) > 1:
                 said.append(f"sheet {sheet!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): the one with the "
@@ -172,25 +167,31 @@ def tidy_text_cells(frame: pd.DataFrame) -> None:
         frame.attrs["merged_spellings"] = merged
 
 
-def _read_workbook(raw: bytes) -> tuple[pd.DataFrame, str, list[str]]:
-    """The sheet of a workbook that holds the table: the one with the most filled cells (the first of equals).
+def _read_workbook(raw: bytes, filename: str) -> tuple[pd.DataFrame, str, list[str], int]:
+    """The table of a workbook, parsed once: ``(frame, sheet name, all sheet names, header row)``.
 
-    Exports often put a cover or a legend sheet first; the patients are on the largest sheet.
-    Returns ``(frame, sheet name, all sheet names)``.
+    The sheet is the one with the most filled cells (the first of equals): exports often put a cover
+    or a legend sheet first.  Its header is the first row past any title rows (:func:`header_row`).
     """
-    sheets = pd.read_excel(io.BytesIO(raw), sheet_name=None)
+    sheets = pd.read_excel(io.BytesIO(raw), sheet_name=None, header=None)
     names = list(sheets)
     if not names:
-        raise DataError("the workbook has no sheets")
+        raise DataError(f"{filename}: the workbook has no sheets")
     filled = [int(sheets[name].notna().to_numpy().sum()) for name in names]
     best = names[filled.index(max(filled))]
-    frame = sheets[best]
-    first = pd.read_excel(io.BytesIO(raw), sheet_name=best, header=None, nrows=20)
-    skip = header_row(first.itertuples(index=False))
-    if skip:
-        frame = pd.read_excel(io.BytesIO(raw), sheet_name=best, header=skip)
-        frame.attrs["header_row"] = skip
-    return frame, best, names
+    grid = sheets[best]
+    if grid.empty:
+        raise pd.errors.EmptyDataError("no cells")
+    skip = header_row(grid.head(20).itertuples(index=False))
+    header = grid.iloc[skip].tolist()
+    dups = _duplicates([h for h in header if not pd.isna(h)])
+    if dups:
+        raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+    columns = [f"Unnamed: {i}" if pd.isna(h) else (int(h) if isinstance(h, float) and h.is_integer() else h)
+               for i, h in enumerate(header)]
+    frame = grid.iloc[skip + 1:].reset_index(drop=True).infer_objects()
+    frame.columns = columns
+    return frame, best, names, skip
 
 
 def default_positive(values) -> object:
@@ -214,18 +215,21 @@ def _outcome_key(value):
     return value.strip().casefold() if isinstance(value, str) else value
 
 
-def _is_text_series(series: pd.Series) -> bool:
-    return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
+def outcome_spellings(outcome: pd.Series) -> dict:
+    """Each distinct outcome value -> its most frequent spelling, missing cells left out.
 
+    Values are compared as :func:`split_target` compares them (text trimmed and without case:
+    ``"Yes"``, ``"YES"`` and ``"yes "`` are one value); keys are in order of first appearance.
+    """
+    from .columns import missing_mask
 
-def _spellings(outcome: pd.Series, keys: pd.Series) -> dict:
-    """Each distinct outcome key -> its most frequent spelling in the data (first seen among equals)."""
-    counts = pd.DataFrame({"key": keys.to_numpy(), "value": outcome.to_numpy()}).value_counts(sort=True)
+    present = outcome[~missing_mask(outcome)]
+    keys = present.map(_outcome_key)
+    counts = pd.DataFrame({"key": keys.to_numpy(), "value": present.to_numpy()}).value_counts(sort=True)
     spelled = {}
     for key, value in counts.index:
         spelled.setdefault(key, value)
-    order = pd.unique(keys)
-    return {k: spelled[k] for k in order}
+    return {k: spelled[k] for k in pd.unique(keys)}
 
 
 def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.DataFrame, np.ndarray, object]:
@@ -262,8 +266,8 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
         raise DataError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows or fill "
                         "them")
     # "Yes", "YES" and "yes " are one outcome: text is compared trimmed and without case.
-    keys = outcome.map(_outcome_key) if _is_text_series(outcome) else outcome
-    spelled = _spellings(outcome, keys)
+    keys = outcome.map(_outcome_key)
+    spelled = outcome_spellings(outcome)
     values = list(spelled)
     if positive is None:
         if len(values) < 2:
