@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from streamlit_server import server_workers, start_server  # noqa: E402  (the tests' server launcher)
+from streamlit_server import server_workers, start_server, start_validation_in_browser  # noqa: E402  (the tests' server launcher)
 
 
 def first_page(browser, url: str) -> tuple[float, float]:
@@ -50,19 +50,8 @@ def first_page(browser, url: str) -> tuple[float, float]:
         context.close()
 
 
-def nav(page, title: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
-    page.get_by_role("heading", level=1).filter(has_text=title).wait_for(timeout=60_000)
-
-
 def start_validation(page, url: str) -> None:
-    page.goto(url)
-    page.locator('.st-key-items [data-testid="stDataFrame"]').wait_for(timeout=120_000)
-    nav(page, "Fit")
-    page.get_by_role("button", name="Fit the rule list").click(timeout=60_000)
-    page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=180_000)
-    nav(page, "Validation")
-    page.get_by_role("button", name="Run cross-validation").click(timeout=180_000)
+    start_validation_in_browser(page, url)
     page.get_by_role("button", name="Stop").first.wait_for(timeout=60_000)
 
 

@@ -75,3 +75,22 @@ def server_workers(pid: int, *, busy: bool = False) -> list[int]:
         except psutil.NoSuchProcess:
             pass
     return out
+
+
+def nav(page, title: str) -> None:
+    """Open a page of the dashboard from the sidebar (Playwright) and wait for its title."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
+    page.get_by_role("heading", level=1).filter(has_text=title).wait_for(timeout=60_000)
+
+
+def start_validation_in_browser(page, url: str) -> None:
+    """Open the app (sample data), fit the list, then start the cross-validation with every default method."""
+    page.goto(url)
+    page.get_by_role("heading", name="Data", level=1).wait_for(timeout=60_000)
+    page.locator('.st-key-items [data-testid="stDataFrame"]').wait_for(timeout=120_000)
+    nav(page, "Fit")
+    page.get_by_role("button", name="Fit the rule list").click(timeout=60_000)
+    page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=180_000)
+    nav(page, "Validation")
+    # enabled once the fit's posterior is sampled (one heavy job per session)
+    page.get_by_role("button", name="Run cross-validation").click(timeout=180_000)

@@ -16,7 +16,7 @@ from frl_engine.stopping import live_worker_pids
 from test_dashboard import APP, SAMPLE, fit  # noqa: F401  (the `at` fixture below mirrors test_dashboard's)
 from test_stopping import alive, wait_for
 from server_log import app_errors
-from streamlit_server import start_server, server_workers
+from streamlit_server import server_workers, start_server, start_validation_in_browser
 
 from streamlit.testing.v1 import AppTest
 
@@ -100,24 +100,6 @@ def start_server_here(tmp_path):
     log_path = tmp_path / "streamlit.log"
     process, url = start_server(log_path, {"FRL_DASHBOARD_WARMUP": "0"})
     return process, url, log_path
-
-
-def nav(page, title: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
-    page.get_by_role("heading", level=1).filter(has_text=title).wait_for()
-
-
-def start_validation_in_browser(page, url):
-    """Open the app (sample data), fit the list, then start the cross-validation with every default method."""
-    page.goto(url)
-    page.get_by_role("heading", name="Data", level=1).wait_for(timeout=60_000)
-    page.locator('.st-key-items [data-testid="stDataFrame"]').wait_for(timeout=60_000)
-    nav(page, "Fit")
-    page.get_by_role("button", name="Fit the rule list").click(timeout=60_000)
-    page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=120_000)
-    nav(page, "Validation")
-    # enabled once the fit's posterior is sampled (one heavy job per session)
-    page.get_by_role("button", name="Run cross-validation").click(timeout=180_000)
 
 
 @pytest.mark.browser
