@@ -14,9 +14,11 @@ thinning it took, the wall time, the share of samples on the MAP list, and the s
 rate between adjacent temperatures.  The machine's other load slows the times; compare the two
 rows of one data set.
 
-Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw,raw100k] [--ladders 1,default,afresh]``
-(``afresh``: the default schedule with every attempt started afresh from the seed, as before the chains
-were continued).
+Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw,raw100k] [--ladders 1,default,afresh,global]
+[--seeds 1,2,3]`` (``afresh``: the default schedule with every attempt started afresh from the seed, as before the
+chains were continued; ``global``: the default schedule with every move with fresh risks drawing them for all the
+positions from the change down, as before the local proposals, ``local_share=0``; ``--seeds``: the sampler's seeds,
+default 1).
 (``raw100k``, the same export at 100,000 rows, only when asked).
 """
 
@@ -48,18 +50,29 @@ DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
             "raw100k": ("raw export (100,000 rows)", _raw_export_100k)}
 
 
-def _default_afresh(model):
+def _default_afresh(model, seed=1):
     """The default sample as before its chains were continued: every attempt afresh from the seed."""
     from frl_engine.sampler import dispersed_starts, focus_rules, sample_posterior_tempered_until_converged
 
     chain_orders = getattr(getattr(model, "anneal_result_", None), "chain_orders", ())
     return sample_posterior_tempered_until_converged(
-        model.problem_, n_samples=1000, n_chains=4, random_state=1, continue_chains=False,
+        model.problem_, n_samples=1000, n_chains=4, random_state=seed, continue_chains=False,
         starts=dispersed_starts(model.map_fit_.order, chain_orders, 4), rule_names=model.candidate_names_,
         focus=focus_rules(model.problem_, (model.map_fit_.order, *chain_orders)))
 
 
-def measure(key: str, ladders) -> list[dict]:
+def _default_global(model, seed):
+    """The default sample with local_share=0: every move with fresh risks redraws all of them from the change down."""
+    from frl_engine.sampler import dispersed_starts, focus_rules, sample_posterior_tempered_until_converged
+
+    chain_orders = getattr(getattr(model, "anneal_result_", None), "chain_orders", ())
+    return sample_posterior_tempered_until_converged(
+        model.problem_, n_samples=1000, n_chains=4, random_state=seed, local_share=0.0,
+        starts=dispersed_starts(model.map_fit_.order, chain_orders, 4), rule_names=model.candidate_names_,
+        focus=focus_rules(model.problem_, (model.map_fit_.order, *chain_orders)))
+
+
+def measure(key: str, ladders, seeds=(1,)) -> list[dict]:
     from frl_engine import FallingRuleListClassifier
 
     name, loader = DATASETS[key]
@@ -75,17 +88,20 @@ def measure(key: str, ladders) -> list[dict]:
           f"fit {fit_seconds:.1f} s)", flush=True)
     model.sample_posterior(5, n_chains=2, burn_in=0, random_state=0, extend=False)  # load the kernels
     rows = []
-    for ladder in ladders:
-        kwargs = {} if ladder in (None, "afresh") else {"temperatures": ladder}
+    for ladder, seed in ((ladder, seed) for ladder in ladders for seed in seeds):
+        kwargs = {} if ladder in (None, "afresh", "global") else {"temperatures": ladder}
         started = time.perf_counter()
         if ladder == "afresh":
-            sample = _default_afresh(model)
+            sample = _default_afresh(model, seed)
+        elif ladder == "global":
+            sample = _default_global(model, seed)
         else:
-            sample = model.sample_posterior(1000, n_chains=4, random_state=1, **kwargs)
+            sample = model.sample_posterior(1000, n_chains=4, random_state=seed, **kwargs)
         seconds = time.perf_counter() - started
         betas = getattr(sample, "temperatures", (1.0,))
         swaps = getattr(sample, "swap_acceptance", ())
-        label = "default" if ladder is None else ("afresh" if ladder == "afresh" else f"temperatures={ladder}")
+        label = "default" if ladder is None else (ladder if ladder in ("afresh", "global") else f"temperatures={ladder}")
+        label = f"{label} (seed {seed})"
         print(f"    {label:<16s} {len(betas)} rung(s) (beta_min {min(betas):.3g}): R-hat log posterior "
               f"{sample.rhat['log_posterior']:.3f}, L {sample.rhat['length']:.3f}; ESS {sample.ess['log_posterior']:.0f}, "
               f"{sample.ess['length']:.0f}; burn-in {sample.burn_in:,}, thin {sample.thin}; {seconds:.1f} s; "
@@ -96,17 +112,17 @@ def measure(key: str, ladders) -> list[dict]:
             from frl_engine.sampler import _describe_attempt
 
             print(f"      runs drawn: {'; '.join(_describe_attempt(a) for a in sample.attempts)}", flush=True)
-        rows.append({"dataset": name, "ladder": ladder, "rhat": sample.rhat, "ess": sample.ess, "seconds": seconds,
+        rows.append({"dataset": name, "ladder": ladder, "seed": seed, "rhat": sample.rhat, "ess": sample.ess, "seconds": seconds,
                      "converged": sample.verdict.converged, "swap_acceptance": swaps, "thin": sample.thin})
     return rows
 
 
-def run(only=("breast", "spam", "raw"), ladders=(1, None)) -> list[dict]:
+def run(only=("breast", "spam", "raw"), ladders=(1, None), seeds=(1,)) -> list[dict]:
     print(f"Default posterior sample with and without parallel tempering ({os.cpu_count()} cores; "
           "4 chains x 1000 kept, continued longer while not converged)")
     rows = []
     for key in only:
-        rows.extend(measure(key, ladders))
+        rows.extend(measure(key, ladders, seeds))
     return rows
 
 
@@ -117,6 +133,9 @@ if __name__ == "__main__":
     if "--only" in args:
         only = tuple(args[args.index("--only") + 1].split(","))
     if "--ladders" in args:
-        ladders = tuple(None if v == "default" else (v if v == "afresh" else int(v))
+        ladders = tuple(None if v == "default" else (v if v in ("afresh", "global") else int(v))
                         for v in args[args.index("--ladders") + 1].split(","))
-    run(only, ladders)
+    seeds = (1,)
+    if "--seeds" in args:
+        seeds = tuple(int(v) for v in args[args.index("--seeds") + 1].split(","))
+    run(only, ladders, seeds)

@@ -97,7 +97,7 @@ from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
 from .refresh import isotonic_centres, log_normal, log_target_r
-from .moves import ADD, FIRST_CHANGED, I, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
+from .moves import ADD, FIRST_CHANGED, I, J, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
     n_possible_moves, propose
 
 STEP_NAMES = ("initialisation", "Step 1 (Gibbs update of the gammas)", "Step 2 (Gibbs update of K)",
@@ -118,6 +118,13 @@ DEFAULT_BETA_MIN = 0.1
 INITIAL_CAPACITY = 32
 # Naive rejection attempts before the exponential-proposal sampler of the truncated gamma.
 _NAIVE_TRIES = 8
+# The list move with fresh risks: the default share of its proposals that draw fresh risks only for the
+# positions next to the change (the rest keep theirs; frl_engine.refresh), and how far below the change
+# such a local proposal reaches (0 or LOCAL_WINDOW more positions, uniformly).  Chosen by
+# benchmarks/bench_tempering.py --local (UCI breast cancer: L's ESS 2 to 4 times that of refreshing every
+# position from the change down).
+DEFAULT_LOCAL_SHARE = 0.5
+LOCAL_WINDOW = 1
 
 
 # ----------------------------------------------------------------------------------------
@@ -401,8 +408,8 @@ def _accept_list(order, in_list, proposal, length, new_length):
 
 
 @numba.njit(nogil=True, cache=True)
-def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, independence, focus_cum, focus_log,
-                st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
+def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, local_share, independence, focus_cum,
+                focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
                 block_value, block_weight, block_size, info, n_proposed, n_accepted, n_refresh_proposed,
                 n_refresh_accepted, n_params):
@@ -493,12 +500,34 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             r_cur[pos] = r_cur[pos + 1] + g[pos]
         for pos in range(start):
             r_new[pos] = r_cur[pos]
+        longer = max(length, new_length)
+        end = longer
+        windowed = False
+        if local_share >= 1.0 or (local_share > 0.0 and rng.random() < local_share):
+            windowed = True
+            anchor = start
+            if move == SWAP:
+                anchor = max(info[I], info[J])
+            end = min(anchor + rng.integers(0, LOCAL_WINDOW + 1), longer)
+        end_new = end - 1 if new_length < longer else end
+        end_cur = end - 1 if length < longer else end
+        upper = np.inf
+        lower = -np.inf
+        if windowed:
+            if start > 0:
+                upper = r_cur[start - 1]
+            if end_cur < length:
+                lower = r_cur[end_cur + 1]
+        shift = new_length - length
         log_q = 0.0
-        for pos in range(start, new_length + 1):
-            r_new[pos] = mu_new[pos] + sd_new[pos] * rng.standard_normal()
-            log_q -= log_normal(r_new[pos], mu_new[pos], sd_new[pos])
-        for pos in range(start, length + 1):
-            log_q += log_normal(r_cur[pos], mu[pos], sd[pos])
+        for pos in range(start, end_new + 1):
+            centre = min(max(mu_new[pos], lower), upper)
+            r_new[pos] = centre + sd_new[pos] * rng.standard_normal()
+            log_q -= log_normal(r_new[pos], centre, sd_new[pos])
+        for pos in range(end_new + 1, new_length + 1):
+            r_new[pos] = r_cur[pos - shift]
+        for pos in range(start, end_cur + 1):
+            log_q += log_normal(r_cur[pos], min(max(mu[pos], lower), upper), sd[pos])
         focus_unused = _unused_weight(order, length, focus_cum, focus_log)
         focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
         log_ratio = (log_target_r(proposal, new_length, n_cap_new, n_pos_new, r_new, cum_weights,
@@ -601,7 +630,8 @@ def run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
         init_scalars[s, 1] = start_k
     out = run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths,
                      init_gammas, init_gs, init_scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0, n_burn,
-                     n_keep, thin, fixed_list, refresh, focus_cum, focus_log, betas, keep_level, capacity)
+                     n_keep, thin, fixed_list, refresh, focus_cum, focus_log, betas, keep_level, capacity,
+                     DEFAULT_LOCAL_SHARE)
     return out[:15]
 
 
@@ -613,7 +643,7 @@ _FINAL_ORDERS, _FINAL_LENGTHS, _FINAL_GAMMAS, _FINAL_GS, _FINAL_SCALARS, _FINAL_
 @numba.njit(nogil=True, cache=True)
 def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths, init_gammas,
                init_gs, init_scalars, init_mus, init_sds, init_z, init_u, sweep0, n_burn, n_keep, thin, fixed_list,
-               refresh, focus_cum, focus_log, betas, keep_level, capacity):
+               refresh, focus_cum, focus_log, betas, keep_level, capacity, local_share):
     """:func:`run_tempered` from a given state of every replica, returning the final state too.
 
     Replica (level) ``k`` starts from list ``init_orders[k, :init_lengths[k]]`` with gammas
@@ -753,7 +783,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
             if not fixed_list:
                 independence = refresh > 0
                 code = _list_moves(rng, rules, y, cum_weights, log_weights, consts, betas[level], refresh,
-                                   independence, focus_cum, focus_log, st[s], orders[s], in_lists[s],
+                                   local_share, independence, focus_cum, focus_log, st[s], orders[s], in_lists[s],
                                    remainings[s], n_caps[s], n_poss[s], gammass[s], gs[s], mus[s], sds[s],
                                    proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new,
                                    r_cur, r_new, block_value, block_weight, block_size, info, n_proposed[level],
@@ -930,7 +960,7 @@ def _prior_start(rng: np.random.Generator, problem: PackedProblem):
 
 def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: int, n_keep: int, thin: int,
              fixed_list: bool, refresh: int = 0, focus=None, betas=(1.0,), keep_level: int = 0,
-             init: "ChainState | None" = None) -> _ChainOutput:
+             init: "ChainState | None" = None, local_share: float = DEFAULT_LOCAL_SHARE) -> _ChainOutput:
     """One chain (a ladder of ``len(betas)`` replicas, :func:`run_ladder`); the state at ``keep_level`` is kept.
 
     The chain starts from ``start`` (list, K, gammas; ``None``: a draw of the prior), or continues
@@ -951,7 +981,7 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                              problem.log_weights, problem.consts, init.orders, init.lengths, init.gammas, init.gs,
                              init.scalars, init.mus, init.sds, init.z, init.u, int(init.sweeps), int(n_burn),
                              int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum, focus_log, betas,
-                             int(keep_level), int(capacity))
+                             int(keep_level), int(capacity), float(local_share))
         else:
             if start is None:
                 order, big_k, gammas = _prior_start(rng, problem)
@@ -971,7 +1001,7 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                              problem.log_weights, problem.consts, init_orders, np.full(n_levels, len(order)),
                              init_gammas, init_gs, scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0,
                              int(n_burn), int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum,
-                             focus_log, betas, int(keep_level), int(capacity))
+                             focus_log, betas, int(keep_level), int(capacity), float(local_share))
         if int(out[8]) != CAPACITY_STEP or capacity > problem.n_rules:
             break
         capacity = min(problem.n_rules, 2 * capacity) + 1
@@ -1408,7 +1438,8 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                      thin: int = 1, start: Sequence[int] | None = None, random_state=None, n_jobs: int | None = None,
                      rule_names: Sequence[str] | None = None, starts: Sequence[Sequence[int]] | None = None,
                      refresh: int = DEFAULT_REFRESH, focus: Sequence[int] | None = None,
-                     focus_share: float = 0.8, temperatures=1, resume: "PosteriorSample | None" = None) -> PosteriorSample:
+                     focus_share: float = 0.8, temperatures=1, resume: "PosteriorSample | None" = None,
+                     local_share: float = DEFAULT_LOCAL_SHARE) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -1445,6 +1476,12 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         :func:`focus_rules`); ``None``: rules drawn by their prior weights, as in Step 3.
     focus_share : float, default 0.8
         Probability that a REPLACE or ADD of that move draws from the focus set.
+    local_share : float, default DEFAULT_LOCAL_SHARE
+        Probability that a move with fresh risks draws them only for the positions next to the
+        change (the positions whose rows change, and 0 to ``LOCAL_WINDOW`` below them, their
+        proposal centred within the kept neighbours' risks), the other positions keeping theirs; the
+        rest draw fresh risks for every position from the change down (:mod:`frl_engine.refresh`).
+        Both kinds leave the posterior invariant; long lists mix faster with the local kind.
     temperatures : int or sequence of float, default 1
         Parallel tempering (:func:`run_tempered`): every chain runs replicas at inverse
         temperatures ``1 = beta_0 > beta_1 > ...`` (target ``prior x likelihood^beta``) that
@@ -1479,6 +1516,8 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     betas = _check_temperatures(temperatures)
     if isinstance(focus_share, bool) or not isinstance(focus_share, (int, float)) or not 0 <= focus_share < 1:
         raise FRLError(f"focus_share must be a number in [0, 1), got {focus_share!r}")
+    if isinstance(local_share, bool) or not isinstance(local_share, (int, float)) or not 0 <= local_share <= 1:
+        raise FRLError(f"local_share must be a number in [0, 1], got {local_share!r}")
     focus_tables = None
     if focus is not None:
         focus = [int(r) for r in focus]
@@ -1514,7 +1553,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         earlier_sweeps = int(finals[0].sweeps)
     if n_chains == 1 or n_jobs == 1:
         outputs = [_run_one(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
-                            init=init)
+                            init=init, local_share=local_share)
                    for r, state, init in zip(chain_rngs, chain_states, inits)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
@@ -1523,7 +1562,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
         outputs = Parallel(n_jobs=workers, prefer="threads")(
             delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
-                              init=init)
+                              init=init, local_share=local_share)
             for r, state, init in zip(chain_rngs, chain_states, inits))
     for chain, out in enumerate(outputs):
         _check_chain(chain, out)
@@ -1615,6 +1654,12 @@ CLOSE_TEMPERATURES = (6, 0.5)
 # 1 + 4 + 18 units of work on the close ladder, sized so that UCI Spambase fits in 60 s on 2 cores
 # shared with another job (39 s measured; (2, 6), the afresh schedule's 29 units, took 60 s there).
 CONTINUE_FACTORS = (2, 4)
+# A last, longer attempt (thinning LONG_FACTOR) runs only when the attempt before it came within reach: its
+# worst R-hat at most LONG_WITHIN.  UCI breast cancer ends there at 1.006-1.019 and converges at 8x on 4 of 5
+# seeds (28 s); Spambase ends at 1.08-1.16, where 8x did not converge on any seed tried, so it stops at 4x
+# and says so rather than spend 20 s more (benchmarks/bench_tempering.py).
+LONG_FACTOR = 8
+LONG_WITHIN = 1.05
 
 
 def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
@@ -1647,7 +1692,8 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
                                               close_temperatures=CLOSE_TEMPERATURES,
                                               min_top_swap: float = MIN_TOP_SWAP, continue_chains: bool = True,
                                               factors: Sequence[int] = CONTINUE_FACTORS,
-                                              **kwargs) -> PosteriorSample:
+                                              long_factor: int | None = LONG_FACTOR,
+                                              long_within: float = LONG_WITHIN, **kwargs) -> PosteriorSample:
     """The estimator's default sample: the plain sampler first, parallel tempering when it has not converged.
 
     With ``continue_chains`` (default) every attempt continues the chains of the one before from
@@ -1663,12 +1709,17 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
        ``f * thin`` and no further burn-in, tempered on the same ladder if attempt 2's swap rate
        between ``beta = 1`` and the next replica is at least ``min_top_swap``; otherwise (the
        ladder is too wide near ``beta = 1``: the replicas barely exchange with the kept one) on
-       ``close_temperatures``, ``(rungs, beta_min)`` of :func:`temperature_ladder` or the betas.
+       ``close_temperatures``, ``(rungs, beta_min)`` of :func:`temperature_ladder` or the betas;
+    4. then, only when the chains are continued and the last attempt came close (its worst R-hat at
+       most ``long_within``), one more on the same ladder with thinning ``long_factor * thin``
+       (``None``: never).  Chains still far apart after the attempts above are not run on for
+       long: the verdict says "not converged" and what to do.
 
     The last attempt is shaped as the afresh schedule's last (``n_samples`` at thinning
     ``4 * thin``), after more burn-in, for less work: at most ``1 + R + R (2 + 4) / 2`` times the
     work (replica-sweeps) of attempt 1, 17 on the default ladder and 23 on the close one (against
-    21 and 29 when every attempt started afresh).  The draws are a function of the seed alone (not of
+    21 and 29 when every attempt started afresh), and ``R * long_factor / 2`` more when step 4 runs
+    (47 in all on the close ladder).  The draws are a function of the seed alone (not of
     ``n_jobs``).  ``continue_chains=False``: the earlier schedule, every attempt afresh from the
     seed (plain 1x, tempered 1x, then one 4x attempt).
     """
@@ -1704,4 +1755,7 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
         result = attempt(factor, ladder, burn_in * factor if not continue_chains else 0, result)
         if result.verdict.converged:
             break
+    if (continue_chains and long_factor and not result.verdict.converged
+            and result.verdict.worst_rhat <= long_within):
+        result = attempt(_check_int("long_factor", long_factor, 1), ladder, 0, result)
     return result

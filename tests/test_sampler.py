@@ -461,6 +461,32 @@ def test_focused_moves_from_dispersed_starts_match_quadrature():
     assert_frequencies_match(probabilities, result.orders, 4, "focused")
 
 
+@pytest.mark.parametrize("setting,local_share", [("paper-priors-equal-weights", 1.0),
+                                                 ("tight-priors-unequal-weights", 1.0),
+                                                 ("tight-priors-unequal-weights", 0.0)])
+def test_local_fresh_risks_match_quadrature(setting, local_share):
+    """Fresh risks drawn only next to the change, the others kept (``local_share=1``), or for every
+    position from the change down (``local_share=0``): either move alone leaves the posterior exact."""
+    hyper, weights = SETTINGS[setting]
+    coverage, y = small_data()
+    exact = exact_posterior(coverage, y, hyper, weights)
+    probabilities = {o: v["prob"] for o, v in exact.items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    result = sample_posterior(problem, n_samples=30_000, n_chains=2, burn_in=1000, thin=2, start=[0],
+                              random_state=5, n_jobs=1, refresh=10, local_share=local_share)
+    assert result.refresh_acceptance["all"] > 0.05
+    assert total_variation(probabilities, result.orders) <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 2, f"local share {local_share}")
+    # the risks too: E[K | list] and the mean risk of each position of the two most probable lists
+    for order in sorted(probabilities, key=probabilities.get)[-2:]:
+        on_list = np.array([o == order for o in result.orders])
+        assert abs(result.K[on_list].mean() / exact[order]["mean_K"] - 1) < 0.03
+        gammas = np.array([g for g, here in zip(result.gammas, on_list) if here]).reshape(on_list.sum(), -1)
+        log_odds = np.log(result.K[on_list])[:, None] + np.cumsum(np.log(gammas[:, ::-1]), axis=1)[:, ::-1]
+        risks = special.expit(np.column_stack([log_odds, np.log(result.K[on_list])]))
+        np.testing.assert_allclose(risks.mean(axis=0), exact[order]["mean_risk"], atol=0.01)
+
+
 def test_an_unconverged_posterior_is_reported_as_such():
     """Chains started at different lists and stopped after a few sweeps disagree: the verdict says so."""
     problem, true_order = planted_problem()
@@ -487,6 +513,7 @@ def test_dispersed_starts_and_focus_are_reproducible_whatever_n_jobs():
 
 
 @pytest.mark.parametrize("kwargs", [{"refresh": -1}, {"refresh": 1.5}, {"focus_share": 1.0}, {"focus": [99]},
+                                    {"local_share": 1.5}, {"local_share": -0.1}, {"local_share": True},
                                     {"starts": []}, {"starts": [[0]], "start": [1]}])
 def test_bad_refresh_focus_and_starts_are_refused(kwargs):
     coverage, y = small_data()
@@ -708,6 +735,8 @@ def test_the_default_sample_continues_its_chains():
     kwargs = dict(n_samples=12, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, refresh=2)
     results = [sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=jobs,
                                                          **kwargs) for jobs in (1, 2)]
+    # chains still far apart after 4x (worst R-hat above LONG_WITHIN) are not run on for the long attempt
+    assert results[0].attempts[-1]["worst_rhat"] > 1.05
     assert [(a["factor"], a["replicas"], a["continued"]) for a in results[0].attempts] == [
         (1, 1, False), (1, 4, True), (2, 6, True), (4, 6, True)]
     assert [a["sweeps"] for a in results[0].attempts] == [17, 17, 24, 48]
@@ -721,6 +750,18 @@ def test_the_default_sample_continues_its_chains():
         assert result.lists == by_hand.lists
         assert result.thin == 4 and result.burn_in == 17 + 17 + 24
     assert "continued, tempered (6 replicas" in results[0].summary()
+    # within reach (here: any R-hat), one more attempt at 8x continues the same chains
+    longer = sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=1,
+                                                       long_within=math.inf, **kwargs)
+    assert [(a["factor"], a["replicas"], a["continued"]) for a in longer.attempts][-2:] == [(4, 6, True),
+                                                                                         (8, 6, True)]
+    by_hand = sample_posterior(problem, burn_in=0, thin=8, temperatures=temperature_ladder(6, 0.5), resume=by_hand,
+                               n_jobs=1, **kwargs)
+    np.testing.assert_array_equal(longer.log_posterior_trace, by_hand.log_posterior_trace)
+    assert longer.thin == 8 and longer.burn_in == 17 + 17 + 24 + 48
+    never = sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=1,
+                                                      long_within=math.inf, long_factor=None, **kwargs)
+    assert len(never.attempts) == 4
 
 
 def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):
