@@ -9,12 +9,12 @@
   (process start-up, result assembly, diagnostics, the fixed-list risk run).
 * If ``sample_data/readmission.csv`` exists: the same through the estimator.
 
-* ``--map-mass``: on UCI breast cancer, how much posterior mass the MAP list carries (docs/search.md,
-  section 4): each list's mass (the joint posterior integrated over its risks, by importance
+* ``--map-mass [breast,spam]``: on UCI breast cancer (default) or Spambase, how much posterior mass
+  the MAP list carries (docs/search.md, section 4): each list's mass (the joint posterior integrated over its risks, by importance
   sampling) for the MAP list and for lists of a long plain sample, the sample's length
   posterior and its draws with the MAP list's captures, and plain chains started on the MAP list.
 
-Run: ``.venv/bin/python benchmarks/bench_sampler.py [--map-mass]``
+Run: ``.venv/bin/python benchmarks/bench_sampler.py [--map-mass [breast,spam]]``
 """
 
 from __future__ import annotations
@@ -170,8 +170,11 @@ def _log_list_mass(problem, order, rng, n_draws=40_000, nu=5.0):
     return special.logsumexp(log_w) - np.log(n_draws), f(mode), w.sum() ** 2 / (w ** 2).sum()
 
 
-def map_mass() -> None:
-    """Does the posterior visit the MAP list of UCI breast cancer, and should it?"""
+MAP_MASS_SETS = {"breast": "UCI breast cancer", "spam": "UCI Spambase"}
+
+
+def map_mass(key: str = "breast") -> None:
+    """Does the posterior visit the MAP list of a UCI set (``breast`` or ``spam``), and should it?"""
     from collections import Counter
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -181,9 +184,10 @@ def map_mass() -> None:
     from frl_engine.bits import capture_counts
     from frl_engine.sampler import dispersed_starts, focus_rules
 
-    loaded = _uci("breast")
+    title = MAP_MASS_SETS[key]
+    loaded = _uci(key)
     if isinstance(loaded, str):
-        print(f"UCI breast cancer: not run ({loaded})")
+        print(f"{title}: not run ({loaded})")
         return
     X, y, options = loaded
     model = FallingRuleListClassifier(random_state=0, **options).fit(X, y)
@@ -193,7 +197,7 @@ def map_mass() -> None:
     chain_orders = model.anneal_result_.chain_orders
     rng = np.random.default_rng(0)
     mass, top, ess = _log_list_mass(problem, map_order, rng)
-    print(f"UCI breast cancer: MAP list of {len(map_order)} rules: log mass {mass:.2f} "
+    print(f"{title}: MAP list of {len(map_order)} rules: log mass {mass:.2f} "
           f"(log density at its mode {top:.2f}; importance ESS {ess:.0f})")
     sample = sample_posterior(problem, n_samples=1000, n_chains=4, burn_in=0, thin=64, random_state=3, temperatures=1,
                               starts=dispersed_starts(map_order, chain_orders, 4),
@@ -233,6 +237,9 @@ def map_mass() -> None:
 
 if __name__ == "__main__":
     if "--map-mass" in sys.argv[1:]:
-        map_mass()
+        at = sys.argv.index("--map-mass")
+        keys = sys.argv[at + 1].split(",") if len(sys.argv) > at + 1 else ["breast"]
+        for key in keys:
+            map_mass(key)
     else:
         run()

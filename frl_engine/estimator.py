@@ -396,7 +396,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         temperatures themselves.  ``None`` (default): the plain sampler first; with ``extend``, while it
         has not converged, the same chains continued with parallel tempering on the default ladder,
         then 2x and 4x longer on that ladder or (when its replicas barely exchange with temperature
-        1) on a closer one (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`).
+        1) on a closer one, and 8x when the 4x run came close to converging
+        (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`).
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):

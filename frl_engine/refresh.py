@@ -44,6 +44,16 @@ reversible jump with independent proposals for the dimensions that change
 Jacobian 1), so the move leaves the posterior exactly invariant; the list
 part of the ratio is that of the paper's move
 (:func:`frl_engine.sampler._mh_log_proposal_ratio`).
+
+Local proposals (``local_share`` of :func:`frl_engine.sampler.sample_posterior`).  Step 2 may
+instead draw fresh values only in a window: positions ``f..e`` of the longer of ``c`` and ``c'``,
+where ``e = f + w`` (``e = j + w`` for a SWAP of ``f`` and ``j``), ``w`` uniform on
+``0..LOCAL_WINDOW`` and ``e`` at most that list's ``L``; the shorter list's window ends at ``e - 1``.
+Positions above the window keep their ``r``, positions below it keep theirs shifted by ``L' - L``,
+and the centres are clipped to ``[r_{e+1}, r_{f-1}]``, the kept neighbours (equal in both
+directions).  The window, and whether the proposal is local, are drawn independently of the
+state, so the reverse move uses the same window, the two sides differ by the dimension of the
+jump, and the ratio above holds with the sums over the windows.
 """
 
 from __future__ import annotations
