@@ -39,6 +39,7 @@ The user can override any of them (``column_kinds={"ward": "categorical"}``,
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 from collections.abc import Sequence
@@ -74,6 +75,12 @@ NEAR_CONSTANT_SHARE = 0.99
 NUMERIC_SHARE = 0.9
 #: Share of rows with distinct values above which an integer or text column is an identifier.
 IDENTIFIER_SHARE = 0.95
+#: Fewest rows for whole numbers with a different value in nearly every row to be told apart from record
+#: numbers by their spread (:func:`spread_like_a_measurement`); below it they stay identifiers.
+MIN_MEASUREMENT_VALUES = 200
+#: Kolmogorov-Smirnov distance from an even spread above which such values are a measurement (and at least
+#: the test's 0.1% critical value, 1.95 / sqrt(m)).
+MEASUREMENT_SPREAD = 0.15
 #: Fewest distinct values of a column read as codes by their shape alone (a name such as diag_1 needs 10).
 MIN_CODE_LEVELS = 40
 #: Most distinct values of an integer column read as nominal codes when its name says "code".
@@ -93,7 +100,7 @@ _CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code
                         r"^(diag|icd|dx)\d*[A-Z_]|[a-z](Diag|Icd|ICD|Code|Dx)\d*$", re.IGNORECASE)
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender)", re.IGNORECASE)
-_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
+_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
                        r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](ID|Id|Nbr|No)$")
@@ -310,6 +317,26 @@ def code_prefixes(label: str) -> list[str]:
     return prefixes
 
 
+def spread_like_a_measurement(values) -> bool:
+    """Whether distinct whole numbers are spread like a measurement rather than like record numbers.
+
+    Record numbers (sequential, or drawn at random from a range) are spread evenly over
+    ``[min, max]``; charges in whole dollars or a length of stay in minutes crowd where most
+    patients are, with a long tail.  The Kolmogorov-Smirnov distance ``D`` between the values and
+    the uniform distribution on their range tells them apart: a measurement when there are at least
+    ``MIN_MEASUREMENT_VALUES`` values and ``D >= max(MEASUREMENT_SPREAD, 1.95 / sqrt(m))`` (1.95:
+    the test's 0.1% critical value, so record numbers drawn at random pass only by a rare chance).
+    """
+    v = np.sort(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v)]
+    m = len(v)
+    if m < MIN_MEASUREMENT_VALUES or v[-1] == v[0]:
+        return False
+    u = (v - v[0]) / (v[-1] - v[0])
+    distance = max(float(np.max(np.arange(1, m + 1) / m - u)), float(np.max(u - np.arange(m) / m)))
+    return distance >= max(MEASUREMENT_SPREAD, 1.95 / math.sqrt(m))
+
+
 def has_identifier_name(name: str) -> bool:
     """``PatientID``, ``patient_id``, ``patient_nbr``, ``MRN``, ``record_no``...: a name that says "identifier"."""
     name = str(name).strip()
@@ -480,9 +507,16 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                                       "since admission) to use them")
     # Identifiers: a different value in nearly every row, or a patient/encounter number that repeats.
     textual_or_integer = integers or not readable.all()
+    measurement_note = ""
     if n >= 20 and textual_or_integer and distinct_share >= IDENTIFIER_SHARE and n_levels >= 20:
-        return reading("identifier", f"a different value in {100 * distinct_share:.0f}% of rows: an identifier, "
-                                     "left out (declare a kind to use it)")
+        if (integers and not has_identifier_name(name)
+                and spread_like_a_measurement(parsed)):
+            # Whole-dollar charges, minutes of stay: a different value in nearly every row, yet a measurement.
+            measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, spread like a "
+                                "measurement, not like record numbers)")
+        else:
+            return reading("identifier", f"a different value in {100 * distinct_share:.0f}% of rows: an identifier, "
+                                         "left out (declare a kind to use it)")
     if has_identifier_name(name) and textual_or_integer and n_levels > MAX_NOMINAL_LEVELS and (
             _PERSON_WORDS.search(name) or distinct_share >= 0.5):
         return reading("identifier", f"named like an identifier, {n_levels:,} values (a repeated patient or "
@@ -510,7 +544,8 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         junk = "" if number_share == 1 else f" ({100 * (1 - number_share):.1f}% unreadable)"
         if limits:
             junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"
-        return reading("numeric", f"numbers, {n_levels:,} values{junk}: thresholds at rounded quantiles")
+        return reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "
+                                  "quantiles")
     if _looks_like_codes(labels, name, n_levels):
         return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "
                                "items for frequent codes and code groups")

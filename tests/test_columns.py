@@ -114,6 +114,31 @@ def test_an_identifier_and_a_repeated_patient_number_are_left_out_with_the_reaso
     assert {c.column for c in Binarizer().fit(frame).conditions_} == {"Age"}
 
 
+def test_whole_number_charges_and_minutes_are_measurements_not_identifiers():
+    """A different value in nearly every row is not enough to make an identifier: whole-dollar charges and a
+    length of stay in minutes crowd where most patients are, record numbers spread evenly over their range."""
+    rng = np.random.default_rng(3)
+    n = 1000
+    frame = pd.DataFrame({
+        "total_charges": rng.lognormal(9, 1, n).round().astype(int),  # whole dollars, long right tail
+        "los_minutes": (rng.gamma(1.5, 3000, n) + 60).round().astype(int),
+        "record": rng.permutation(n) + 50_000,  # sequential record numbers, shuffled
+        "reference": rng.choice(10**9, n, replace=False),  # random 9-digit numbers
+        "visit_key": rng.lognormal(9, 1, n).round().astype(int),  # a measurement's spread, but named like a key
+    })
+    readings = {r.name: r for r in read_columns(frame)}
+    for name in ("total_charges", "los_minutes"):
+        assert readings[name].kind == "numeric", readings[name].reason
+    assert "spread like a measurement" in readings["total_charges"].reason
+    for name in ("record", "reference", "visit_key"):
+        assert readings[name].kind == "identifier", readings[name].reason
+    conditions = {c.column for c in Binarizer().fit(frame).conditions_}
+    assert conditions == {"total_charges", "los_minutes"}
+    # with too few patients to tell a spread apart, such a column stays left out (said, and can be declared)
+    few = read_column("total_charges", frame["total_charges"].iloc[:150])
+    assert few.kind == "identifier" and "declare a kind" in few.reason
+
+
 def test_a_near_constant_column_makes_no_item():
     values = ["No"] * 995 + ["Steady"] * 5
     reading = read_column("acetohexamide", pd.Series(values))
