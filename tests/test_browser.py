@@ -21,6 +21,7 @@ from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import read_table, split_target
 from server_log import app_errors
 from streamlit_server import start_server, stop_server
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,8 +232,16 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
     page.locator('.st-key-items [data-testid="stDataFrame"]').wait_for()
     _shot(page, "9-data-raw-export", 2600)
     _nav(page, "Fit")
+    # the candidate-rule count is computed before the button is drawn: click once the page has finished
+    page.get_by_text("candidate rules", exact=False).first.wait_for(timeout=60_000)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
     page.get_by_role("button", name="Fit the rule list").click()
-    page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=60_000)
+    try:
+        page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=60_000)
+    except PlaywrightTimeoutError:
+        _shot(page, "10-fit-raw-export-failed", 1600)  # what the page showed instead, for the log
+        shown = page.locator('[data-testid="stMain"]').inner_text()[:2000]
+        raise AssertionError(f"no rule list 60 s after the click; the page showed:\n{shown}") from None
     features, y, _ = split_target(read_table(csv), "readmitted", "<30")
     engine = FallingRuleListClassifier(random_state=0).fit(features, y)
     rows = page.locator("table.frl-list tbody tr")
