@@ -224,6 +224,11 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
     csv = tmp_path / "raw_export.csv"
     make_raw_export(8000, seed=5).to_csv(csv, index=False)
     page = chromium()
+    problems = []  # what the browser reports, for the failure message
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    page.on("crash", lambda _: problems.append("the page crashed"))
+    page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text[:300]}")
+            if msg.type in ("error", "warning") else None)
     _load_data_page(page, app_url)
     page.get_by_text(state.SOURCE_UPLOAD, exact=True).click()
     _upload(page, csv)
@@ -240,8 +245,12 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
         page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=60_000)
     except PlaywrightTimeoutError:
         _shot(page, "10-fit-raw-export-failed", 1600)  # what the page showed instead, for the log
-        shown = page.locator('[data-testid="stMain"]').inner_text()[:2000]
-        raise AssertionError(f"no rule list 60 s after the click; the page showed:\n{shown}") from None
+        try:
+            shown = page.locator("body").inner_text(timeout=5_000)[:2000]
+        except PlaywrightTimeoutError:
+            shown = "(nothing)"
+        raise AssertionError(f"no rule list 60 s after the click; the page showed:\n{shown}\n"
+                             f"the browser reported: {problems[-20:]}") from None
     features, y, _ = split_target(read_table(csv), "readmitted", "<30")
     engine = FallingRuleListClassifier(random_state=0).fit(features, y)
     rows = page.locator("table.frl-list tbody tr")
