@@ -120,9 +120,9 @@ INITIAL_CAPACITY = 32
 _NAIVE_TRIES = 8
 # The list move with fresh risks: the default share of its proposals that draw fresh risks only for the
 # positions next to the change (the rest keep theirs; frl_engine.refresh), and how far below the change
-# such a local proposal reaches (0 or LOCAL_WINDOW more positions, uniformly).  Chosen by
-# benchmarks/bench_tempering.py --local (UCI breast cancer: L's ESS 2 to 4 times that of refreshing every
-# position from the change down).
+# such a local proposal reaches (0 or LOCAL_WINDOW more positions, uniformly).  Compared with local_share=0 by
+# benchmarks/bench_tempering.py --ladders default,global (UCI breast cancer: L's ESS 2 to 4 times that of
+# refreshing every position from the change down).
 DEFAULT_LOCAL_SHARE = 0.5
 LOCAL_WINDOW = 1
 
@@ -1727,6 +1727,7 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
     thin = _check_int("thin", thin, 1)
     burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
     factors = [_check_int("factors", f, 1) for f in factors] if continue_chains else [4]
+    long_factor = None if long_factor is None else _check_int("long_factor", long_factor, 1)
 
     done = []
 
@@ -1757,5 +1758,5 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
             break
     if (continue_chains and long_factor and not result.verdict.converged
             and result.verdict.worst_rhat <= long_within):
-        result = attempt(_check_int("long_factor", long_factor, 1), ladder, 0, result)
+        result = attempt(long_factor, ladder, 0, result)
     return result

@@ -765,6 +765,8 @@ def test_the_default_sample_continues_its_chains():
     never = sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=1,
                                                       long_within=math.inf, long_factor=None, **kwargs)
     assert len(never.attempts) == 4
+    with pytest.raises(FRLError, match="long_factor"):  # refused before any sampling, not when reached
+        sample_posterior_tempered_until_converged(problem, long_factor=0, **kwargs)
 
 
 def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):
