@@ -39,7 +39,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError
-from frl_engine.io import default_positive, dumps_model, outcome_spellings, parse_model, read_table, split_target
+from frl_engine.io import NO_EVENT_TOKENS, default_positive, dumps_model, outcome_spellings, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit, not on the landing page
@@ -61,7 +61,7 @@ _STEM_PREFIX = ("readmi", "rehospitali", "mortalit", "surviv", "malignan")
 # Words that make a column an attribute of the outcome rather than the outcome (readmission_date, event_id).
 _NOT_OUTCOME_WORDS = ("id", "nbr", "number", "num", "date", "time", "count", "type", "code")
 # Values that read as "no event" (compared as lower-case text).
-NEGATIVE_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "no event", "alive")
+NEGATIVE_TOKENS = NO_EVENT_TOKENS
 
 
 # ============================================================================ data

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .errors import FRLError
 from .estimator import FallingRuleListClassifier
-from .io import read_table, save_model, split_target
+from .io import default_event_reason, outcome_spellings, read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
@@ -67,7 +67,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
     parser.add_argument("--target", required=True, help="the outcome column")
     parser.add_argument("--positive", default=None,
-                        help="the outcome value that counts as the event (default: yes/true/1, else the larger value)")
+                        help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed)")
     parser.add_argument("--lam", type=float, default=8.0, help="prior mean number of rules (default 8)")
     parser.add_argument("--min-support", type=float, default=0.05,
                         help="smallest fraction of patients a candidate rule must cover (default 0.05)")
@@ -107,13 +107,27 @@ def estimator_from_args(args) -> FallingRuleListClassifier:
 
 def load_training_data(args):
     """Read ``args.data`` and split off ``args.target``: (features, event, positive value)."""
-    frame = read_table(args.data)
-    if frame.attrs.get("read_as"):
+    declared = _parse_kinds(getattr(args, "kind", None)) or {}
+    frame = read_table(args.data, text_columns=[c for c, kind in declared.items() if kind in ("code", "categorical",
+                                                                                             "nominal")])
+    said = getattr(args, "_reading_said", False)  # `fit --validate` reads the file twice: say it once
+    args._reading_said = True
+    if frame.attrs.get("read_as") and not said:
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
-    if frame.attrs.get("merged_spellings"):
+    if frame.attrs.get("left_out") and not said:
+        print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
+    if frame.attrs.get("merged_spellings") and not said:
         shown = ", ".join(f"{column} ({n})" for column, n in frame.attrs["merged_spellings"].items())
         print(f"Merged spellings that differ only in case (e.g. 'f' into 'F'): {shown}.")
-    return split_target(frame, args.target, args.positive)
+    features, event, positive = split_target(frame, args.target, args.positive)
+    if args.target in (getattr(args, "exclude", None) or []):
+        # The outcome is never a condition; naming it in --exclude is harmless, not an error.
+        args.exclude = [c for c in args.exclude if c != args.target]
+    if args.positive is None and not said:
+        reason = default_event_reason(list(outcome_spellings(frame[args.target]).values()))
+        if reason != "it reads as yes":
+            print(f"The event is {args.target} = {positive!r} ({reason}); give --positive to choose another value.")
+    return features, event, positive
 
 
 def fit_from_args(args):

@@ -228,7 +228,7 @@ def register(subparsers) -> None:
     explore.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
     explore.add_argument("--target", required=True, help="the outcome column")
     explore.add_argument("--positive", default=None,
-                         help="the outcome value that counts as the event (default: yes/true/1, else the larger value)")
+                         help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed)")
     explore.add_argument("--exclude", action="append", default=[], metavar="COLUMN",
                          help="a column not to use (repeat for several)")
     explore.add_argument("--threshold", action="append", default=[], metavar="COLUMN=V1,V2",

@@ -39,7 +39,7 @@ def cmd_validate(args) -> int:
     model = load_model_dict(args.model)
     frame = read_table(args.data)
     name = Path(args.data).name
-    result = validate_model(model, frame, data_name=name, by=args.by)
+    result = validate_model(model, frame, data_name=name, by=args.by, target=args.target, positive=args.positive)
     print(result.format_text())
     if "out" in outputs:
         outputs["out"].write_text(result.to_json(indent=1) + "\n", encoding="utf-8")
@@ -77,6 +77,11 @@ def register(subparsers) -> None:
                     "observed rate against the model's risk, and the decision curve. Extra columns are ignored.")
     validate.add_argument("model", help="model JSON file written by `frl fit --out`")
     validate.add_argument("data", help="the new patients: CSV, Excel (.xlsx) or Parquet, with the outcome column")
+    validate.add_argument("--target", metavar="COLUMN", default=None,
+                          help="the new table's outcome column, when it is named differently from the training data's")
+    validate.add_argument("--positive", metavar="VALUE", default=None,
+                          help="the new table's event value, when it is written differently from the training data's "
+                               "(e.g. Yes for a model fitted on <30)")
     validate.add_argument("--by", metavar="COLUMN", help="also report each subgroup of this column (e.g. sex, age band)")
     validate.add_argument("--out", help="write the full result as JSON")
     validate.add_argument("--html", help="write a self-contained HTML report with the calibration plot and decision curve")

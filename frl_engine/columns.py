@@ -54,11 +54,11 @@ __all__ = [
     "MISSING_MARKERS", "ITEM_KINDS", "SKIPPED_KINDS", "KIND_ALIASES", "NEAR_CONSTANT_SHARE",
     "ColumnReading", "read_column", "read_columns", "canonical_kind", "is_missing_marker",
     "format_number", "category_label", "missing_mask", "numeric_values", "boolean_values", "is_number",
-    "code_label", "code_prefixes", "has_identifier_name", "looks_like_identifier", "parse_interval",
+    "code_label", "code_prefixes", "has_code_name", "has_identifier_name", "looks_like_identifier", "parse_interval",
 ]
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
-MISSING_MARKERS = frozenset({"", "?", "na", "n/a", "null", "none", "nan", "#n/a", "nil"})
+MISSING_MARKERS = frozenset({"", "?", "na", "n/a", "null", "none", "nan", "#n/a", "nil", ".", "-", "--"})
 TRUE_WORDS = frozenset({"yes", "true", "y", "1"})
 FALSE_WORDS = frozenset({"no", "false", "n", "0"})
 #: Kinds that make items.
@@ -98,6 +98,8 @@ _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
 _CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code|codes)(\d*)($|[^a-z])|"
                         r"^(diag|icd|dx)\d*[A-Z_]|[a-z](Diag|Icd|ICD|Code|Dx)\d*$", re.IGNORECASE)
+# A name that says "how many" (num_procedures, diag_count, n_dx): a count, never codes.
+_COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|[^a-z])|count|total", re.IGNORECASE)
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender)", re.IGNORECASE)
 _ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
@@ -233,10 +235,13 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
 def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     """The column as floats, NaN where missing; band labels (``[70-80)``) read as their lower bound.
 
+    A few text results among the numbers (``pending``, ``hemolyzed``: at most ``1 - NUMERIC_SHARE``
+    of the non-missing cells) are read as missing, as :func:`read_column` says in its reason.
+
     Raises
     ------
     DataError
-        If a non-missing value is not a number.
+        If more non-missing values than that are not numbers.
     """
     if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
         return series.astype("float64").to_numpy(dtype=float, na_value=np.nan)
@@ -246,11 +251,15 @@ def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     marker = np.array([is_missing_marker(v) for v in uniques], dtype=bool)
     bad = np.isnan(parsed) & ~marker
     if bad.any():
-        raise DataError(
-            f"Column '{column}' is numeric but has non-numeric values such as "
-            f"{_examples(uniques[bad])}: clean them, mark them missing, or read the column as categories"
-        )
-    parsed[marker] = np.nan
+        counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
+        present = counts[~marker].sum()
+        if counts[bad].sum() > (1 - NUMERIC_SHARE) * max(present, 1):
+            raise DataError(
+                f"Column '{column}' is numeric but has non-numeric values such as "
+                f"{_examples(uniques[bad])} ({100 * counts[bad].sum() / max(present, 1):.0f}% of its values): clean "
+                "them, mark them missing, or read the column as categories"
+            )
+    parsed[marker | bad] = np.nan
     values = np.full(len(series), np.nan)
     present = codes >= 0
     values[present] = parsed[codes[present]]
@@ -335,6 +344,16 @@ def spread_like_a_measurement(values) -> bool:
     u = (v - v[0]) / (v[-1] - v[0])
     distance = max(float(np.max(np.arange(1, m + 1) / m - u)), float(np.max(u - np.arange(m) / m)))
     return distance >= max(MEASUREMENT_SPREAD, 1.95 / math.sqrt(m))
+
+
+def has_code_name(name: str) -> bool:
+    """``diag_1``, ``icd10``, ``proc_code``, ``DRG``: a name that says "codes" (and not a count such as ``diag_count``).
+
+    Such a column is read as codes even when every code is a number (ICD-9 ``250.83``, procedure
+    ``36.06``), and :func:`frl_engine.io.read_table` keeps its cells as text (``038`` is not ``38``).
+    """
+    name = str(name).strip()
+    return bool(_CODE_NAME.search(name)) and not _COUNT_NAME.search(name)
 
 
 def has_identifier_name(name: str) -> bool:
@@ -529,19 +548,26 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             yes_no and not pd.api.types.is_numeric_dtype(dtype)):
         return reading("boolean", "two values, yes/no-like")
     n_numbers = int(len(np.unique(parsed[readable])))
-    if number_share == 1 or (number_share >= NUMERIC_SHARE and not _looks_like_codes(labels, name, n_levels)):
+    # Text among mostly numbers: codes when that text is code-shaped (V57, E909 among 250.83, 428), a
+    # measurement with a few text results when it is words (pending, hemolyzed among 0.83, 1.25).
+    unreadable = [labels[i] for i in np.flatnonzero(~readable)]
+    coded_text = any(_CODE.match(lab.upper()) for lab in unreadable)
+    if number_share == 1 or (number_share >= NUMERIC_SHARE
+                             and not (coded_text and _looks_like_codes(labels, name, n_levels))):
         if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and _NOMINAL_NAME.search(name):
             return reading("nominal", f"whole-number labels ({n_levels} values) named like a code: read as "
                                       "categories, never thresholds")
-        if integers and _CODE_NAME.search(name) and n_levels > MAX_NOMINAL_LEVELS:
-            return reading("code", f"numbers named like codes ({n_levels:,} values): read as codes with groups")
+        if has_code_name(name) and ((integers and n_levels > MAX_NOMINAL_LEVELS) or (not integers and n_levels >= 10)):
+            return reading("code", f"numbers named like codes, such as {', '.join(labels[i] for i in order[:3])} "
+                                   f"({n_levels:,} values): read as codes with groups, never thresholds")
         if n_numbers == 2 and number_share == 1:
             return reading("categorical", "two values")
         if bands:
             return reading("numeric", "bands such as "
                            f"'{next(v for v in uniques_obj if isinstance(v, str) and parse_interval(v) is not None)}'"
                            ", read by their lower bound")
-        junk = "" if number_share == 1 else f" ({100 * (1 - number_share):.1f}% unreadable)"
+        junk = "" if number_share == 1 else (f" ({100 * (1 - number_share):.1f}% text such as "
+                                              f"{_examples(unreadable, 2)}: read as missing)")
         if limits:
             junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"
         return reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "

@@ -7,16 +7,18 @@ or :class:`~frl_engine.errors.ModelFileError` with a one-line message.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .errors import DataError, ModelFileError
-from .columns import MISSING_MARKERS
+from .columns import MISSING_MARKERS, has_code_name
 from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure, text_dialect
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
@@ -25,6 +27,16 @@ MODEL_FORMAT_VERSION = 1
 #: An outcome of numbers with more distinct values than this is a measurement (length of stay), not an outcome.
 MAX_OUTCOME_LEVELS = 20
 POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos")
+#: Outcome values that say "the event happened" (compared trimmed and without case).
+EVENT_WORDS = POSITIVE_TOKENS + ("died", "dead", "death", "deceased", "expired", "readmitted", "malignant",
+                                 "event", "case", "relapse", "failure", "failed", "infected", "present",
+                                 "abnormal", "complication", "admitted")
+#: Outcome values that say "no event" whatever the other values are.
+NO_EVENT_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "no event", "alive")
+#: Outcome values that say "no event" against one other value (``Home`` against ``Death``; among
+#: ``home``, ``rehab``, ``nursing`` no value is the event by itself).
+NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "living", "benign", "normal", "absent", "control", "home",
+                                    "discharged", "not readmitted", "healthy", "success")
 
 
 def _duplicates(names) -> list[str]:
@@ -37,7 +49,7 @@ def _duplicates(names) -> list[str]:
     return dups
 
 
-def read_table(source, filename: str | None = None, *, tidy: bool = True) -> pd.DataFrame:
+def read_table(source, filename: str | None = None, *, tidy: bool = True, text_columns=()) -> pd.DataFrame:
     """Read a CSV, Excel or Parquet table from a path or from bytes.
 
     Parameters
@@ -51,6 +63,10 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True) -> pd.
         (:func:`tidy_text_cells`); False keeps the cells as written (``frl predict`` copies them
         to its output).  A delimited text file's delimiter and decimal mark are kept in
         ``frame.attrs["delimiter"]`` and ``frame.attrs["decimal"]``.
+    text_columns : sequence of str, optional
+        Columns of a delimited text file kept as written (``038`` stays ``038``, ``250.80`` stays
+        ``250.80``), besides those named like codes (:func:`frl_engine.columns.has_code_name`):
+        for example the columns a user declares as codes.
 
     Raises
     ------
@@ -83,14 +99,16 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True) -> pd.
             first_rows = list(itertools.islice(csv.reader(io.StringIO(text), delimiter=delimiter), 20))
             skip = header_row(first_rows)
             header = first_rows[skip] if first_rows else []
-            dups = _duplicates(header)
+            dups = _duplicates([name for name in header if str(name).strip()])  # blank: Excel's empty columns
             if dups:
                 raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
             # With a decimal comma a marker such as "?" must be missing at once, or "75,3" stays text.
             markers = sorted({m for m in MISSING_MARKERS if m} | {m.upper() for m in MISSING_MARKERS}
                              | {m.title() for m in MISSING_MARKERS}) if decimal == "," else None
+            # Codes are labels: read as written, so 038 and 250.80 are not turned into 38 and 250.8.
+            as_text = {name: str for name in header if has_code_name(name) or name in set(text_columns)}
             frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
-                                na_values=markers, skiprows=skip)
+                                na_values=markers, skiprows=skip, dtype=as_text or None)
             frame.attrs["delimiter"], frame.attrs["decimal"] = delimiter, decimal
             said = []
             if (delimiter, decimal) != (",", "."):
@@ -124,11 +142,49 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True) -> pd.
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
     frame.columns = [str(c).strip() for c in frame.columns]
+    frame = _drop_export_debris(frame, keep_text=lambda name: has_code_name(name) or name in set(text_columns))
     if tidy:
         tidy_text_cells(frame)
     dups = _duplicates(frame.columns)
     if dups:
         raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
+    return frame
+
+
+_UNNAMED = re.compile(r"^Unnamed: \d+$")
+
+
+def _drop_export_debris(frame: pd.DataFrame, keep_text) -> pd.DataFrame:
+    """Leave out what a report export adds around its table, and say so in ``frame.attrs["left_out"]``.
+
+    - columns with no name and no value (the trailing ``,,`` of a sheet saved from Excel);
+    - lines at the end with at most one filled cell in a table of three or more columns
+      (``Total rows: 2000``, ``Generated by ...``): a footer, not patients.  A column that held
+      footer text and is otherwise numbers is read as numbers again (``keep_text(name)``: not
+      for columns kept as text, such as codes).
+    """
+    said = []
+    empty = [c for c in frame.columns if (not c or _UNNAMED.match(c)) and frame[c].isna().all()]
+    if empty:
+        frame = frame.drop(columns=empty)
+        said.append(f"{len(empty)} empty column{'s' if len(empty) != 1 else ''} with no name")
+    if frame.shape[1] >= 3 and len(frame) > 1:
+        filled = frame.notna().sum(axis=1).to_numpy()
+        n_footer = 0
+        while n_footer < min(10, len(frame) - 1) and filled[len(frame) - 1 - n_footer] <= 1:
+            n_footer += 1
+        if n_footer:
+            first = frame.iloc[len(frame) - n_footer].dropna()
+            shown = f" ('{str(first.iloc[0]).strip()[:40]}')" if len(first) else ""
+            frame = frame.iloc[: len(frame) - n_footer].copy()
+            for column in frame.columns:
+                if pd.api.types.is_string_dtype(frame[column].dtype) and not keep_text(column):
+                    numbers = pd.to_numeric(frame[column], errors="coerce")
+                    if numbers.notna().sum() == frame[column].notna().sum():
+                        frame[column] = numbers
+            said.append(f"the last {n_footer} line{'s' if n_footer != 1 else ''}{shown}, a footer, not patients")
+    if said:
+        frame.attrs["left_out"] = "; ".join(said)
     return frame
 
 
@@ -194,20 +250,41 @@ def _read_workbook(raw: bytes, filename: str) -> tuple[pd.DataFrame, str, list[s
     return frame, best, names, skip
 
 
-def default_positive(values) -> object:
-    """The value that counts as the event when the user does not say.
-
-    A value reading as yes/true/1/positive if there is one; otherwise the
-    second of the two values in sorted order (scikit-learn's convention).
-    """
+def _sorted_values(values) -> list:
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuUS":  # no missing values possible
-        uniques = sorted(np.unique(values), key=lambda v: str(v))
-    else:
-        uniques = sorted(pd.unique(pd.Series(values).dropna()), key=lambda v: str(v))
+        return sorted(np.unique(values), key=lambda v: str(v))
+    return sorted(pd.unique(pd.Series(values).dropna()), key=lambda v: str(v))
+
+
+def default_positive(values) -> object:
+    """The value that counts as the event when the user does not say (:func:`default_event_reason`)."""
+    return _default_event(_sorted_values(values))[0]
+
+
+def default_event_reason(values) -> str:
+    """Why :func:`default_positive` chose its value, in words for the user."""
+    return _default_event(_sorted_values(values))[1]
+
+
+def _default_event(uniques: list) -> tuple[object, str]:
+    """In order: a value reading as yes/true/1/positive; a value naming an event (``Died``,
+    ``Readmitted``, ``Malignant``: :data:`EVENT_WORDS`) when only one does; the other value when
+    one of two names no event (``Survived``, ``Alive``, ``Home``: :data:`NO_EVENT_WORDS`); otherwise
+    the later of the values in sorted order (scikit-learn's convention)."""
+    def word(value):
+        return str(value).strip().lower()
+
     for value in uniques:
-        if str(value).strip().lower() in POSITIVE_TOKENS:
-            return value
-    return uniques[-1]
+        if word(value) in POSITIVE_TOKENS:
+            return value, "it reads as yes"
+    events = [v for v in uniques if word(v) in EVENT_WORDS]
+    if len(events) == 1:
+        return events[0], "it names an event"
+    no_events = [v for v in uniques if word(v) in NO_EVENT_WORDS]
+    if len(uniques) == 2 and len(no_events) == 1:
+        other = uniques[1] if uniques[0] == no_events[0] else uniques[0]
+        return other, f"the other value, {no_events[0]!r}, names no event"
+    return uniques[-1], "the later of the two values in sorted order, as nothing says which is the event"
 
 
 def _outcome_key(value):
@@ -253,6 +330,10 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
     positive : the matched value as it appears in the data (its most frequent spelling)
     """
     if target not in frame.columns:
+        same = [c for c in frame.columns if str(c).strip().casefold() == str(target).strip().casefold()]
+        close = same or difflib.get_close_matches(str(target), [str(c) for c in frame.columns], n=1)
+        if close:
+            raise DataError(f"Target column {target!r} is not in the data: did you mean {close[0]!r}?")
         shown = ", ".join(map(repr, list(frame.columns)[:12])) + (" ..." if frame.shape[1] > 12 else "")
         raise DataError(f"Target column {target!r} is not in the data; columns are {shown}")
     outcome = frame[target]

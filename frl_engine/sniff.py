@@ -153,7 +153,7 @@ def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
     lines = [line for line in text.splitlines()[: max_lines + 1] if line.strip()]
     if not lines:
         return ",", "."
-    best, best_fields = ",", 1
+    best, best_key = ",", (1, 0)
     for delimiter in DELIMITERS:
         try:
             rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter))
@@ -164,14 +164,38 @@ def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
         if fields < 2:
             continue
         consistent = seen >= 0.8 * len(rows)
-        if consistent and fields > best_fields:
-            best, best_fields = delimiter, fields
+        # Equal field counts: the delimiter that splits more lines (the header too) that way wins, so
+        # "lactate;death" over "2,9;no" is semicolon-separated with a decimal comma.
+        if consistent and (fields, seen) > best_key:
+            best, best_key = delimiter, (fields, seen)
     decimal = "."
     if best != ",":
-        cells = [cell for row in csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=best) for cell in row]
-        if any(_COMMA_DECIMAL.match(c) for c in cells) and not any(_POINT_DECIMAL.match(c) for c in cells):
-            decimal = ","
+        rows = list(csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=best))
+        decimal = "," if _decimal_comma_columns(rows) else "."
     return best, decimal
+
+
+_THOUSANDS_ONLY = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+\s*$")
+
+
+def _decimal_comma_columns(rows) -> bool:
+    """Whether some column writes its numbers with a decimal comma (``75,3``) and never with a point.
+
+    Looked at column by column, so that diagnosis codes such as ``250.83`` in another column do not
+    hide the decimal commas of the measurements.  When every comma number looks like thousands
+    (``12,345``), a point number anywhere in the file says the comma is not a decimal mark.
+    """
+    width = max((len(row) for row in rows), default=0)
+    comma_columns, thousands_only, any_point = 0, True, False
+    for j in range(width):
+        cells = [row[j] for row in rows if j < len(row)]
+        commas = [c for c in cells if _COMMA_DECIMAL.match(c)]
+        points = any(_POINT_DECIMAL.match(c) for c in cells)
+        any_point = any_point or points
+        if commas and not points:
+            comma_columns += 1
+            thousands_only = thousands_only and all(_THOUSANDS_ONLY.match(c) for c in commas)
+    return comma_columns > 0 and not (thousands_only and any_point)
 
 
 def header_row(rows, max_rows: int = 20) -> int:

@@ -206,8 +206,9 @@ def _frame(**columns):
         (pd.DataFrame([[1, 2], [3, 4]], columns=["Age", "Age"]), {}, "Column 'Age' appears 2 times"),
         (pd.DataFrame({0: [1, 2, 3]}), {}, "text name"),
         (_frame(Notes=[None, "?", "NA"]), {}, r"No column can make an item \(Notes: no values\)"),
-        (_frame(Age=["61", "abc", "72", "?"] + [str(v) for v in range(40, 76)]), {},
-         r"Column 'Age' is numeric but has non-numeric values such as 'abc': clean them, mark them missing"),
+        # more than a few text cells among the numbers (2 of 19 here): the column must be cleaned
+        (_frame(Age=["61", "abc", "xyz", "?"] + [str(v) for v in range(48, 64)]), {"column_kinds": {"Age": "numeric"}},
+         r"Column 'Age' is numeric but has non-numeric values such as 'abc', 'xyz' \(11% of its values\): clean them, mark them missing"),
         (_frame(PatientName=[f"name{i}" for i in range(4980)]), {},
          r"No column can make an item \(PatientName: a different value in 100% of rows: an identifier"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Agee": [65]}}, r"thresholds names column 'Agee'.*'Age'"),
@@ -270,9 +271,15 @@ def test_transform_names_absent_columns_and_junk(table):
     with pytest.raises(DataError, match=r"lacks column\(s\) 'Age', 'Creatinine'"):
         binarizer.transform(table.drop(columns=["Age", "Creatinine"]))
     junk = table.assign(Age=table["Age"].astype(str))
-    junk.loc[0, "Age"] = "unknown"
+    junk.loc[junk.index[::5], "Age"] = "unknown"  # a fifth of the column: too many to read as missing
     with pytest.raises(DataError, match=r"Column 'Age' is numeric but has non-numeric values such as 'unknown'"):
         binarizer.transform(junk)
+    few = table.assign(Age=table["Age"].astype(object))
+    few.loc[0, "Age"] = "pending"  # one text result: missing, so row 0 matches no Age threshold
+    items, names = binarizer.transform(few), [c.name for c in binarizer.conditions_]
+    age_items = [j for j, name in enumerate(names) if name.startswith("Age >=") or name.startswith("Age <")]
+    assert age_items and not items[0, age_items].any()
+    assert (items[1:, age_items] == binarizer.transform(table)[1:, age_items]).all()
     with pytest.raises(RuntimeError, match="not fitted"):
         Binarizer().transform(table)
 

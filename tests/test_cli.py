@@ -91,8 +91,9 @@ def bad_inputs(tmp_path):
     three = good.assign(Readmitted=np.resize(["yes", "no", "maybe"], 300))
     cases["three classes"] = (["fit", write(tmp_path, "three.csv", three.to_csv(index=False)), "--target", "Readmitted"], "--positive")
     junk = good.astype({"Age": object})
-    junk.loc[5, "Age"] = "abc"
-    cases["junk in numeric"] = (["fit", write(tmp_path, "junk.csv", junk.to_csv(index=False)), "--target", "Readmitted"], "'Age'")
+    junk.loc[junk.index[::5], "Age"] = "abc"  # a fifth of the ages: more than a few text results
+    cases["junk in numeric"] = (["fit", write(tmp_path, "junk.csv", junk.to_csv(index=False)), "--target", "Readmitted",
+                                 "--kind", "Age=numeric"], "'Age'")
     nothing = pd.DataFrame({c: np.nan for c in good.columns if c != "Readmitted"}, index=good.index).assign(Readmitted=good["Readmitted"])
     cases["no usable column"] = (["fit", write(tmp_path, "miss.csv", nothing.to_csv(index=False)), "--target", "Readmitted"], "No column can make an item")
     cases["duplicate columns"] = (["fit", write(tmp_path, "dup.csv", "Age,Age,Readmitted\n1,2,yes\n3,4,no\n"), "--target", "Readmitted"], "duplicate column")

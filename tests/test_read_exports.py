@@ -40,7 +40,7 @@ def test_the_delimiter_and_the_decimal_mark_are_found_and_said(sep, decimal, nam
 
 
 def test_a_comma_separated_file_with_a_point_decimal_is_never_read_with_a_decimal_comma():
-    assert text_dialect("a;b\n1.5;2,5\n") == (";", ".")  # both marks seen: the point wins
+    assert text_dialect("a;b\n1,500;2.5\n") == (";", ".")  # thousands in one column, a point in another
     assert text_dialect("a,b\n1,2\n") == (",", ".")
     assert text_dialect("one column\n1\n2\n") == (",", ".")
     # a quoted comma inside a semicolon-separated file does not make it comma-separated

@@ -235,9 +235,23 @@ def test_missing_model_columns_are_named():
 
 def test_a_numeric_column_that_became_text():
     frame = new_table().astype({"Age": object})
-    frame.loc[5, "Age"] = "seventy"
+    frame.loc[frame.index[::4], "Age"] = "seventy"  # a quarter of the ages: the column's type has changed
     text = message(frame)
     assert "'Age' holds text such as 'seventy'" in text and "Age >= 70" in text
+
+
+def test_a_few_text_results_among_numbers_are_missing_and_the_result_says_so():
+    frame = new_table().astype({"Age": object})
+    frame.loc[[5, 9], "Age"] = "pending"  # 2 of 3,000: read as missing, not an error
+    result = validate_model(model_dict(), frame, data_name="new.csv")
+    assert any("'Age'" in note and "'pending'" in note and "2 patients" in note for note in result.overall.notes)
+    ages = pd.to_numeric(frame["Age"], errors="coerce")
+    rows = result.overall.n
+    assert rows == len(frame)
+    # the two patients match no Age threshold: they fall below the Age rule, as a missing age does
+    clean = validate_model(model_dict(), frame.assign(Age=ages), data_name="new.csv")
+    assert clean.overall.auroc == pytest.approx(result.overall.auroc)
+    assert not any("'Age'" in note for note in clean.overall.notes)
 
 
 def test_a_yes_no_column_that_no_longer_reads_yes_no():

@@ -54,7 +54,10 @@ def test_question_marks_stay_missing_values_not_a_changed_type(fitted):
     marked = later.astype({numeric[0]: object})
     marked.loc[:50, numeric[0]] = "?"
     validate_model(model_dict, marked)  # no error: '?' is a missing marker, as at fit time
-    marked.loc[60, numeric[0]] = "unknown value"
+    marked.loc[60, numeric[0]] = "unknown value"  # one text cell: missing, and the result says so
+    result = validate_model(model_dict, marked)
+    assert any(f"'{numeric[0]}'" in note and "'unknown value'" in note for note in result.overall.notes)
+    marked.loc[marked.index[100::5], numeric[0]] = "unknown value"  # a fifth of the column: its type changed
     with pytest.raises(DataError, match=f"'{numeric[0]}' holds text such as 'unknown value'"):
         validate_model(model_dict, marked)
 

@@ -57,6 +57,8 @@ size = f"{data.n_bytes / 1024:,.0f} KB" if data.n_bytes < 1024 ** 2 else f"{data
 read_as = frame.attrs.get("read_as")
 st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if data.is_sample else ''} · {size}"
             + (f" · read as {ui.md(read_as)}" if read_as and not data.is_sample else ""))
+if frame.attrs.get("left_out"):
+    st.caption(f":material/content_cut: Left out of the file: {ui.md(frame.attrs['left_out'])}.")
 merged = frame.attrs.get("merged_spellings")
 if merged:
     st.caption(":material/merge: Spellings that differ only in case were merged into the most frequent one: "

@@ -39,6 +39,7 @@ Extra columns are ignored.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import math
@@ -291,8 +292,8 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
     """The new table's outcome as event (True) / no event, mapped as at fit time; DataError when unusable."""
     if target not in frame.columns:
         shown = ", ".join(map(repr, list(frame.columns)[:10])) + (" ..." if frame.shape[1] > 10 else "")
-        raise DataError(f"{data_name} has no outcome column {target!r} (the model's outcome): add it; "
-                        f"its columns are {shown}")
+        raise DataError(f"{data_name} has no outcome column {target!r} (the model's outcome): add it, or name the "
+                        f"new table's outcome column (--target); its columns are {shown}")
     outcome = frame[target]
     from ..columns import missing_mask
 
@@ -304,7 +305,8 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
     if not event.any():
         values = ", ".join(sorted(map(str, pd.unique(outcome)))[:8])
         raise DataError(f"{data_name} has no events: no patient has {target} = {positive} (values: {values}); "
-                        "discrimination and calibration need patients with and without the event")
+                        "discrimination and calibration need patients with and without the event. If the event is "
+                        "written differently in this table, name its value (--positive)")
     if event.all():
         raise DataError(f"{data_name}: every patient has {target} = {positive}; discrimination and calibration "
                         "need patients without the event too")
@@ -540,7 +542,7 @@ def population_metrics(model: dict, rule_index: np.ndarray, event: np.ndarray, t
 
 
 def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the new table", by: str | None = None,
-                   thresholds=None) -> ExternalValidation:
+                   thresholds=None, target: str | None = None, positive=None) -> ExternalValidation:
     """Score a saved model on a new table and measure how it holds up.
 
     Parameters
@@ -556,6 +558,11 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         A column to report subgroups by (e.g. sex, an age band).
     thresholds : sequence of float, optional
         Risk thresholds of the decision curve (default 0.01, 0.02, ..., 0.99).
+    target : str, optional
+        The new table's outcome column, when it is not named as in the training data.
+    positive : optional
+        The new table's event value, when it is not written as in the training data (``Yes`` in the
+        new table for a model fitted on ``<30``).
 
     Returns
     -------
@@ -571,7 +578,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
 
     check_model_dict(model)
     outcome = model["outcome"]
-    target, positive = outcome.get("target"), outcome.get("positive_class")
+    target = target if target is not None else outcome.get("target")
+    positive = positive if positive is not None else outcome.get("positive_class")
     if not target:
         raise FRLError("The model file does not name its outcome column (outcome.target): refit it with `frl fit`, "
                        "which records it")
@@ -592,6 +600,9 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     except DataError as exc:
         raise DataError(f"{data_name}: {exc}") from None
     overall = population_metrics(model, rule_index, event, thresholds)
+    text_notes = _text_read_as_missing(model, frame)
+    if text_notes:
+        overall = dataclasses.replace(overall, notes=overall.notes + text_notes)
     subgroups = ()
     if by is not None:
         labels, order = subgroup_labels(frame[by], by)
@@ -601,6 +612,27 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
     return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups)
+
+
+def _text_read_as_missing(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
+    """Notes for the columns the rules compare as numbers whose few text cells (``pending``) were read as missing."""
+    from ..columns import _parse_numbers, is_missing_marker
+
+    notes = []
+    numeric = sorted({c["column"] for rule in model["rules"] for c in rule.get("conditions", [])
+                      if c.get("op") in (">=", "<") and c["column"] in frame.columns})
+    for column in numeric:
+        series = frame[column]
+        if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            continue
+        counts = series.value_counts(dropna=True)
+        values = np.asarray(counts.index, dtype=object)
+        unread = np.isnan(_parse_numbers(values)) & ~np.array([is_missing_marker(v) for v in values], dtype=bool)
+        if unread.any():
+            n = int(counts.to_numpy()[unread].sum())
+            notes.append(f"column {column!r}: text such as {_shown(values[unread])} ({n} patient{'s' if n != 1 else ''}) "
+                         "read as missing (a few text cells among numbers are): those patients match none of its thresholds")
+    return tuple(notes)
 
 
 def attach_to_model(model: dict, result: ExternalValidation) -> dict:
