@@ -369,6 +369,12 @@ class Binarizer:
         _check_table(frame)
         columns = list(frame.columns)
         user_thresholds, kinds, excluded = self._checked_settings(columns)
+        declared = dict(self.column_kinds or {})
+        for name in user_thresholds:
+            inferred = read_column(str(name), frame[name]) if name not in declared else None
+            if inferred is not None and inferred.kind in ("categorical", "code", "boolean"):
+                raise DataError(f"Thresholds are given for column '{name}', which holds {inferred.kind} values such "
+                                f"as {inferred.examples}, not numbers: drop its thresholds (or clean the column)")
         n_rows = len(frame)
         min_count = max(1, math.ceil(round(float(self.min_support) * n_rows, 6)))
         readings, specs, skipped = [], [], []

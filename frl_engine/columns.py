@@ -93,6 +93,14 @@ _BELOW_LIMIT = re.compile(r"^(?:<=?|≤)\s*([-+]?\d+(?:\.\d+)?)$")
 _LIMIT = re.compile(r"^(?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?$")
 _PERCENT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*%$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+# A number written with its unit ("72 kg", "3 days", "120 mmHg") or a currency ("$24,247", "€ 310.50").
+UNITS = ("kg", "g", "mg", "mcg", "µg", "ug", "ng", "lb", "lbs", "oz", "cm", "mm", "in", "ml", "l", "dl", "mmol/l",
+         "µmol/l", "umol/l", "mg/dl", "g/dl", "g/l", "mmhg", "bpm", "/min", "kcal", "iu", "iu/l", "u/l",
+         "d", "day", "days", "h", "hr", "hrs", "hour", "hours", "min", "mins", "minutes", "wk", "wks", "week",
+         "weeks", "mo", "months", "y", "yr", "yrs", "year", "years", "yo", "°c", "°f")
+_WITH_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(" + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
+                        + r")$", re.IGNORECASE)
+_CURRENCY = re.compile(r"^[$€£]\s*([-+]?[\d,]+(?:\.\d+)?)$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
@@ -191,7 +199,8 @@ def _number_from_text(text: str) -> float | None:
 
     ``"12.5"``; a band's lower bound (``"[70-80)"``, ``">200"``, ``"90+"``); a result below an
     assay's limit at that limit (``"<0.5"`` -> 0.5); a percentage as its number (``"95%"`` -> 95);
-    thousands separators (``"12,345"`` -> 12345).
+    thousands separators (``"12,345"`` -> 12345); a number with its unit (``"72 kg"``, ``"3 days"``:
+    :data:`UNITS`) or a currency (``"$24,247"``).
     """
     try:
         return float(text)
@@ -206,6 +215,12 @@ def _number_from_text(text: str) -> float | None:
             return float(match.group(1))
     if _THOUSANDS.match(text):
         return float(text.replace(",", ""))
+    match = _WITH_UNIT.match(text)
+    if match:
+        return float(match.group(1))
+    match = _CURRENCY.match(text)
+    if match and (_THOUSANDS.match(match.group(1)) or "," not in match.group(1)):
+        return float(match.group(1).replace(",", ""))
     return None
 
 
@@ -570,6 +585,9 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                                               f"{_examples(unreadable, 2)}: read as missing)")
         if limits:
             junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"
+        units = sorted({m.group(2) for m in (_WITH_UNIT.match(lab) for lab in labels) if m} if text_cells else set())
+        if units:
+            junk += f"; written with the unit{'s' if len(units) > 1 else ''} {', '.join(map(repr, units[:3]))}"
         return reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "
                                   "quantiles")
     if _looks_like_codes(labels, name, n_levels):

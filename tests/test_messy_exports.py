@@ -184,3 +184,27 @@ def test_frl_validate_takes_the_new_tables_outcome_and_event_when_they_are_writt
     status, out, err = run(["validate", str(model), str(new), "--target", "readmit_30d", "--positive", "Yes"], capsys)
     assert status == 0, err
     assert "readmit_30d = Yes" in out
+
+
+def test_thresholds_on_a_text_column_name_the_column_and_its_values(tmp_path, capsys):
+    rng, age, died = _patients()
+    path = tmp_path / "export.csv"
+    pd.DataFrame({"age": age, "race": rng.choice(["Caucasian", "AfricanAmerican", "Other"], len(age)),
+                  "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, _, err = run(["fit", str(path), "--target", "died", "--threshold", "race=3"], capsys)
+    assert status == 2 and "column 'race', which holds categorical values such as" in err and "Traceback" not in err
+
+
+def test_numbers_written_with_a_unit_or_a_currency_are_numbers():
+    rng = np.random.default_rng(3)
+    kilos = rng.integers(40, 120, 500)
+    weight = pd.Series([f"{v} kg" for v in kilos])
+    reading = read_column("weight", weight)
+    assert reading.kind == "numeric" and "unit 'kg'" in reading.reason
+    assert numeric_values(weight, "weight").tolist() == kilos.astype(float).tolist()
+    charges = rng.lognormal(9, 1, 500).astype(int)
+    written = pd.Series([f"${v:,}" for v in charges])
+    assert read_column("total_charges", written).kind == "numeric"  # not an identifier
+    assert numeric_values(written, "total_charges").tolist() == charges.astype(float).tolist()
+    beds = pd.Series([f"{rng.integers(1, 30)} {rng.choice(['A', 'B'])}" for _ in range(500)])
+    assert read_column("bed", beds).kind != "numeric"  # "12 B" is a bed, not a number with a unit
