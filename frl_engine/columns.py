@@ -43,7 +43,7 @@ import math
 import numbers
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -232,16 +232,39 @@ def _is_plain_number(text: str) -> bool:
     return True
 
 
+# A decimal comma that cannot be a thousands separator: "7,3", "12,45", "0,125", "1234,5".
+_SURE_DECIMAL_COMMA = re.compile(r"^[-+]?(\d+,\d{1,2}|\d+,\d{4,}|0,\d+|\d{4,},\d+)$")
+_ANY_DECIMAL_COMMA = re.compile(r"^[-+]?\d+,\d+$")
+_POINT_NUMBER = re.compile(r"^[-+]?\d+\.\d+$")
+
+
+def _decimal_comma_text(texts: list[str]) -> bool:
+    """Whether a column's text numbers use a decimal comma (``"7,3"`` stored as text, as a French or
+    German Excel writes them into a CSV or a workbook): some value can only be read that way, and no
+    value has a decimal point."""
+    return any(_SURE_DECIMAL_COMMA.match(t) for t in texts) and not any(_POINT_NUMBER.match(t) for t in texts)
+
+
 def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
-    """Each distinct cell as a float: numbers or numeric text (:func:`_number_from_text`); NaN otherwise."""
+    """Each distinct cell as a float: numbers or numeric text (:func:`_number_from_text`); NaN otherwise.
+
+    The distinct cells of one column are looked at together: when they use a decimal comma
+    (:func:`_decimal_comma_text`), ``"1,500"`` there is one and a half, not fifteen hundred.
+    """
     out = np.full(len(uniques), np.nan)
+    texts = [v.strip() for v in uniques if isinstance(v, str)]
+    comma = bool(texts) and _decimal_comma_text(texts)
     for i, value in enumerate(uniques):
         if isinstance(value, (bool, np.bool_)):
             out[i] = float(value)
         elif is_number(value):
             out[i] = float(value)
         elif isinstance(value, str):
-            number = _number_from_text(value.strip())
+            text = value.strip()
+            if comma and _ANY_DECIMAL_COMMA.match(text):
+                out[i] = float(text.replace(",", "."))
+                continue
+            number = _number_from_text(text)
             if number is not None:
                 out[i] = number
     return out
@@ -588,8 +611,12 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         units = sorted({m.group(2) for m in (_WITH_UNIT.match(lab) for lab in labels) if m} if text_cells else set())
         if units:
             junk += f"; written with the unit{'s' if len(units) > 1 else ''} {', '.join(map(repr, units[:3]))}"
-        return reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "
-                                  "quantiles")
+        numeric = reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "
+                                     "quantiles")
+        if number_share < 1:  # the text results read as missing count as missing
+            unread_cells = int(counts[~readable].sum())
+            numeric = replace(numeric, missing_share=(n_missing + unread_cells) / n)
+        return numeric
     if _looks_like_codes(labels, name, n_levels):
         return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "
                                "items for frequent codes and code groups")

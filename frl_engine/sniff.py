@@ -175,6 +175,7 @@ def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
     return best, decimal
 
 
+_EUROPEAN_DECIMAL = re.compile(r"^\s*[-+]?\d{1,3}(\.\d{3})+,\d+\s*$")  # 1.234,5
 _THOUSANDS_ONLY = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+\s*$")
 
 
@@ -189,7 +190,7 @@ def _decimal_comma_columns(rows) -> bool:
     comma_columns, thousands_only, any_point = 0, True, False
     for j in range(width):
         cells = [row[j] for row in rows if j < len(row)]
-        commas = [c for c in cells if _COMMA_DECIMAL.match(c)]
+        commas = [c for c in cells if _COMMA_DECIMAL.match(c) or _EUROPEAN_DECIMAL.match(c)]
         points = any(_POINT_DECIMAL.match(c) for c in cells)
         any_point = any_point or points
         if commas and not points:

@@ -208,3 +208,55 @@ def test_numbers_written_with_a_unit_or_a_currency_are_numbers():
     assert numeric_values(written, "total_charges").tolist() == charges.astype(float).tolist()
     beds = pd.Series([f"{rng.integers(1, 30)} {rng.choice(['A', 'B'])}" for _ in range(500)])
     assert read_column("bed", beds).kind != "numeric"  # "12 B" is a bed, not a number with a unit
+
+
+def test_a_thousands_point_in_a_decimal_comma_file_is_a_thousands_point():
+    raw = (b"Age;Weight;Creatinine;diag_1;Outcome\n55;81,9;2.100;250.83;Died\n58;66,3;683;428;Survived\n"
+           b"61;70,0;1.234,5;V57;Died\n")
+    table = read_table(raw, "labo.csv")
+    assert table.attrs["decimal"] == ","
+    assert table["Creatinine"].tolist() == [2100.0, 683.0, 1234.5]  # not 2.1 next to 683
+    assert table["diag_1"].tolist() == ["250.83", "428", "V57"]  # codes are not thousands
+
+
+def test_decimal_commas_stored_as_text_are_numbers_not_categories():
+    rng = np.random.default_rng(4)
+    hba1c = np.round(rng.uniform(5, 12, 400), 1)
+    written = pd.Series([f"{v:.1f}".replace(".", ",") for v in hba1c])  # "7,3" in quotes, or an Excel text cell
+    assert read_column("HbA1c", written).kind == "numeric"
+    assert numeric_values(written, "HbA1c").tolist() == hba1c.tolist()
+    # with a decimal comma seen in the column, "1,500" there is one and a half
+    assert numeric_values(pd.Series(["1,500", "2,25", "0,125"]), "x").tolist() == [1.5, 2.25, 0.125]
+    assert numeric_values(pd.Series(["1,500", "2,250", "12,345"]), "x").tolist() == [1500, 2250, 12345]
+
+
+def test_a_header_repeated_by_joining_exports_is_not_a_patient():
+    frame = pd.DataFrame({"Age": [61, 72, 55, 80], "Smoker": ["yes", "no", "no", "yes"],
+                          "Outcome": ["Died", "Survived", "Survived", "Died"]})
+    raw = (frame.iloc[:2].to_csv(index=False) + frame.iloc[2:].to_csv(index=False)).encode()
+    table = read_table(raw, "joined.csv")
+    assert len(table) == 4 and sorted(table["Outcome"].unique()) == ["Died", "Survived"]
+    assert table["Age"].tolist() == [61, 72, 55, 80]
+    assert "1 repeated header line" in table.attrs["left_out"]
+
+
+def test_summary_lines_at_the_end_are_a_footer():
+    raw = b"Age,Weight,HbA1c,Outcome\n61,80,7.1,Died\n72,66,6.3,Survived\n55,90,8.0,Survived\nTotal,3,,\nMean,62.7,78.7,7.1\n"
+    table = read_table(raw, "report.csv")
+    assert len(table) == 3 and table["Age"].tolist() == [61, 72, 55]
+    assert "the last 2 lines ('Total')" in table.attrs["left_out"]
+    features, event, positive = split_target(table, "Outcome")
+    assert positive == "Died" and event.tolist() == [True, False, False]
+
+
+def test_text_results_read_as_missing_count_in_the_missing_share():
+    series = pd.Series([f"{v / 10:.1f}" for v in np.resize(np.arange(30, 60), 190)] + ["pending"] * 10)
+    reading = read_column("potassium", series)
+    assert reading.kind == "numeric" and reading.missing_share == pytest.approx(0.05)
+
+
+def test_a_file_without_a_header_line_is_refused_with_what_to_do(tmp_path, capsys):
+    path = tmp_path / "mammographic.csv"  # a UCI .data file saved as CSV: the first line is a patient
+    path.write_text("5,67,3,5,3,1\n4,43,1,1,?,1\n5,58,4,5,3,1\n")
+    status, _, err = run(["fit", str(path), "--target", "1"], capsys)
+    assert status == 2 and "the first line holds numbers (5, 67, 3, 5, 3, ...)" in err and "header line" in err
