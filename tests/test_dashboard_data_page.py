@@ -137,3 +137,15 @@ def test_a_semicolon_export_with_decimal_commas_is_read_and_the_page_says_how(at
     data = at.session_state[state.DATA]
     assert list(data.frame.columns) == ["Age", "Weight", "Outcome"] and data.frame["Weight"].dtype.kind == "f"
     assert any("read as semicolon-separated, decimal comma" in m.value for m in at.markdown)
+
+
+def test_a_report_footer_and_a_repeated_header_are_left_out_and_said_on_the_data_page(at):
+    body = _csv(300).decode()
+    header, rows = body.split("\n", 1)
+    raw = (header + "\n" + rows + header + "\n" + rows + "Total,600,\nMean,54.2,\n").encode()
+    upload(at, "joined.csv", raw)
+    frame = at.session_state[state.DATA].frame
+    assert len(frame) == 600 and sorted(frame["Outcome"].unique()) == ["no", "yes"]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Left out of the file" in captions and "1 repeated header line" in captions and "'Total'" in captions
+    assert not errors(at)
