@@ -121,8 +121,6 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             as_text = {name: str for name in header if has_code_name(name) or name in set(text_columns)}
             frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
                                 na_values=markers, skiprows=skip, dtype=as_text or None)
-            if decimal == ",":
-                _european_thousands(frame, keep_text=lambda name: name in as_text)
             frame.attrs["delimiter"], frame.attrs["decimal"] = delimiter, decimal
             said = []
             if (delimiter, decimal) != (",", "."):
@@ -156,7 +154,13 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
     frame.columns = [str(c).strip() for c in frame.columns]
-    frame = _drop_export_debris(frame, keep_text=lambda name: has_code_name(name) or name in set(text_columns))
+    def keep_text(name):
+        return has_code_name(name) or name in set(text_columns)
+
+    decimal_comma = frame.attrs.get("decimal") == ","
+    frame = _drop_export_debris(frame, keep_text=keep_text, decimal_comma=decimal_comma)
+    if decimal_comma:
+        _european_thousands(frame, keep_text=keep_text)
     if tidy:
         tidy_text_cells(frame)
     dups = _duplicates(frame.columns)
@@ -193,7 +197,7 @@ def _european_thousands(frame: pd.DataFrame, keep_text) -> None:
                                        ).astype(float)
 
 
-def _drop_export_debris(frame: pd.DataFrame, keep_text) -> pd.DataFrame:
+def _drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = False) -> pd.DataFrame:
     """Leave out what a report export adds around its table, and say so in ``frame.attrs["left_out"]``.
 
     - columns with no name and no value (the trailing ``,,`` of a sheet saved from Excel);
@@ -238,7 +242,9 @@ def _drop_export_debris(frame: pd.DataFrame, keep_text) -> pd.DataFrame:
             frame = frame.iloc[: len(frame) - n_footer].copy()
             said.append(f"the last {n_footer} line{'s' if n_footer != 1 else ''}{shown}, a footer, not patients")
             dropped_rows = True
-    if dropped_rows:  # a column that held the header's or the footer's text is numbers again
+    if dropped_rows and not decimal_comma:  # a column that held the header's or the footer's text is numbers again
+        # (with a decimal comma, 1.471 is not one and a half: those columns are read by _european_thousands
+        # and by the column reading, which both know the comma)
         for column in frame.columns:
             if pd.api.types.is_string_dtype(frame[column].dtype) and not keep_text(column):
                 numbers = pd.to_numeric(frame[column], errors="coerce")

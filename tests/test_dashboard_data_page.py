@@ -149,3 +149,10 @@ def test_a_report_footer_and_a_repeated_header_are_left_out_and_said_on_the_data
     captions = " ".join(c.value for c in at.caption)
     assert "Left out of the file" in captions and "1 repeated header line" in captions and "'Total'" in captions
     assert not errors(at)
+
+
+def test_missing_cells_count_question_marks_as_the_engine_does(at):
+    frame = pd.DataFrame({"Age": ["?"] * 150 + [str(v) for v in range(150)], "Outcome": ["yes", "no"] * 150})
+    upload(at, "marks.csv", frame.to_csv(index=False).encode())
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Missing cells"] == "25.0%"  # 150 of 600 cells, written '?'

@@ -260,3 +260,13 @@ def test_a_file_without_a_header_line_is_refused_with_what_to_do(tmp_path, capsy
     path.write_text("5,67,3,5,3,1\n4,43,1,1,?,1\n5,58,4,5,3,1\n")
     status, _, err = run(["fit", str(path), "--target", "1"], capsys)
     assert status == 2 and "the first line holds numbers (5, 67, 3, 5, 3, ...)" in err and "header line" in err
+
+
+def test_a_joined_decimal_comma_export_keeps_its_thousands_points_after_the_repeated_header_goes():
+    header = "Age;Creatinine;Potassium;Outcome\n"
+    part = "83;1.471;5,9;Died\n67;960;3,2;Survived\n"
+    table = read_table((header + part + header + part + "Total;4;;\n").encode(), "labo.csv")
+    assert len(table) == 4
+    assert numeric_values(table["Creatinine"], "Creatinine").tolist() == [1471, 960, 1471, 960]
+    assert numeric_values(table["Potassium"], "Potassium").tolist() == [5.9, 3.2, 5.9, 3.2]
+    assert numeric_values(table["Age"], "Age").tolist() == [83, 67, 83, 67]

@@ -63,7 +63,9 @@ merged = frame.attrs.get("merged_spellings")
 if merged:
     st.caption(":material/merge: Spellings that differ only in case were merged into the most frequent one: "
                + ", ".join(f"{ui.md(column)} ({n})" for column, n in merged.items()) + ".")
-missing = float(frame.isna().to_numpy().mean()) if frame.size else 0.0
+# The engine's own count ('?', NA, blanks and text results read as missing), from the cached column profile.
+profile = services.profile_columns_cached(data.key, frame)
+missing = float(profile["missing"].mean()) / 100 if len(profile) else 0.0
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
 c2.metric("Columns", f"{data.n_columns:,}", border=True)
