@@ -171,8 +171,9 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
 
 _UNNAMED = re.compile(r"^Unnamed: \d+$")
 # The first cell of a report's summary line at the end of the table.
-_SUMMARY_LINE = re.compile(r"^(grand total|totals?|sum|mean|average|avg|median|min|max|minimum|maximum|std|sd|"
-                           r"count|total rows|generated)\b", re.IGNORECASE)
+# Only the word itself (``Total``, ``Mean:``), so a last patient named "Max Meier" stays a patient.
+_SUMMARY_LINE = re.compile(r"^((grand )?totals?|sum|mean|average|avg|median|min|max|minimum|maximum|std|sd|count)"
+                           r"\s*(:.*)?$|^total rows\b|^generated (by|on|at)\b", re.IGNORECASE)
 _EUROPEAN_NUMBER = re.compile(r"^[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?$")
 _DOTTED_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(\.\d{3})+(,\d+)?$")
 

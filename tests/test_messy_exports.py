@@ -270,3 +270,9 @@ def test_a_joined_decimal_comma_export_keeps_its_thousands_points_after_the_repe
     assert numeric_values(table["Creatinine"], "Creatinine").tolist() == [1471, 960, 1471, 960]
     assert numeric_values(table["Potassium"], "Potassium").tolist() == [5.9, 3.2, 5.9, 3.2]
     assert numeric_values(table["Age"], "Age").tolist() == [83, 67, 83, 67]
+
+
+def test_a_last_patient_named_like_a_summary_word_stays_a_patient():
+    raw = b"name,age,ward,died\nAnna Berg,61,medical,yes\nMax Meier,72,icu,no\n"
+    table = read_table(raw, "export.csv")
+    assert table["name"].tolist() == ["Anna Berg", "Max Meier"] and "left_out" not in table.attrs
