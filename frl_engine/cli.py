@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import time
@@ -226,13 +227,23 @@ def cmd_predict(args) -> int:
 
     model = load_model_dict(args.model)
     estimator = FallingRuleListClassifier.from_dict(model)
-    from .io import tidy_text_cells
-
-    original = read_table(args.data, tidy=False)  # the output keeps the user's cells as they wrote them
-    frame = original.copy()
-    tidy_text_cells(frame)  # read as fit does
+    if args.out and Path(args.out).resolve() == Path(args.data).resolve():
+        raise FRLError(f"--out {args.out} is the table being scored: write the scores to another file, so your "
+                       "export stays as it is")
+    frame = read_table(args.data)  # read as fit reads
+    original = read_table(args.data, tidy=False, as_written=True)  # the output keeps the user's cells as written
+    if len(original) != len(frame):  # never expected: the two reads leave out the same lines
+        original = read_table(args.data, tidy=False)
+    if frame.attrs.get("left_out"):
+        print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.", file=sys.stderr)
     features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
-    rule_number = estimator.apply(features)
+    try:
+        rule_number = estimator.apply(features)
+    except FRLError as exc:
+        raise FRLError(f"{Path(args.data).name}: {exc}".replace(
+            ": clean them, mark them missing, or read the column as categories",
+            ": the model compares numbers there; clean them or mark them missing")) from None
+    _warn_recoded_columns(model, features, Path(args.data).name)
     risk = estimator.probabilities_[rule_number]
     risk_column = "risk" if "risk" not in frame.columns else "frl_risk"
     rule_column = "rule" if "rule" not in frame.columns else "frl_rule"
@@ -240,15 +251,33 @@ def cmd_predict(args) -> int:
     scored[risk_column] = risk
     scored[rule_column] = rule_number + 1  # 1 = top rule; L+1 = the ELSE rule
     # written the way the input was (a semicolon file with decimal commas stays one, for its Excel)
-    style = {"sep": original.attrs.get("delimiter", ","), "decimal": original.attrs.get("decimal", ".")}
+    style = {"sep": frame.attrs.get("delimiter", ","), "decimal": frame.attrs.get("decimal", ".")}
     if args.out:
-        scored.to_csv(args.out, index=False, **style)
+        suffix = Path(args.out).suffix.lower()
+        if suffix == ".xlsx":
+            scored.to_excel(args.out, index=False)
+        elif suffix == ".parquet":
+            scored.to_parquet(args.out, index=False)
+        else:
+            scored.to_csv(args.out, index=False, **style)
         counts = pd.Series(rule_number + 1).value_counts().sort_index()
-        print(f"Scored {len(scored)} rows into {args.out} (columns {risk_column!r}, {rule_column!r}; "
-              f"rows per rule: {', '.join(f'{k}: {v}' for k, v in counts.items())})")
+        print(f"Scored {len(scored)} row{'s' if len(scored) != 1 else ''} into {args.out} (columns {risk_column!r}, "
+              f"{rule_column!r}; rows per rule: {', '.join(f'{k}: {v}' for k, v in counts.items())})")
     else:
         scored.to_csv(sys.stdout, index=False, **style)
     return 0
+
+
+def _warn_recoded_columns(model: dict, features, data_name: str) -> None:
+    """Say on stderr what external validation would refuse: a rule column recoded since the fit (ICD-10 codes
+    for a model fitted on ICD-9, wards renamed), whose rules then catch nobody.  The scores are still written."""
+    from .validation.external import check_columns
+
+    try:
+        check_columns(model, features, data_name)
+    except FRLError as exc:
+        print(f"frl: warning: {exc}. The scores are written, but patients the recoded rules should catch fall to "
+              "lower rules.", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -280,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
                                          "(1 = top rule; the last number is the ELSE rule).")
     predict.add_argument("model", help="model JSON file")
     predict.add_argument("data", help="CSV, Excel or Parquet table to score")
-    predict.add_argument("--out", help="write the scored table here (CSV); default: standard output")
+    predict.add_argument("--out", help="write the scored table here: CSV in the input's delimiter and decimal mark, or Excel (.xlsx) or Parquet by the name; never the input itself; default: standard output")
     predict.set_defaults(handler=cmd_predict)
 
     for module_name in EXTRA_COMMANDS:
@@ -311,6 +340,9 @@ def main(argv=None) -> int:
     except FRLError as exc:
         print(f"frl: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `frl predict ... | head`: the reader stopped reading, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"frl: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2

@@ -222,7 +222,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             if isinstance(X, pd.DataFrame):
                 missing = [c for c in self.used_columns_ if c not in frame.columns]
                 if missing:
-                    raise DataError(f"The data lacks column(s) the model uses: {', '.join(map(repr, missing))}")
+                    raise DataError(f"The data lacks column(s) the model uses: {', '.join(map(repr, missing))}: add them (with these names; extra columns are ignored)")
         return frame
 
     # ------------------------------------------------------------------ fitting

@@ -60,7 +60,8 @@ def _check_header(header, filename: str) -> None:
                         "that names the columns (the rules are written with those names)")
 
 
-def read_table(source, filename: str | None = None, *, tidy: bool = True, text_columns=()) -> pd.DataFrame:
+def read_table(source, filename: str | None = None, *, tidy: bool = True, text_columns=(),
+               as_written: bool = False) -> pd.DataFrame:
     """Read a CSV, Excel or Parquet table from a path or from bytes.
 
     Parameters
@@ -74,6 +75,11 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         (:func:`tidy_text_cells`); False keeps the cells as written (``frl predict`` copies them
         to its output).  A delimited text file's delimiter and decimal mark are kept in
         ``frame.attrs["delimiter"]`` and ``frame.attrs["decimal"]``.
+    as_written : bool, default False
+        Every cell of a delimited text file as its text, blanks as ``""`` (``00012`` stays
+        ``00012``, ``NULL`` stays ``NULL``, ``82`` is not written back ``82.0``): what ``frl
+        predict`` copies to its output.  The same header, footer and repeated-header lines are
+        left out as in the usual read, so the rows are the same patients in the same order.
     text_columns : sequence of str, optional
         Columns of a delimited text file kept as written (``038`` stays ``038``, ``250.80`` stays
         ``250.80``), besides those named like codes (:func:`frl_engine.columns.has_code_name`):
@@ -119,8 +125,12 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
                              | {m.title() for m in MISSING_MARKERS}) if decimal == "," else None
             # Codes are labels: read as written, so 038 and 250.80 are not turned into 38 and 250.8.
             as_text = {name: str for name in header if has_code_name(name) or name in set(text_columns)}
-            frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
-                                na_values=markers, skiprows=skip, dtype=as_text or None)
+            if as_written:
+                frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, skiprows=skip,
+                                    dtype=str, keep_default_na=False, na_filter=False)
+            else:
+                frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
+                                    na_values=markers, skiprows=skip, dtype=as_text or None)
             frame.attrs["delimiter"], frame.attrs["decimal"] = delimiter, decimal
             said = []
             if (delimiter, decimal) != (",", "."):
@@ -158,8 +168,9 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         return has_code_name(name) or name in set(text_columns)
 
     decimal_comma = frame.attrs.get("decimal") == ","
-    frame = _drop_export_debris(frame, keep_text=keep_text, decimal_comma=decimal_comma)
-    if decimal_comma:
+    frame = _drop_export_debris(frame, keep_text=lambda name: as_written or keep_text(name),
+                                decimal_comma=decimal_comma)
+    if decimal_comma and not as_written:
         _european_thousands(frame, keep_text=keep_text)
     if tidy:
         tidy_text_cells(frame)
@@ -209,7 +220,10 @@ def _drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = Fa
       again (``keep_text(name)``: not for columns kept as text, such as codes).
     """
     said = []
-    empty = [c for c in frame.columns if (not c or _UNNAMED.match(c)) and frame[c].isna().all()]
+    def blank(series):  # no value: NaN, or text that is empty or a missing marker (as written: "" or "NULL")
+        return series.isna() | series.astype(str).str.strip().str.lower().isin(MISSING_MARKERS)
+
+    empty = [c for c in frame.columns if (not c or _UNNAMED.match(c)) and blank(frame[c]).all()]
     if empty:
         frame = frame.drop(columns=empty)
         said.append(f"{len(empty)} empty column{'s' if len(empty) != 1 else ''} with no name")
@@ -228,7 +242,9 @@ def _drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = Fa
                 said.append(f"{n} repeated header line{'s' if n != 1 else ''} (files joined together)")
                 dropped_rows = True
     if frame.shape[1] >= 3 and len(frame) > 1:
-        filled = frame.notna().sum(axis=1).to_numpy()
+        tail = frame.iloc[-min(10, len(frame) - 1) - 1:]  # only the last lines can be a footer
+        filled = np.zeros(len(frame), dtype=np.int64)
+        filled[len(frame) - len(tail):] = (~tail.apply(blank)).sum(axis=1).to_numpy()
         leading = frame.iloc[:, 0].astype(str).str.strip()
 
         def footer(row):  # a line with at most one filled cell, or a summary line (Total, Mean, ...)

@@ -276,3 +276,63 @@ def test_a_last_patient_named_like_a_summary_word_stays_a_patient():
     raw = b"name,age,ward,died\nAnna Berg,61,medical,yes\nMax Meier,72,icu,no\n"
     table = read_table(raw, "export.csv")
     assert table["name"].tolist() == ["Anna Berg", "Max Meier"] and "left_out" not in table.attrs
+
+
+# ------------------------------------------------------------------ scoring new patients
+
+
+@pytest.fixture
+def sex_model(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 400
+    sex = rng.choice(["F", "M"], n)
+    ward = rng.choice(["ICU", "medical"], n)
+    died = np.where(rng.random(n) < np.where(sex == "F", 0.5, 0.1) + np.where(ward == "ICU", 0.3, 0), "yes", "no")
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"Sex": sex, "ward": ward, "Died": died}).to_csv(train, index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(train), "--target", "Died", "--out", str(model)]) == 0
+    return model
+
+
+def test_frl_predict_copies_identifiers_and_blanks_exactly_as_written(sex_model, tmp_path, capsys):
+    capsys.readouterr()
+    new = tmp_path / "new.csv"
+    new.write_text("mrn,encounter_id,age,Sex,ward\n00000001,123456789012345678,82,F,ICU\n"
+                   "00000002,NULL,,M,medical\n00000003,123456789012345680,?,f,icu\nTotal rows: 3,,,,\n")
+    out = tmp_path / "scored.csv"
+    assert main(["predict", str(sex_model), str(new), "--out", str(out)]) == 0
+    _, err = capsys.readouterr()
+    lines = out.read_text().splitlines()
+    assert lines[0] == "mrn,encounter_id,age,Sex,ward,risk,rule"
+    assert [line.split(",")[:5] for line in lines[1:]] == [
+        ["00000001", "123456789012345678", "82", "F", "ICU"], ["00000002", "NULL", "", "M", "medical"],
+        ["00000003", "123456789012345680", "?", "f", "icu"]]  # the footer is not a patient
+    assert "footer" in err
+    risks = [line.split(",")[5] for line in lines[1:]]
+    assert risks[0] == risks[2] != risks[1]  # "f"/"icu" are scored as "F"/"ICU"
+
+
+def test_frl_predict_never_overwrites_its_input_and_writes_excel_by_name(sex_model, tmp_path, capsys):
+    new = tmp_path / "new.csv"
+    new.write_text("Sex,ward\nF,ICU\nM,medical\n")
+    status, _, err = run(["predict", str(sex_model), str(new), "--out", str(new)], capsys)
+    assert status == 2 and "is the table being scored" in err
+    assert new.read_text() == "Sex,ward\nF,ICU\nM,medical\n"
+    book = tmp_path / "scored.xlsx"
+    assert run(["predict", str(sex_model), str(new), "--out", str(book)], capsys)[0] == 0
+    scored = pd.read_excel(book)
+    assert list(scored.columns) == ["Sex", "ward", "risk", "rule"] and len(scored) == 2
+
+
+def test_frl_predict_warns_when_a_rule_column_was_recoded(sex_model, tmp_path, capsys):
+    model = __import__("json").loads(sex_model.read_text())
+    used = {c["column"] for r in model["rules"] for c in r["conditions"]}
+    column = "ward" if "ward" in used else "Sex"
+    new = tmp_path / "new.csv"
+    recoded = {"ward": ("Intensive Care", "General"), "Sex": ("female", "male")}[column]
+    other = {"ward": ("Sex", "F"), "Sex": ("ward", "ICU")}[column]
+    new.write_text(f"{column},{other[0]}\n{recoded[0]},{other[1]}\n{recoded[1]},{other[1]}\n")
+    status, out, err = run(["predict", str(sex_model), str(new)], capsys)
+    assert status == 0 and "risk" in out
+    assert "warning" in err and f"'{column}' has none of the categories the model knows" in err

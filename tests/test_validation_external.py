@@ -260,9 +260,9 @@ def test_a_yes_no_column_that_no_longer_reads_yes_no():
 
 
 def test_a_recoded_category_column():
-    frame = new_table().assign(Ward=lambda f: f["Ward"].map({"medical": "MED", "surgical": "SUR", "icu": "ICU"}))
+    frame = new_table().assign(Ward=lambda f: f["Ward"].map({"medical": "MED", "surgical": "SUR", "icu": "ITU"}))
     text = message(frame)
-    assert "'Ward' has none of the categories the model knows" in text and "'ICU'" in text
+    assert "'Ward' has none of the categories the model knows" in text and "'ITU'" in text
 
 
 def test_a_bad_by_column():
@@ -299,3 +299,10 @@ def test_a_list_without_rules_ranks_no_one_and_says_so():
     assert result.auroc == 0.5 and np.isnan(result.calibration_slope) and "no ranking" in result.notes[0]
     a = optimize.brentq(lambda a: np.sum(event - expit(a + logit(RISKS[2]))), -5, 5, xtol=1e-14)
     assert result.calibration_intercept == pytest.approx(a, abs=1e-8)
+
+
+def test_a_category_written_in_another_case_is_the_same_category():
+    frame = new_table().assign(Ward=lambda f: f["Ward"].str.upper())  # "ICU" for the model's "icu"
+    upper = validate_model(model_dict(), frame, data_name="new.csv")
+    same = validate_model(model_dict(), new_table(), data_name="new.csv")
+    assert upper.overall.auroc == pytest.approx(same.overall.auroc)

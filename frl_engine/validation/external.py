@@ -386,7 +386,9 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
         if any(c["op"] in ("==", "!=", "starts with") for c in own) and column in categories:
             levels, prefixes = categories[column], prefix_sets.get(column, set())
             labels = {category_label(v) for v in pd.unique(present)}
-            if not (labels & levels or any(label.upper().startswith(p) for label in labels for p in prefixes)):
+            folded = {label.casefold() for label in labels}  # "icu" is the model's "ICU", as a rule matches it
+            if not ({level.casefold() for level in levels} & folded
+                    or any(label.upper().startswith(p) for label in labels for p in prefixes)):
                 known = sorted(levels) + [f"{p}..." for p in sorted(prefixes)]
                 problems.append(f"column {column!r} has none of the categories the model knows "
                                 f"({', '.join(known[:5])}); it holds {_shown(sorted(labels))}: "
