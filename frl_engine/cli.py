@@ -271,13 +271,15 @@ def cmd_predict(args) -> int:
 def _warn_recoded_columns(model: dict, features, data_name: str) -> None:
     """Say on stderr what external validation would refuse: a rule column recoded since the fit (ICD-10 codes
     for a model fitted on ICD-9, wards renamed), whose rules then catch nobody.  The scores are still written."""
-    from .validation.external import check_columns
+    from .validation.external import band_notes, check_columns
 
     try:
         check_columns(model, features, data_name)
     except FRLError as exc:
         print(f"frl: warning: {exc}. The scores are written, but patients the recoded rules should catch fall to "
               "lower rules.", file=sys.stderr)
+    for note in band_notes(model, features):
+        print(f"frl: warning: {data_name}: {note}.", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:

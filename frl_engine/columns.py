@@ -54,7 +54,7 @@ __all__ = [
     "MISSING_MARKERS", "ITEM_KINDS", "SKIPPED_KINDS", "KIND_ALIASES", "NEAR_CONSTANT_SHARE",
     "ColumnReading", "read_column", "read_columns", "canonical_kind", "is_missing_marker",
     "format_number", "category_label", "missing_mask", "numeric_values", "boolean_values", "is_number",
-    "code_label", "code_prefixes", "has_code_name", "has_identifier_name", "looks_like_identifier", "parse_interval",
+    "band_bounds", "code_label", "code_prefixes", "has_code_name", "has_identifier_name", "looks_like_identifier", "parse_interval",
 ]
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
@@ -192,6 +192,20 @@ def parse_interval(text: str) -> float | None:
     text = text.strip()
     match = _INTERVAL.match(text) or _OPEN_BAND.match(text)
     return float(next(g for g in match.groups() if g is not None)) if match else None
+
+
+def band_bounds(text) -> tuple[float, float] | None:
+    """``(lower, upper)`` of a band label: ``[50-60)`` -> (50, 60), ``>200`` and ``90+`` -> (200, inf); else None."""
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    match = _INTERVAL.match(text)
+    if match:
+        return float(match.group(1)), float(match.group(2))
+    match = _OPEN_BAND.match(text)
+    if match:
+        return float(next(g for g in match.groups() if g is not None)), math.inf
+    return None
 
 
 def _number_from_text(text: str) -> float | None:

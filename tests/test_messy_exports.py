@@ -336,3 +336,24 @@ def test_frl_predict_warns_when_a_rule_column_was_recoded(sex_model, tmp_path, c
     status, out, err = run(["predict", str(sex_model), str(new)], capsys)
     assert status == 0 and "risk" in out
     assert "warning" in err and f"'{column}' has none of the categories the model knows" in err
+
+
+def test_age_bands_that_straddle_a_threshold_of_the_model_are_said(tmp_path, capsys):
+    rng, age, died = _patients(2000)
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"age": age.round(), "died": np.where(died, "yes", "no")}).to_csv(train, index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(train), "--target", "died", "--out", str(model)]) == 0
+    thresholds = [c["value"] for r in __import__("json").loads(model.read_text())["rules"] for c in r["conditions"]]
+    t = thresholds[0]
+    low = int(t // 10 * 10) if t % 10 else int(t) - 5  # a band with t strictly inside it
+    band = f"[{low}-{low + 10})"
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"age": [band, "[20-30)", band, "[90-100)"], "died": ["yes", "no", "no", "yes"]}).to_csv(new, index=False)
+    capsys.readouterr()
+    status, _, err = run(["predict", str(model), str(new)], capsys)
+    assert status == 0 and "written in bands" in err and band in err
+    from frl_engine.validation.external import validate_model
+    from frl_engine.io import load_model_dict
+    result = validate_model(load_model_dict(model), pd.read_csv(new))
+    assert any("written in bands" in note for note in result.overall.notes)

@@ -602,7 +602,7 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     except DataError as exc:
         raise DataError(f"{data_name}: {exc}") from None
     overall = population_metrics(model, rule_index, event, thresholds)
-    text_notes = _text_read_as_missing(model, frame)
+    text_notes = _text_read_as_missing(model, frame) + band_notes(model, frame)
     if text_notes:
         overall = dataclasses.replace(overall, notes=overall.notes + text_notes)
     subgroups = ()
@@ -614,6 +614,31 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
     return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups)
+
+
+def band_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
+    """Notes for thresholds of the model that fall inside a band of the new table (``Age >= 58`` against
+    ``[50-60)``): such patients are placed by the band's lower bound, so some land in the wrong rule."""
+    from ..columns import band_bounds
+
+    notes = []
+    for rule in model["rules"]:
+        for c in rule.get("conditions", []):
+            if c.get("op") not in (">=", "<") or c["column"] not in frame.columns:
+                continue
+            series = frame[c["column"]]
+            if pd.api.types.is_numeric_dtype(series):
+                continue
+            t = float(c["value"])
+            straddled = [v for v in pd.unique(series.dropna())
+                         if (b := band_bounds(v)) is not None and b[0] < t < b[1]]
+            if straddled:
+                note = (f"column {c['column']!r} is written in bands and the model's threshold {c['value']:g} falls "
+                        f"inside {_shown(straddled)}: those patients are placed by the band's lower bound, so some "
+                        "land in the wrong rule; give the numbers as at fit time")
+                if note not in notes:
+                    notes.append(note)
+    return tuple(notes)
 
 
 def _text_read_as_missing(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
