@@ -112,9 +112,11 @@ W_EXT_SOURCE = "w_ext_source"
 W_EXT_MODEL_FILE = "w_ext_model_file"
 W_EXT_DATA = "w_ext_data"
 W_EXT_BY = "w_ext_by"
+W_EXT_TARGET = "w_ext_target"  # the new table's outcome column, when it is not named as at fit time
+W_EXT_EVENT = "w_ext_event"  # the new table's event value, when it is not written as at fit time
 EXT_SOURCE_CURRENT = "The current list"
 EXT_SOURCE_FILE = "A saved model file"
-WIDGET_DEFAULTS.update({W_EXT_SOURCE: EXT_SOURCE_CURRENT, W_EXT_BY: None})
+WIDGET_DEFAULTS.update({W_EXT_SOURCE: EXT_SOURCE_CURRENT, W_EXT_BY: None, W_EXT_TARGET: None, W_EXT_EVENT: None})
 
 RESULT_DEFAULTS = {
     DATA: None, DATA_ERROR: None, UPLOAD_SEEN: None, FIT: None, FIT_ERROR: None, VALIDATION: None,

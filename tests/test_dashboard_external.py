@@ -10,6 +10,7 @@ from sklearn.metrics import roc_auc_score
 from streamlit.testing.v1 import AppTest
 
 from dashboard import jobs, services, state
+from frl_engine.validation.external import validate_model
 from test_validation_external import RISKS, hand_rules, model_dict, new_table
 
 logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
@@ -79,7 +80,6 @@ def test_a_saved_model_on_a_new_table_shows_the_engines_numbers(at):
 
 
 @pytest.mark.parametrize("change, expected", [
-    (lambda f: f.drop(columns=["readmitted"]), "no outcome column 'readmitted'"),
     (lambda f: f.assign(readmitted="NO"), "has no events"),
     (lambda f: f.head(1), "has 1 row of patients"),
     (lambda f: f.drop(columns=["Ward"]), "lacks the column the model uses: 'Ward'"),
@@ -90,6 +90,20 @@ def test_bad_second_files_get_one_message_on_the_page(at, change, expected):
     messages = [e.value for e in at.error]
     assert len(messages) == 1 and expected in messages[0] and messages[0].startswith("bad.csv")
     assert not at.metric
+
+
+def test_a_new_table_that_names_and_writes_its_outcome_differently_is_matched_by_the_users_picks(at):
+    open_model_file(at)
+    frame = new_table(n=2500, seed=3)
+    expected = validate_model(model_dict(), frame).overall.auroc
+    renamed = frame.assign(readmit_30d=(frame["readmitted"] == "<30").map({True: "Yes", False: "No"}))
+    upload_new(at, renamed.drop(columns=["readmitted"]))
+    assert any("no column **readmitted**" in w.value for w in at.warning) and not at.metric
+    at.selectbox(key=state.W_EXT_TARGET).set_value("readmit_30d").run()
+    assert any("No patient here has **readmit\\_30d = \\<30**" in w.value for w in at.warning) and not at.metric
+    at.selectbox(key=state.W_EXT_EVENT).set_value("Yes").run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["AUROC"] == f"{expected:.3f}"
 
 
 def test_the_current_list_is_validated_and_its_card_gets_the_line(at):

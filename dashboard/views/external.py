@@ -20,9 +20,15 @@ ui.header("External validation", "Does the list hold up on patients it never saw
 
 
 @st.cache_data(max_entries=8, show_spinner="Scoring the new patients...")
-def _validate(model_text: str, data_key: str, data_name: str, by: str | None, _frame) -> dict:
-    # Keyed by the model, the table's bytes and the subgroup column; errors are not cached.
-    return validate_model(json.loads(model_text), _frame, data_name=data_name, by=by).to_dict()
+def _validate(model_text: str, data_key: str, data_name: str, by: str | None, target: str | None, event,
+              _frame) -> dict:
+    # Keyed by the model, the table's bytes, the subgroup column and the outcome; errors are not cached.
+    return validate_model(json.loads(model_text), _frame, data_name=data_name, by=by, target=target,
+                          positive=event).to_dict()
+
+
+def _same_value(a, b) -> bool:
+    return str(a).strip().casefold() == str(b).strip().casefold()
 
 
 def _read_upload(upload, seen_key: str, error_key: str, load):
@@ -98,6 +104,31 @@ if source == state.EXT_SOURCE_CURRENT and fit.data is not None and fit.data.key 
 model = fit.model
 unvalidated = {k: v for k, v in model.items() if k != "external_validation"}  # the same list, whatever it carries
 target = model["outcome"].get("target")
+# A new table may name or write its outcome differently (readmit_30d = Yes for a model of readmitted = <30).
+new_target, new_event = None, None
+if target not in data.frame.columns:
+    st.warning(f"This table has no column **{ui.md(target)}**, the model's outcome. Pick the column that holds the "
+               "same outcome here.", icon=":material/help:")
+    options = [None] + list(data.frame.columns)
+    if ss.get(state.W_EXT_TARGET) not in options:
+        ss[state.W_EXT_TARGET] = None
+    new_target = st.selectbox("Outcome column in this table", options, key=state.W_EXT_TARGET,
+                              format_func=lambda c: "choose a column" if c is None else c)
+    if new_target is None:
+        st.stop()
+outcome_column = new_target or target
+values = services.outcome_values(data.frame[outcome_column])
+positive = model["outcome"].get("positive_class")
+if len(values) >= 2 and not any(_same_value(v, positive) for v in values):
+    st.warning(f"No patient here has **{ui.md(outcome_column)} = {ui.md(positive)}**, the model's event. Pick the "
+               "value that means the same event in this table.", icon=":material/help:")
+    if ss.get(state.W_EXT_EVENT) not in [None] + values:
+        ss[state.W_EXT_EVENT] = None
+    new_event = st.selectbox("Event value in this table", [None] + values, key=state.W_EXT_EVENT,
+                             format_func=lambda v: "choose a value" if v is None else str(v))
+    if new_event is None:
+        st.stop()
+target = outcome_column
 choices = [None] + [c for c in data.frame.columns if c != target]
 if ss.get(state.W_EXT_BY) not in choices:
     ss[state.W_EXT_BY] = None
@@ -108,7 +139,7 @@ by = st.selectbox("Subgroups by (optional)", choices, key=state.W_EXT_BY, persis
 
 try:
     result = ExternalValidation.from_dict(_validate(json.dumps(unvalidated, sort_keys=True), data.key, data.name, by,
-                                                    data.frame))
+                                                    new_target, new_event, data.frame))
 except FRLError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
