@@ -11,7 +11,6 @@ import difflib
 import io
 import itertools
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 
 from .errors import DataError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
+from .export_layout import check_header, drop_export_debris, european_thousands
 from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure, text_dialect
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
@@ -47,17 +47,6 @@ def _duplicates(names) -> list[str]:
             dups.append(key)
         seen.add(key)
     return dups
-
-
-def _check_header(header, filename: str) -> None:
-    """A first line of numbers is a row of patients, not column names (a UCI ``.data`` file saved as CSV)."""
-    from .columns import _number_from_text, is_missing_marker
-
-    cells = [str(c).strip() for c in header]
-    if len(cells) >= 2 and all(is_missing_marker(c) or _number_from_text(c) is not None for c in cells) and any(cells):
-        shown = ", ".join(cells[:5]) + (", ..." if len(cells) > 5 else "")
-        raise DataError(f"{filename}: the first line holds numbers ({shown}), not column names: add a header line "
-                        "that names the columns (the rules are written with those names)")
 
 
 def read_table(source, filename: str | None = None, *, tidy: bool = True, text_columns=(),
@@ -116,7 +105,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             first_rows = list(itertools.islice(csv.reader(io.StringIO(text), delimiter=delimiter), 20))
             skip = header_row(first_rows)
             header = first_rows[skip] if first_rows else []
-            _check_header(header, filename)
+            check_header(header, filename)
             dups = _duplicates([name for name in header if str(name).strip()])  # blank: Excel's empty columns
             if dups:
                 raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
@@ -164,111 +153,20 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
     frame.columns = [str(c).strip() for c in frame.columns]
-    def keep_text(name):
-        return has_code_name(name) or name in set(text_columns)
+    text_names = set(text_columns)
+
+    def keep_text(name):  # codes and declared text columns are never turned into numbers
+        return as_written or has_code_name(name) or name in text_names
 
     decimal_comma = frame.attrs.get("decimal") == ","
-    frame = _drop_export_debris(frame, keep_text=lambda name: as_written or keep_text(name),
-                                decimal_comma=decimal_comma)
+    frame = drop_export_debris(frame, keep_text=keep_text, decimal_comma=decimal_comma)
     if decimal_comma and not as_written:
-        _european_thousands(frame, keep_text=keep_text)
+        european_thousands(frame, keep_text=keep_text)
     if tidy:
         tidy_text_cells(frame)
     dups = _duplicates(frame.columns)
     if dups:
         raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
-    return frame
-
-
-_UNNAMED = re.compile(r"^Unnamed: \d+$")
-# The first cell of a report's summary line at the end of the table.
-# Only the word itself (``Total``, ``Mean:``), so a last patient named "Max Meier" stays a patient.
-_SUMMARY_LINE = re.compile(r"^((grand )?totals?|sum|mean|average|avg|median|min|max|minimum|maximum|std|sd|count)"
-                           r"\s*(:.*)?$|^total rows\b|^generated (by|on|at)\b", re.IGNORECASE)
-_EUROPEAN_NUMBER = re.compile(r"^[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?$")
-_DOTTED_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(\.\d{3})+(,\d+)?$")
-
-
-def _european_thousands(frame: pd.DataFrame, keep_text) -> None:
-    """In a file with a decimal comma, ``2.100`` is two thousand one hundred (a thousands point), in place.
-
-    A text column is turned into numbers when every value is written that way (``683``, ``2.100``,
-    ``1.234,5``) and at least one has a thousands point; codes (``250.83``: two digits after the
-    point) never match, and columns kept as text (``keep_text(name)``) are left alone.
-    """
-    for column in frame.columns:
-        series = frame[column]
-        if not pd.api.types.is_string_dtype(series.dtype) or keep_text(column):
-            continue
-        texts = [v.strip() for v in pd.unique(series.dropna()) if isinstance(v, str)]
-        if (texts and any(_DOTTED_THOUSANDS.match(t) for t in texts)
-                and all(_EUROPEAN_NUMBER.match(t) or t.lower() in MISSING_MARKERS for t in texts)):
-            mapping = {t: float(t.replace(".", "").replace(",", ".")) if _EUROPEAN_NUMBER.match(t) else np.nan
-                       for t in texts}
-            frame[column] = series.map(lambda v: mapping.get(v.strip(), np.nan) if isinstance(v, str) else v
-                                       ).astype(float)
-
-
-def _drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = False) -> pd.DataFrame:
-    """Leave out what a report export adds around its table, and say so in ``frame.attrs["left_out"]``.
-
-    - columns with no name and no value (the trailing ``,,`` of a sheet saved from Excel);
-    - header lines repeated inside the table (exports joined together);
-    - lines at the end with at most one filled cell, or whose first cell starts a summary
-      (``Total``, ``Mean``, ``Generated by ...``), in a table of three or more columns: a footer,
-      not patients.  A column that held such text and is otherwise numbers is read as numbers
-      again (``keep_text(name)``: not for columns kept as text, such as codes).
-    """
-    said = []
-    def blank(series):  # no value: NaN, or text that is empty or a missing marker (as written: "" or "NULL")
-        return series.isna() | series.astype(str).str.strip().str.lower().isin(MISSING_MARKERS)
-
-    empty = [c for c in frame.columns if (not c or _UNNAMED.match(c)) and blank(frame[c]).all()]
-    if empty:
-        frame = frame.drop(columns=empty)
-        said.append(f"{len(empty)} empty column{'s' if len(empty) != 1 else ''} with no name")
-    dropped_rows = False
-    if frame.shape[1] >= 2 and len(frame) > 1:
-        # Exports joined together repeat their header line: such a row names the columns, not a patient.
-        first = frame.columns[0]
-        maybe = frame[first].astype(str).str.strip() == str(first)
-        if maybe.any():
-            repeated = maybe.copy()
-            for column in frame.columns[1:]:
-                repeated &= frame[column].astype(str).str.strip() == str(column)
-            if repeated.any() and not repeated.all():
-                n = int(repeated.sum())
-                frame = frame.loc[~repeated.to_numpy()].reset_index(drop=True)
-                said.append(f"{n} repeated header line{'s' if n != 1 else ''} (files joined together)")
-                dropped_rows = True
-    if frame.shape[1] >= 3 and len(frame) > 1:
-        tail = frame.iloc[-min(10, len(frame) - 1) - 1:]  # only the last lines can be a footer
-        filled = np.zeros(len(frame), dtype=np.int64)
-        filled[len(frame) - len(tail):] = (~tail.apply(blank)).sum(axis=1).to_numpy()
-        leading = frame.iloc[:, 0].astype(str).str.strip()
-
-        def footer(row):  # a line with at most one filled cell, or a summary line (Total, Mean, ...)
-            return filled[row] <= 1 or bool(_SUMMARY_LINE.match(leading.iloc[row]))
-
-        n_footer = 0
-        while n_footer < min(10, len(frame) - 1) and footer(len(frame) - 1 - n_footer):
-            n_footer += 1
-        if n_footer:
-            first = frame.iloc[len(frame) - n_footer].dropna()
-            shown = f" ('{str(first.iloc[0]).strip()[:40]}')" if len(first) else ""
-            frame = frame.iloc[: len(frame) - n_footer].copy()
-            said.append(f"the last {n_footer} line{'s' if n_footer != 1 else ''}{shown}, a footer, not patients")
-            dropped_rows = True
-    if dropped_rows and not decimal_comma:  # a column that held the header's or the footer's text is numbers again
-        # (with a decimal comma, 1.471 is not one and a half: those columns are read by _european_thousands
-        # and by the column reading, which both know the comma)
-        for column in frame.columns:
-            if pd.api.types.is_string_dtype(frame[column].dtype) and not keep_text(column):
-                numbers = pd.to_numeric(frame[column], errors="coerce")
-                if numbers.notna().sum() == frame[column].notna().sum():
-                    frame[column] = numbers
-    if said:
-        frame.attrs["left_out"] = "; ".join(said)
     return frame
 
 
