@@ -393,6 +393,11 @@ class Binarizer:
             raise DataError("Every column is excluded, so there is nothing to make items from: exclude fewer columns")
         if not specs:
             shown = "; ".join(f"{r.name}: {r.reason}" for r in readings[:4])
+            by_support = [r for r in readings if "support" in r.reason]
+            if by_support and len(by_support) >= len([r for r in readings if r.kind in ITEM_KINDS]) / 2:
+                raise DataError(f"No column can make an item at a minimum support of {float(self.min_support):.0%}: "
+                                f"no level or threshold covers that many patients ({shown}); lower the minimum "
+                                "support")
             raise DataError(f"No column can make an item ({shown}): use columns that vary, or declare their kinds")
         self.readings_ = readings
         self._set_specs(specs, tuple(skipped))

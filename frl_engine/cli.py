@@ -202,8 +202,9 @@ def cmd_fit(args) -> int:
     model = _model_dict(estimator, args)
     print_model(model)
     if not model["rules"]:
-        print("No rule beats the overall risk: at these settings the data show no subgroup at different risk "
-              "(try a lower --min-support, more --max-conditions or more --steps).")
+        from .search_report import empty_list_note
+
+        print(empty_list_note(model))
     if search_warning(estimator):
         print(search_warning(estimator))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.")

@@ -335,6 +335,8 @@ def _finish_table(rows: list[dict], grid: ExploreGrid) -> pd.DataFrame:
         table.loc[choice, "recommended"] = True
     for column in ("max_conditions", "n_thresholds"):
         table[column] = table[column].astype(int)
+    for column in ("n_rules", "n_conditions"):  # counts stay whole numbers when a cell could not be fitted
+        table[column] = table[column].astype("Int64")
     return table[list(TABLE_COLUMNS)]
 
 

@@ -113,3 +113,31 @@ def search_report(chain_values, max_chains: int | None = None, polished_values=N
                         runner_up_gap_nats=best - float(others.max()) if len(others) else None,
                         converged=bool(reached.sum() >= 2), max_chains=int(max_chains or len(values)),
                         n_hopped=n_hopped, hop_gain_nats=gain)
+
+
+#: How each interface names the settings an empty list's note suggests.
+SETTING_NAMES = {
+    "cli": {"conditions": "--max-conditions 1", "support": "a higher --min-support", "lower": "a lower --min-support"},
+    "dashboard": {"conditions": "1 condition per rule", "support": "a higher minimum support",
+                  "lower": "a lower minimum support"},
+}
+
+
+def empty_list_note(model: dict, interface: str = "cli") -> str:
+    """What an empty MAP list means, and what to try.
+
+    Each rule on the list pays a prior cost of about ``log |B|`` nats (the paper's rule prior, Section 3:
+    a rule is drawn among the ``|B|`` unchosen candidates), so with few events a real but modest
+    difference in risk may not pay for itself; fewer, broader candidates lower that cost.
+    """
+    import math
+
+    names = SETTING_NAMES[interface]
+    training = model.get("training") or {}
+    n_rules, events = training.get("n_candidate_rules") or 0, training.get("n_positive")
+    cost = f", about log({n_rules:,} candidate rules) = {math.log(n_rules):.1f} nats" if n_rules > 1 else ""
+    few = f"; with {events:,} events a real difference may not pay for it" if events is not None and events < 200 else ""
+    return ("No rule beats the overall risk at these settings: either no subgroup is at a different risk, or the "
+            f"data are too few to show one. Each rule must earn its prior cost{cost}{few}. Try fewer, broader "
+            f"candidates ({names['conditions']}, {names['support']}), or, for a small subgroup, {names['lower']}.")
+

@@ -357,3 +357,35 @@ def test_age_bands_that_straddle_a_threshold_of_the_model_are_said(tmp_path, cap
     from frl_engine.io import load_model_dict
     result = validate_model(load_model_dict(model), pd.read_csv(new))
     assert any("written in bands" in note for note in result.overall.notes)
+
+
+def test_an_empty_list_on_a_rare_outcome_says_what_a_rule_must_earn_and_what_to_try(tmp_path, capsys):
+    rng = np.random.default_rng(7)
+    n = 3000
+    visits = rng.poisson(0.6, n)
+    died = rng.random(n) < np.where(visits >= 2, 0.035, 0.011)  # about 45 deaths
+    noise = {f"lab{k}": rng.normal(size=n).round(2) for k in range(8)}
+    path = tmp_path / "rare.csv"
+    pd.DataFrame({"number_inpatient": visits, **noise, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, out, _ = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 0 and out.splitlines()[1].startswith("ALWAYS")  # 43 deaths do not pay for a rule
+    assert "must earn its prior cost, about log(1,261 candidate rules) = 7.1 nats" in out
+    assert "with 43 events a real difference may not pay for it" in out
+    assert "--max-conditions 1, a higher --min-support" in out
+
+
+def test_a_support_no_column_reaches_says_to_lower_it_and_failed_cells_keep_whole_counts(tmp_path, capsys):
+    rng, age, died = _patients(600)
+    path = tmp_path / "export.csv"
+    pd.DataFrame({"age": age, "ward": rng.choice(["a", "b", "c"], len(age)),
+                  "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, _, err = run(["fit", str(path), "--target", "died", "--min-support", "0.9"], capsys)
+    assert status == 2 and "at a minimum support of 90%" in err and "lower the minimum support" in err
+    out = tmp_path / "grid.csv"
+    status, printed, err = run(["explore", str(path), "--target", "died", "--lam", "2", "--min-support", "0.1,0.9",
+                                "--folds", "3", "--seed", "0", "--out", str(out)], capsys)
+    table = pd.read_csv(out)
+    assert len(table) == 2
+    fitted = table[table["min_support"] == 0.1].iloc[0]
+    assert float(fitted["n_rules"]).is_integer()
+    assert all("." not in line.split(",")[4] for line in out.read_text().splitlines()[1:])  # n_rules: 3, not 3.0
