@@ -200,6 +200,8 @@ def cmd_fit(args) -> int:
     if getattr(estimator, "unreached_rules_", None):
         print(unreached_note(estimator.unreached_rules_))
     model = _model_dict(estimator, args)
+    if getattr(args, "tuning", None):  # frl fit --tune: how the settings were chosen travels with the model
+        model["training"]["tuning"] = args.tuning
     print_model(model)
     if not model["rules"]:
         from .search_report import empty_list_note

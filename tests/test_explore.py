@@ -1,5 +1,6 @@
 """Hyperparameter exploration (frl_engine.explore, `frl explore`, `frl fit --tune`), locally and on Dask."""
 
+import json
 import signal
 import subprocess
 import sys
@@ -160,6 +161,10 @@ def test_the_number_of_thresholds_is_a_dimension_of_the_grid_and_a_cell_is_the_e
     rec = result.recommended
     assert FallingRuleListClassifier.load(model_path).n_thresholds == rec["n_thresholds"]
     assert f"--n-thresholds {int(rec['n_thresholds'])}:" in printed
+    tuning = json.loads(model_path.read_text())["training"]["tuning"]  # how the settings were chosen travels along
+    assert tuning["grid"]["n_thresholds"] == [1, 5] and tuning["folds"] == 3
+    assert tuning["chosen"]["n_thresholds"] == rec["n_thresholds"]
+    assert tuning["auroc_mean"] == pytest.approx(rec["auroc_mean"]) and "optimistic" in tuning["note"]
 
 
 def test_the_same_seed_gives_the_same_table_for_any_number_of_workers(sample, local_result):
