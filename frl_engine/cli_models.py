@@ -144,7 +144,8 @@ def cmd_list(args) -> int:
         print("No models registered yet: `frl fit ... --register` keeps one." if not retired
               else "No models in use.")
     hidden = "" if args.all or not retired else f"; {retired} retired not shown (--all)"
-    print(f"\n{in_use} model{'s' if in_use != 1 else ''} in {registry.location}{hidden}")
+    shown = f" and {retired} retired" if args.all and retired else ""
+    print(f"\n{in_use} model{'s' if in_use != 1 else ''} in use{shown} in {registry.location}{hidden}")
     return 0
 
 

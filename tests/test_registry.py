@@ -332,7 +332,7 @@ def test_fit_register_list_show_export_retire(tmp_path, monkeypatch, capsys):
     status, listed, _ = run(["models", "list"], capsys)
     assert model_id not in listed and "1 retired not shown" in listed
     status, listed, _ = run(["models", "list", "--all"], capsys)
-    assert f"{model_id} (retired)" in listed
+    assert f"{model_id} (retired)" in listed and "0 models in use and 1 retired in" in listed
     status, shown, _ = run(["models", "show", model_id], capsys)
     assert "retired" in shown and "pilot over" in shown
 
