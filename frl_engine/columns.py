@@ -254,9 +254,10 @@ _POINT_NUMBER = re.compile(r"^[-+]?\d+\.\d+$")
 
 def _decimal_comma_text(texts: list[str]) -> bool:
     """Whether a column's text numbers use a decimal comma (``"7,3"`` stored as text, as a French or
-    German Excel writes them into a CSV or a workbook): some value can only be read that way, and no
-    value has a decimal point."""
-    return any(_SURE_DECIMAL_COMMA.match(t) for t in texts) and not any(_POINT_NUMBER.match(t) for t in texts)
+    German Excel writes them into a CSV or a workbook): some value can only be read that way, no
+    value has a decimal point, and no value is a list (``"1,4,7"``: then ``"1,2"`` is two codes)."""
+    return (any(_SURE_DECIMAL_COMMA.match(t) for t in texts) and not any(_POINT_NUMBER.match(t) for t in texts)
+            and not any(t.count(",") > 1 for t in texts))  # "1,4,7" says the column holds lists, not decimals
 
 
 def _parse_numbers(uniques: np.ndarray) -> np.ndarray:

@@ -389,3 +389,8 @@ def test_a_support_no_column_reaches_says_to_lower_it_and_failed_cells_keep_whol
     fitted = table[table["min_support"] == 0.1].iloc[0]
     assert float(fitted["n_rules"]).is_integer()
     assert all("." not in line.split(",")[4] for line in out.read_text().splitlines()[1:])  # n_rules: 3, not 3.0
+
+
+def test_a_column_of_code_lists_is_not_read_as_decimal_commas():
+    lists = pd.Series(["1,2", "3", "1,4,7", "2,5", "6"] * 60)  # comorbidity codes chosen in a form
+    assert read_column("comorbidities", lists).kind != "numeric"
