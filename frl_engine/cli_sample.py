@@ -65,7 +65,13 @@ def cmd_sample(args) -> int:
         if value is not None and value < low:
             raise FRLError(f"{name} must be at least {low}, got {value}")
     from .cli_models import register_fit, registry_for
+    from .diagnostics import ESS_TARGET
 
+    n_chains = args.sampler_chains if args.sampler_chains is not None else args.chains
+    if args.samples * n_chains < ESS_TARGET:  # the verdict asks for an ESS this sample cannot reach
+        print(f"Note: {args.samples} samples x {n_chains} chains = {args.samples * n_chains} draws cannot show an ESS "
+              f"of {ESS_TARGET:.0f}, so the verdict will be 'not converged' whatever the chains do: ask for "
+              f"--samples {int(-(-ESS_TARGET // n_chains)) * 2} or more.")
     registry = registry_for(args)  # before the fit: a bad registry fails at once
     started = time.perf_counter()
     estimator, features = fit_from_args(args)
@@ -74,7 +80,6 @@ def cmd_sample(args) -> int:
         print(search_warning(estimator))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.\n")
     started = time.perf_counter()
-    n_chains = args.sampler_chains if args.sampler_chains is not None else args.chains
     # Left at the defaults, an unconverged sample is drawn again longer (tempered, or 4x, 16x with --temperatures);
     # given, --burn-in/--thin are kept.
     extend = args.burn_in is None and args.thin == 1

@@ -160,6 +160,14 @@ def test_sample_writes_a_model_with_credible_intervals_for_the_card(table, tmp_p
         assert 0 <= low <= high <= 1 and low - 0.05 <= risk <= high + 0.05
 
 
+def test_a_sample_too_small_to_show_the_ess_is_said_before_it_runs(table, capsys):
+    status, out, err = run(["sample", table, "--target", "Readmitted", "--steps", "500", "--samples", "50",
+                            "--sampler-chains", "2", "--jobs", "1"], capsys)
+    assert status == 0, err
+    assert "50 samples x 2 chains = 100 draws cannot show an ESS of 400" in out and "--samples 400 or more" in out
+    assert out.index("cannot show an ESS") < out.index("IF ")  # said before the work, not after
+
+
 def test_a_list_without_rules_is_printed_and_explained(tmp_path, capsys):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"Age": rng.integers(20, 95, 500), "Smoker": np.where(rng.random(500) < 0.3, "yes", "no"),
