@@ -9,6 +9,7 @@ the card.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,4 +141,27 @@ def empty_list_note(model: dict, interface: str = "cli") -> str:
     return ("No rule beats the overall risk at these settings: either no subgroup is at a different risk, or the "
             f"data are too few to show one. Each rule must earn its prior cost{cost}{few}. Try fewer, broader "
             f"candidates ({names['conditions']}, {names['support']}), or, for a small subgroup, {names['lower']}.")
+
+
+#: Column names that say a patient characteristic a card should use only when it is clinically justified.
+SENSITIVE_NAME = re.compile(
+    r"(^|[^a-z])(race|ethnic|ethnicity|religion|nationality|citizenship|language|insurance|payer)([^a-z]|$)",
+    re.IGNORECASE)
+
+
+def sensitive_columns_note(model: dict, interface: str = "cli") -> str | None:
+    """A note when the list's rules use a column such as race or ethnicity, else None.
+
+    Such a condition can be a proxy for access to care rather than a cause of risk, and a card that
+    ranks patients by it needs a clinical reason; the note names the columns and how to leave them out.
+    """
+    used = sorted({c["column"] for rule in model.get("rules", []) for c in rule.get("conditions", [])
+                   if SENSITIVE_NAME.search(str(c["column"]))})
+    if not used:
+        return None
+    how = (" ".join(f"--exclude {name}" for name in used) if interface == "cli"
+           else "untick them on the Data page")
+    shown = ", ".join(f"'{name}'" for name in used)
+    return (f"The list uses {shown}: a patient characteristic that can stand for access to care rather than "
+            f"risk. Keep it only with a clinical reason; to leave it out, refit with {how}.")
 

@@ -462,3 +462,17 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Search not converged") for w in warnings)
     assert any("did not converge" in w for w in warnings)
+
+
+def test_a_list_that_uses_race_is_flagged_on_the_rule_list_page(at):
+    rng = np.random.default_rng(5)
+    n = 1500
+    race = rng.choice(["Caucasian", "AfricanAmerican", "Hispanic"], n)
+    outcome = np.where(rng.random(n) < np.where(race == "Hispanic", 0.6, 0.1), "yes", "no")
+    frame = _table(n, seed=5, race=race)
+    frame["Outcome"] = outcome
+    upload(at, "race.csv", frame.to_csv(index=False).encode())
+    result = fit(at, w_posterior=False)
+    assert any("race" in c["column"] for r in result.model["rules"] for c in r["conditions"])
+    at.switch_page("views/rules.py").run()
+    assert any("The list uses 'race'" in w.value and "untick them on the Data page" in w.value for w in at.warning)

@@ -394,3 +394,24 @@ def test_a_support_no_column_reaches_says_to_lower_it_and_failed_cells_keep_whol
 def test_a_column_of_code_lists_is_not_read_as_decimal_commas():
     lists = pd.Series(["1,2", "3", "1,4,7", "2,5", "6"] * 60)  # comorbidity codes chosen in a form
     assert read_column("comorbidities", lists).kind != "numeric"
+
+
+def test_a_list_that_uses_race_says_so_and_how_to_leave_it_out(tmp_path, capsys):
+    from frl_engine.search_report import sensitive_columns_note
+
+    rng, age, died = _patients(3000)
+    race = rng.choice(["Caucasian", "AfricanAmerican", "Hispanic"], len(age))
+    died = died | ((race == "Hispanic") & (rng.random(len(age)) < 0.5))  # a difference the data show
+    path = tmp_path / "export.csv"
+    pd.DataFrame({"age": age, "race": race, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, out, _ = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 0 and "race = Hispanic" in out
+    assert "The list uses 'race'" in out and "--exclude race" in out
+    status, out, _ = run(["fit", str(path), "--target", "died", "--exclude", "race"], capsys)
+    assert status == 0 and "race" not in out
+    plain = {"rules": [{"conditions": [{"column": "age", "op": ">=", "value": 70}]}]}
+    assert sensitive_columns_note(plain) is None
+    coded = {"rules": [{"conditions": [{"column": "Ethnicity", "op": "==", "value": "x"}]},
+                       {"conditions": [{"column": "payer_code", "op": "==", "value": "MC"}]}]}
+    assert "'Ethnicity', 'payer_code'" in sensitive_columns_note(coded, "dashboard")
+    assert "untick them on the Data page" in sensitive_columns_note(coded, "dashboard")
