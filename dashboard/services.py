@@ -418,6 +418,7 @@ class FitSpec:
     choices: ColumnChoices
     settings: FitSettings
     posterior: PosteriorSettings | None = None
+    tuning: str | None = None  # JSON of how an Explore cell was chosen (training.tuning); not part of the key
 
     @property
     def key(self) -> str:
@@ -589,6 +590,8 @@ def fit_work(spec: FitSpec, data: LoadedData, features: pd.DataFrame, event: np.
         started = time.perf_counter()
         estimator = fit_estimator(spec.key, spec, features, event, _job=job)
         result = fit_result(estimator, spec, data, features, time.perf_counter() - started, result_id)
+        if spec.tuning:  # a cell of the Explore page: how it was chosen travels with the model, as `frl fit --tune`
+            result.model["training"]["tuning"] = json.loads(spec.tuning)
         job.publish(result)
         if spec.posterior is not None:
             post = spec.posterior

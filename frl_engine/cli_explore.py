@@ -191,16 +191,7 @@ def apply_tuning(args) -> None:
         raise FRLError("No cell of the tuning grid could be fitted: see the messages above")
     args.lam, args.min_support, args.max_conditions = float(rec["lam"]), float(rec["min_support"]), int(rec["max_conditions"])
     args.n_thresholds = int(rec["n_thresholds"])
-    args.tuning = {  # written to the model file's training.tuning by `frl fit`
-        "grid": {"lam": [float(v) for v in lam], "min_support": [float(v) for v in support],
-                 "max_conditions": [int(v) for v in conditions], "n_thresholds": [int(v) for v in thresholds]},
-        "folds": int(args.tune_folds), "seed": args.seed, "rule": "one standard error",
-        "chosen": {"lam": args.lam, "min_support": args.min_support, "max_conditions": args.max_conditions,
-                   "n_thresholds": args.n_thresholds},
-        "auroc_mean": float(rec["auroc_mean"]), "auroc_sd": float(rec["auroc_sd"]), "n_rules": int(rec["n_rules"]),
-        "note": "the AUROC of the chosen cell on the folds that chose it: slightly optimistic; --validate or an "
-                "external validation measures it afresh",
-    }
+    args.tuning = result.tuning_record(rec)  # written to the model file's training.tuning by `frl fit`
     print(f"Tuned (one-standard-error rule): --lam {args.lam:g} --min-support {args.min_support:g} "
           f"--max-conditions {args.max_conditions} --n-thresholds {args.n_thresholds}: {int(rec['n_rules'])} rules, cross-validated AUROC "
           f"{rec['auroc_mean']:.3f} (sd {rec['auroc_sd']:.3f}, {args.tune_folds} folds)\n")

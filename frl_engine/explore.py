@@ -280,6 +280,26 @@ class ExploreResult:
                 "max_conditions": int(row["max_conditions"]), "n_thresholds": int(row["n_thresholds"]),
                 "random_state": self.random_state}
 
+    def tuning_record(self, row) -> dict:
+        """How one cell's settings were chosen, for the model file's ``training.tuning``.
+
+        The grid, the folds and seed, whether the cell is the recommended one (the one-standard-error
+        rule) or the user's pick, the chosen settings, and the cell's cross-validated AUROC, which was
+        measured on the folds that chose it (slightly optimistic).
+        """
+        return {
+            "grid": {"lam": [float(v) for v in self.grid.lam], "min_support": [float(v) for v in self.grid.min_support],
+                     "max_conditions": [int(v) for v in self.grid.max_conditions],
+                     "n_thresholds": [int(v) for v in self.grid.n_thresholds]},
+            "folds": int(self.n_folds), "seed": int(self.random_state),
+            "rule": "one standard error" if bool(row["recommended"]) else "chosen by the user",
+            "chosen": {"lam": float(row["lam"]), "min_support": float(row["min_support"]),
+                       "max_conditions": int(row["max_conditions"]), "n_thresholds": int(row["n_thresholds"])},
+            "auroc_mean": float(row["auroc_mean"]), "auroc_sd": float(row["auroc_sd"]), "n_rules": int(row["n_rules"]),
+            "note": "the AUROC of the chosen cell on the folds that chose it: slightly optimistic; --validate or an "
+                    "external validation measures it afresh",
+        }
+
     def format_table(self, limit: int | None = None) -> str:
         """The table as text, sorted by AUROC; ``*`` marks the recommended cell, ``+`` the Pareto-best."""
         table = self.sorted_table()

@@ -157,6 +157,9 @@ def test_tune_then_fit_on_the_fit_page_fits_the_recommended_cell(at):
     assert fit is not None and fit.spec.settings.lam == rec["lam"]
     assert fit.spec.settings.min_support == rec["min_support"]
     assert [r["name"] for r in fit.model["rules"]] == rec["rules"].split(" | ")
+    tuning = fit.model["training"]["tuning"]  # how the settings were chosen travels with the model, as with the CLI
+    assert tuning["rule"] == "one standard error" and tuning["chosen"]["lam"] == rec["lam"]
+    assert tuning["auroc_mean"] == pytest.approx(rec["auroc_mean"]) and "optimistic" in tuning["note"]
 
 
 # ---------------------------------------------------------------------------------------------- the server-wide cap

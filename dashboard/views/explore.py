@@ -1,5 +1,6 @@
 """Explore: cross-validate a grid of λ x minimum support x conditions, pick a list from the frontier."""
 
+import json
 import os
 
 import pandas as pd
@@ -134,7 +135,8 @@ def fit_cell(index: int) -> None:
                                 n_thresholds=int(row["n_thresholds"]))
     ss[state.W_LAM], ss[state.W_SUPPORT] = cell.lam, round(100 * cell.min_support, 4)  # the Fit page follows
     ss[state.W_MAX_CONDITIONS], ss[state.W_N_THRESHOLDS] = cell.max_conditions, cell.n_thresholds
-    spec = services.FitSpec(data.key, data.name, inputs.target, inputs.event, inputs.choices, cell, posterior)
+    spec = services.FitSpec(data.key, data.name, inputs.target, inputs.event, inputs.choices, cell, posterior,
+                            tuning=json.dumps(result.tuning_record(row)))
     ui.start_fit(spec, data, inputs.features, inputs.y, navigate=None)
     st.toast(f"Fitting {cell_label(row)}", icon=":material/play_arrow:")
 
