@@ -257,9 +257,9 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
     # the page is drawn again when the posterior arrives: wait for the list rather than count mid-redraw
     try:
         expect(rows).to_have_count(len(engine.rules_) + 1, timeout=60_000)
-    except AssertionError:
+    except AssertionError as exc:
         _shot(page, "10-rules-raw-export-failed", 1600)  # what the page showed instead, for the log
-        raise
+        raise AssertionError(f"{exc}\nthe browser reported: {problems[-20:]}") from None
     assert _first_rule(page) == engine.rules_[0]
     body = page.locator("table.frl-list").inner_text()
     assert "?" not in body and "encounter_id" not in body and "patient_nbr" not in body
