@@ -107,28 +107,33 @@ def estimator_from_args(args) -> FallingRuleListClassifier:
 
 
 def load_training_data(args):
-    """Read ``args.data`` and split off ``args.target``: (features, event, positive value)."""
+    """Read ``args.data`` and split off ``args.target``: (features, event, positive value).
+
+    Read once per command and kept on ``args`` (``fit --tune --validate`` asks three times), so the file
+    is parsed and its reading said once.
+    """
+    if getattr(args, "_training_data", None) is not None:
+        return args._training_data
     declared = _parse_kinds(getattr(args, "kind", None)) or {}
     frame = read_table(args.data, text_columns=[c for c, kind in declared.items() if kind in ("code", "categorical",
                                                                                              "nominal")])
-    said = getattr(args, "_reading_said", False)  # `fit --validate` reads the file twice: say it once
-    args._reading_said = True
-    if frame.attrs.get("read_as") and not said:
+    if frame.attrs.get("read_as"):
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
-    if frame.attrs.get("left_out") and not said:
+    if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
-    if frame.attrs.get("merged_spellings") and not said:
+    if frame.attrs.get("merged_spellings"):
         shown = ", ".join(f"{column} ({n})" for column, n in frame.attrs["merged_spellings"].items())
         print(f"Merged spellings that differ only in case (e.g. 'f' into 'F'): {shown}.")
     features, event, positive = split_target(frame, args.target, args.positive)
     if args.target in (getattr(args, "exclude", None) or []):
         # The outcome is never a condition; naming it in --exclude is harmless, not an error.
         args.exclude = [c for c in args.exclude if c != args.target]
-    if args.positive is None and not said:
+    if args.positive is None:
         reason = default_event_reason(list(outcome_spellings(frame[args.target]).values()))
         if reason != "it reads as yes":
             print(f"The event is {args.target} = {positive!r} ({reason}); give --positive to choose another value.")
-    return features, event, positive
+    args._training_data = (features, event, positive)
+    return args._training_data
 
 
 def fit_from_args(args):
@@ -236,18 +241,14 @@ def cmd_predict(args) -> int:
         raise FRLError(f"--out {args.out} is the table being scored: write the scores to another file, so your "
                        "export stays as it is")
     frame = read_table(args.data)  # read as fit reads
-    original = read_table(args.data, tidy=False, as_written=True)  # the output keeps the user's cells as written
-    if len(original) != len(frame):  # never expected: the two reads leave out the same lines
-        original = read_table(args.data, tidy=False)
+    original = read_table(args.data, tidy=False, as_written=True)  # the same rows, every cell as written
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.", file=sys.stderr)
     features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
     try:
         rule_number = estimator.apply(features)
     except FRLError as exc:
-        raise FRLError(f"{Path(args.data).name}: {exc}".replace(
-            ": clean them, mark them missing, or read the column as categories",
-            ": the model compares numbers there; clean them or mark them missing")) from None
+        raise FRLError(f"{Path(args.data).name}: {exc}") from None
     _warn_recoded_columns(model, features, Path(args.data).name)
     risk = estimator.probabilities_[rule_number]
     risk_column = "risk" if "risk" not in frame.columns else "frl_risk"

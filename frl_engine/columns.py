@@ -49,11 +49,12 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError
+from .sniff import COMMA_DECIMAL, POINT_DECIMAL
 
 __all__ = [
     "MISSING_MARKERS", "ITEM_KINDS", "SKIPPED_KINDS", "KIND_ALIASES", "NEAR_CONSTANT_SHARE",
     "ColumnReading", "read_column", "read_columns", "canonical_kind", "is_missing_marker",
-    "format_number", "category_label", "missing_mask", "numeric_values", "boolean_values", "is_number",
+    "format_number", "category_label", "missing_mask", "numeric_values", "unreadable_mask", "boolean_values", "is_number",
     "band_bounds", "code_label", "code_prefixes", "has_code_name", "has_identifier_name", "looks_like_identifier", "parse_interval",
 ]
 
@@ -248,15 +249,13 @@ def _is_plain_number(text: str) -> bool:
 
 # A decimal comma that cannot be a thousands separator: "7,3", "12,45", "0,125", "1234,5".
 _SURE_DECIMAL_COMMA = re.compile(r"^[-+]?(\d+,\d{1,2}|\d+,\d{4,}|0,\d+|\d{4,},\d+)$")
-_ANY_DECIMAL_COMMA = re.compile(r"^[-+]?\d+,\d+$")
-_POINT_NUMBER = re.compile(r"^[-+]?\d+\.\d+$")
 
 
 def _decimal_comma_text(texts: list[str]) -> bool:
     """Whether a column's text numbers use a decimal comma (``"7,3"`` stored as text, as a French or
     German Excel writes them into a CSV or a workbook): some value can only be read that way, no
     value has a decimal point, and no value is a list (``"1,4,7"``: then ``"1,2"`` is two codes)."""
-    return (any(_SURE_DECIMAL_COMMA.match(t) for t in texts) and not any(_POINT_NUMBER.match(t) for t in texts)
+    return (any(_SURE_DECIMAL_COMMA.match(t) for t in texts) and not any(POINT_DECIMAL.match(t) for t in texts)
             and not any(t.count(",") > 1 for t in texts))  # "1,4,7" says the column holds lists, not decimals
 
 
@@ -276,13 +275,19 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
             out[i] = float(value)
         elif isinstance(value, str):
             text = value.strip()
-            if comma and _ANY_DECIMAL_COMMA.match(text):
+            if comma and COMMA_DECIMAL.match(text):
                 out[i] = float(text.replace(",", "."))
                 continue
             number = _number_from_text(text)
             if number is not None:
                 out[i] = number
     return out
+
+
+def unreadable_mask(values) -> np.ndarray:
+    """Which of a column's distinct ``values`` are text that reads neither as a number nor as missing (``pending``)."""
+    values = np.asarray(values, dtype=object)
+    return np.isnan(_parse_numbers(values)) & ~np.array([is_missing_marker(v) for v in values], dtype=bool)
 
 
 def numeric_values(series: pd.Series, column: str) -> np.ndarray:

@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .columns import MISSING_MARKERS, _number_from_text, is_missing_marker
+from .columns import _number_from_text, is_missing_marker, missing_mask
 from .errors import DataError
 
 __all__ = ["check_header", "drop_export_debris", "european_thousands"]
@@ -53,7 +53,7 @@ def european_thousands(frame: pd.DataFrame, keep_text) -> None:
             continue
         texts = [v.strip() for v in pd.unique(series.dropna()) if isinstance(v, str)]
         if (texts and any(_DOTTED_THOUSANDS.match(t) for t in texts)
-                and all(_EUROPEAN_NUMBER.match(t) or t.lower() in MISSING_MARKERS for t in texts)):
+                and all(_EUROPEAN_NUMBER.match(t) or is_missing_marker(t) for t in texts)):
             mapping = {t: float(t.replace(".", "").replace(",", ".")) if _EUROPEAN_NUMBER.match(t) else np.nan
                        for t in texts}
             frame[column] = series.map(lambda v: mapping.get(v.strip(), np.nan) if isinstance(v, str) else v
@@ -71,10 +71,8 @@ def drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = Fal
       again (``keep_text(name)``: not for columns kept as text, such as codes).
     """
     said = []
-    def blank(series):  # no value: NaN, or text that is empty or a missing marker (as written: "" or "NULL")
-        return series.isna() | series.astype(str).str.strip().str.lower().isin(MISSING_MARKERS)
-
-    empty = [c for c in frame.columns if (not c or _UNNAMED.match(c)) and blank(frame[c]).all()]
+    # A cell without a value is one the engine reads as missing (NaN, "", "NULL", "?" ...), as written or not.
+    empty = [c for c in frame.columns if (not c or _UNNAMED.match(c)) and missing_mask(frame[c]).all()]
     if empty:
         frame = frame.drop(columns=empty)
         said.append(f"{len(empty)} empty column{'s' if len(empty) != 1 else ''} with no name")
@@ -95,7 +93,7 @@ def drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = Fal
     if frame.shape[1] >= 3 and len(frame) > 1:
         tail = frame.iloc[-min(10, len(frame) - 1) - 1:]  # only the last lines can be a footer
         filled = np.zeros(len(frame), dtype=np.int64)
-        filled[len(frame) - len(tail):] = (~tail.apply(blank)).sum(axis=1).to_numpy()
+        filled[len(frame) - len(tail):] = sum(~missing_mask(tail[c]) for c in tail.columns)
         leading = frame.iloc[:, 0].astype(str).str.strip()
 
         def footer(row):  # a line with at most one filled cell, or a summary line (Total, Mean, ...)
@@ -105,13 +103,13 @@ def drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = Fal
         while n_footer < min(10, len(frame) - 1) and footer(len(frame) - 1 - n_footer):
             n_footer += 1
         if n_footer:
-            first = frame.iloc[len(frame) - n_footer].dropna()
-            shown = f" ('{str(first.iloc[0]).strip()[:40]}')" if len(first) else ""
+            footer_cells = frame.iloc[len(frame) - n_footer].dropna()
+            shown = f" ('{str(footer_cells.iloc[0]).strip()[:40]}')" if len(footer_cells) else ""
             frame = frame.iloc[: len(frame) - n_footer].copy()
             said.append(f"the last {n_footer} line{'s' if n_footer != 1 else ''}{shown}, a footer, not patients")
             dropped_rows = True
     if dropped_rows and not decimal_comma:  # a column that held the header's or the footer's text is numbers again
-        # (with a decimal comma, 1.471 is not one and a half: those columns are read by _european_thousands
+        # (with a decimal comma, 1.471 is not one and a half: those columns are read by european_thousands
         # and by the column reading, which both know the comma)
         for column in frame.columns:
             if pd.api.types.is_string_dtype(frame[column].dtype) and not keep_text(column):

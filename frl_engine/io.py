@@ -94,6 +94,11 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         raw = source.read()
     filename = filename or "data.csv"
     suffix = Path(filename).suffix.lower()
+    text_names = set(text_columns)
+
+    def code_or_declared(name) -> bool:  # read as written: codes and the columns the user declares as text
+        return has_code_name(name) or name in text_names
+
     if suffix not in TABLE_EXTENSIONS:
         raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}': use a .csv (or .tsv, .txt), .xlsx "
                         "or .parquet file")
@@ -113,7 +118,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             markers = sorted({m for m in MISSING_MARKERS if m} | {m.upper() for m in MISSING_MARKERS}
                              | {m.title() for m in MISSING_MARKERS}) if decimal == "," else None
             # Codes are labels: read as written, so 038 and 250.80 are not turned into 38 and 250.8.
-            as_text = {name: str for name in header if has_code_name(name) or name in set(text_columns)}
+            as_text = {name: str for name in header if code_or_declared(name)}
             if as_written:
                 frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, skiprows=skip,
                                     dtype=str, keep_default_na=False, na_filter=False)
@@ -153,10 +158,8 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
     frame.columns = [str(c).strip() for c in frame.columns]
-    text_names = set(text_columns)
-
-    def keep_text(name):  # codes and declared text columns are never turned into numbers
-        return as_written or has_code_name(name) or name in text_names
+    def keep_text(name):  # never turned into numbers
+        return as_written or code_or_declared(name)
 
     decimal_comma = frame.attrs.get("decimal") == ","
     frame = drop_export_debris(frame, keep_text=keep_text, decimal_comma=decimal_comma)

@@ -9,6 +9,7 @@ the card.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -131,8 +132,6 @@ def empty_list_note(model: dict, interface: str = "cli") -> str:
     a rule is drawn among the ``|B|`` unchosen candidates), so with few events a real but modest
     difference in risk may not pay for itself; fewer, broader candidates lower that cost.
     """
-    import math
-
     names = SETTING_NAMES[interface]
     training = model.get("training") or {}
     n_rules, events = training.get("n_candidate_rules") or 0, training.get("n_positive")
@@ -164,4 +163,3 @@ def sensitive_columns_note(model: dict, interface: str = "cli") -> str | None:
     shown = ", ".join(f"'{name}'" for name in used)
     return (f"The list uses {shown}: a patient characteristic that can stand for access to care rather than "
             f"risk. Keep it only with a clinical reason; to leave it out, refit with {how}.")
-

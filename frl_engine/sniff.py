@@ -137,8 +137,8 @@ def parse_failure(exc: BaseException, filename: str, suffix: str) -> DataError:
 #: Field separators of delimited text, most common first (ties go to the earlier one).
 DELIMITERS = (",", ";", "\t", "|")
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
-_COMMA_DECIMAL = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
-_POINT_DECIMAL = re.compile(r"^\s*[-+]?\d+\.\d+\s*$")
+COMMA_DECIMAL = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
+POINT_DECIMAL = re.compile(r"^\s*[-+]?\d+\.\d+\s*$")
 
 
 def text_dialect(text: str, max_lines: int = 200) -> tuple[str, str]:
@@ -190,8 +190,8 @@ def _decimal_comma_columns(rows) -> bool:
     comma_columns, thousands_only, any_point = 0, True, False
     for j in range(width):
         cells = [row[j] for row in rows if j < len(row)]
-        commas = [c for c in cells if _COMMA_DECIMAL.match(c) or _EUROPEAN_DECIMAL.match(c)]
-        points = any(_POINT_DECIMAL.match(c) for c in cells)
+        commas = [c for c in cells if COMMA_DECIMAL.match(c) or _EUROPEAN_DECIMAL.match(c)]
+        points = any(POINT_DECIMAL.match(c) for c in cells)
         any_point = any_point or points
         if commas and not points:
             comma_columns += 1

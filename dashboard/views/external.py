@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import charts, services, state, ui
 from frl_engine.errors import FRLError
-from frl_engine.validation.external import ExternalValidation, attach_to_model, validate_model
+from frl_engine.validation.external import ExternalValidation, attach_to_model, event_matches, validate_model
 from frl_engine.validation.report import (INTERPRETATION, calibration_figure, decision_curve_figure, rule_table_frame,
                                           subgroup_figure, subgroup_table_frame, validation_report_html)
 
@@ -25,10 +25,6 @@ def _validate(model_text: str, data_key: str, data_name: str, by: str | None, ta
     # Keyed by the model, the table's bytes, the subgroup column and the outcome; errors are not cached.
     return validate_model(json.loads(model_text), _frame, data_name=data_name, by=by, target=target,
                           positive=event).to_dict()
-
-
-def _same_value(a, b) -> bool:
-    return str(a).strip().casefold() == str(b).strip().casefold()
 
 
 def _read_upload(upload, seen_key: str, error_key: str, load):
@@ -119,7 +115,7 @@ if target not in data.frame.columns:
 outcome_column = new_target or target
 values = services.outcome_values(data.frame[outcome_column])
 positive = model["outcome"].get("positive_class")
-if len(values) >= 2 and not any(_same_value(v, positive) for v in values):
+if len(values) >= 2 and not event_matches(data.frame[outcome_column], positive).any():  # as validation matches it
     st.warning(f"No patient here has **{ui.md(outcome_column)} = {ui.md(positive)}**, the model's event. Pick the "
                "value that means the same event in this table.", icon=":material/help:")
     if ss.get(state.W_EXT_EVENT) not in [None] + values:

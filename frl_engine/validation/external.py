@@ -270,7 +270,7 @@ class ExternalValidation:
 
 
 # ---------------------------------------------------------------------------------------------- the new table
-def _event_matches(values: pd.Series, positive) -> np.ndarray:
+def event_matches(values: pd.Series, positive) -> np.ndarray:
     """The outcome cells that equal the model's event value: as text trimmed and without case ("YES" matches
     "Yes", as at fit time: :func:`frl_engine.io.split_target`), or as numbers (1 matches 1.0)."""
     text = values.map(lambda v: str(v).strip().casefold())
@@ -301,7 +301,7 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
     if missing:
         raise DataError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
                         "remove those patients or fill in their outcome")
-    event = _event_matches(outcome, positive)
+    event = event_matches(outcome, positive)
     if not event.any():
         values = ", ".join(sorted(map(str, pd.unique(outcome)))[:8])
         raise DataError(f"{data_name} has no events: no patient has {target} = {positive} (values: {values}); "
@@ -339,7 +339,7 @@ def _shown(values, limit=3) -> str:
 
 def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
     """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
-    from ..columns import _as_truth, _parse_numbers, category_label, is_missing_marker, missing_mask
+    from ..columns import _as_truth, category_label, missing_mask, unreadable_mask
     from ..rules import Condition
 
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
@@ -371,8 +371,7 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
             c, exc = failed
             if c["op"] in (">=", "<"):
                 uniques = np.asarray(pd.unique(present), dtype=object)
-                unread = np.isnan(_parse_numbers(uniques)) & ~np.array([is_missing_marker(v) for v in uniques], bool)
-                bad = uniques[unread]
+                bad = uniques[unreadable_mask(uniques)]
                 problems.append(f"column {column!r} holds text such as {_shown(bad)} where the model compares "
                                 f"numbers ({Condition.from_dict(c).name}): its type has changed, give numbers as "
                                 "at fit time" if len(bad) else f"column {column!r}: {exc}")
@@ -643,7 +642,7 @@ def band_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
 
 def _text_read_as_missing(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
     """Notes for the columns the rules compare as numbers whose few text cells (``pending``) were read as missing."""
-    from ..columns import _parse_numbers, is_missing_marker
+    from ..columns import unreadable_mask
 
     notes = []
     numeric = sorted({c["column"] for rule in model["rules"] for c in rule.get("conditions", [])
@@ -654,7 +653,7 @@ def _text_read_as_missing(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
             continue
         counts = series.value_counts(dropna=True)
         values = np.asarray(counts.index, dtype=object)
-        unread = np.isnan(_parse_numbers(values)) & ~np.array([is_missing_marker(v) for v in values], dtype=bool)
+        unread = unreadable_mask(values)
         if unread.any():
             n = int(counts.to_numpy()[unread].sum())
             notes.append(f"column {column!r}: text such as {_shown(values[unread])} ({n} patient{'s' if n != 1 else ''}) "
