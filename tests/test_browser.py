@@ -41,11 +41,25 @@ pytestmark = [
 ]
 
 
+SERVER = {}  # the running server of this module, for failure messages
+
+
+def _server_state() -> str:
+    """Whether the server still runs, and the end of its log (for a failure message)."""
+    process, log = SERVER.get("process"), SERVER.get("log")
+    if process is None:
+        return "no server"
+    alive = "running" if process.poll() is None else f"ended with status {process.returncode}"
+    tail = log.read_text(errors="replace")[-2500:] if log and log.exists() else ""
+    return f"the server is {alive}; its log ends:\n{tail}"
+
+
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     """``streamlit run dashboard/app.py`` on a free port; always stopped at the end."""
     log_path = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
     process, url = start_server(log_path)
+    SERVER.update(process=process, log=log_path)
     try:
         yield url
     finally:
@@ -250,7 +264,7 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
         except PlaywrightTimeoutError:
             shown = "(nothing)"
         raise AssertionError(f"no rule list 60 s after the click; the page showed:\n{shown}\n"
-                             f"the browser reported: {problems[-20:]}") from None
+                             f"the browser reported: {problems[-20:]}\n{_server_state()}") from None
     features, y, _ = split_target(read_table(csv), "readmitted", "<30")
     engine = FallingRuleListClassifier(random_state=0).fit(features, y)
     rows = page.locator("table.frl-list tbody tr")
@@ -259,7 +273,7 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
         expect(rows).to_have_count(len(engine.rules_) + 1, timeout=60_000)
     except AssertionError as exc:
         _shot(page, "10-rules-raw-export-failed", 1600)  # what the page showed instead, for the log
-        raise AssertionError(f"{exc}\nthe browser reported: {problems[-20:]}") from None
+        raise AssertionError(f"{exc}\nthe browser reported: {problems[-20:]}\n{_server_state()}") from None
     assert _first_rule(page) == engine.rules_[0]
     body = page.locator("table.frl-list").inner_text()
     assert "?" not in body and "encounter_id" not in body and "patient_nbr" not in body
