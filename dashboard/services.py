@@ -39,7 +39,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError
-from frl_engine.io import NO_EVENT_TOKENS, default_positive, dumps_model, outcome_spellings, parse_model, read_table, split_target
+from frl_engine.io import NO_EVENT_TOKENS, default_positive, dumps_model, event_is_ambiguous, outcome_spellings, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit, not on the landing page
@@ -321,7 +321,9 @@ def outcome_values(series: pd.Series) -> list:
 def default_event(series: pd.Series):
     """The event value the engine would choose, when the outcome has exactly two values."""
     values = _outcome_spellings(series)
-    return default_positive(values) if len(values) == 2 else None
+    if len(values) != 2 or event_is_ambiguous(values):
+        return None  # 1 / 2 codes: the user says which is the event
+    return default_positive(values)
 
 
 def split_outcome(frame: pd.DataFrame, target: str | None, event) -> tuple[pd.DataFrame, np.ndarray, Any]:
@@ -341,6 +343,10 @@ def split_outcome(frame: pd.DataFrame, target: str | None, event) -> tuple[pd.Da
             raise DataError(f"The outcome column '{target}' has {n_values} values, not two: pick which value "
                             "counts as the event (the others become 'no event')")
         event = default_event(frame[target])
+        if event is None:
+            low, high = sorted(_outcome_spellings(frame[target]), key=lambda v: float(str(v)))
+            raise DataError(f"The outcome column '{target}' is coded {low} and {high}: pick which one counts as "
+                            f"the event (some exports write {low} = yes, others {low} = no)")
     return split_target(frame, target, event)
 
 

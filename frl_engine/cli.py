@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import FRLError
+from .errors import DataError, FRLError
 from .estimator import FallingRuleListClassifier
-from .io import default_event_reason, outcome_spellings, read_table, save_model, split_target
+from .io import default_event_reason, event_is_ambiguous, outcome_spellings, read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
@@ -124,6 +124,13 @@ def load_training_data(args):
     if frame.attrs.get("merged_spellings"):
         shown = ", ".join(f"{column} ({n})" for column, n in frame.attrs["merged_spellings"].items())
         print(f"Merged spellings that differ only in case (e.g. 'f' into 'F'): {shown}.")
+    if args.positive is None and args.target in frame.columns:
+        values = list(outcome_spellings(frame[args.target]).values())
+        if event_is_ambiguous(values):
+            low, high = sorted(values, key=lambda v: float(str(v)))
+            raise DataError(f"{args.target} is coded {low} and {high}, and nothing says which one is the event "
+                            f"(some exports write {low} = yes, others {low} = no): give --positive {high} or "
+                            f"--positive {low}.")
     features, event, positive = split_target(frame, args.target, args.positive)
     if args.target in (getattr(args, "exclude", None) or []):
         # The outcome is never a condition; naming it in --exclude is harmless, not an error.
@@ -249,7 +256,7 @@ def cmd_predict(args) -> int:
         rule_number = estimator.apply(features)
     except FRLError as exc:
         raise FRLError(f"{Path(args.data).name}: {exc}") from None
-    _warn_recoded_columns(model, features, Path(args.data).name)
+    _warn_recoded_columns(model, features, Path(args.data).name, rule_number)
     risk = estimator.probabilities_[rule_number]
     risk_column = "risk" if "risk" not in frame.columns else "frl_risk"
     rule_column = "rule" if "rule" not in frame.columns else "frl_rule"
@@ -274,17 +281,18 @@ def cmd_predict(args) -> int:
     return 0
 
 
-def _warn_recoded_columns(model: dict, features, data_name: str) -> None:
+def _warn_recoded_columns(model: dict, features, data_name: str, rule_number) -> None:
     """Say on stderr what external validation would refuse: a rule column recoded since the fit (ICD-10 codes
-    for a model fitted on ICD-9, wards renamed), whose rules then catch nobody.  The scores are still written."""
-    from .validation.external import band_notes, check_columns
+    for a model fitted on ICD-9, wards renamed) or empty, whose rules then catch nobody; and what it would note:
+    empty cells, text read as missing, bands, rules catching a very different share.  The scores are still written."""
+    from .validation.external import band_notes, check_columns, empty_cell_notes, shift_notes
 
     try:
         check_columns(model, features, data_name)
     except FRLError as exc:
-        print(f"frl: warning: {exc}. The scores are written, but patients the recoded rules should catch fall to "
-              "lower rules.", file=sys.stderr)
-    for note in band_notes(model, features):
+        print(f"frl: warning: {exc}. The scores are written, but patients those rules should catch fall to lower "
+              "rules.", file=sys.stderr)
+    for note in empty_cell_notes(model, features) + band_notes(model, features) + shift_notes(model, rule_number):
         print(f"frl: warning: {data_name}: {note}.", file=sys.stderr)
 
 

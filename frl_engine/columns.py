@@ -74,6 +74,11 @@ KIND_ALIASES = {"category": "categorical", "categories": "categorical", "number"
 NEAR_CONSTANT_SHARE = 0.99
 #: Share of non-missing values that must read as numbers for a text column to be numeric (with some junk).
 NUMERIC_SHARE = 0.9
+#: A measurement whose other cells are a few words (``pending``, ``hemolyzed``, ``see note``) stays a
+#: measurement, with those cells missing, while at least this share of its cells are numbers.
+WORD_RESULTS_NUMERIC_SHARE = 0.5
+#: At most this many distinct words among the numbers for that.
+MAX_WORD_RESULTS = 5
 #: Share of rows with distinct values above which an integer or text column is an identifier.
 IDENTIFIER_SHARE = 0.95
 #: Fewest rows for whole numbers with a different value in nearly every row to be told apart from record
@@ -284,6 +289,19 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
     return out
 
 
+def word_results(texts) -> bool:
+    """Whether the cells of a column that are not numbers are a few words without digits (``pending``,
+    ``hemolyzed``, ``not done``): text results of a measurement, unlike codes such as ``V57`` or ``E909``."""
+    texts = {str(t).strip().lower() for t in texts}
+    return 0 < len(texts) <= MAX_WORD_RESULTS and not any(ch.isdigit() for t in texts for ch in t)
+
+
+def _numeric_enough(number_share: float, unreadable) -> bool:
+    """A text column is a measurement when nearly all cells are numbers, or most are and the rest are words."""
+    return number_share >= NUMERIC_SHARE or (number_share >= WORD_RESULTS_NUMERIC_SHARE
+                                             and word_results(unreadable))
+
+
 def unreadable_mask(values) -> np.ndarray:
     """Which of a column's distinct ``values`` are text that reads neither as a number nor as missing (``pending``)."""
     values = np.asarray(values, dtype=object)
@@ -293,8 +311,10 @@ def unreadable_mask(values) -> np.ndarray:
 def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     """The column as floats, NaN where missing; band labels (``[70-80)``) read as their lower bound.
 
-    A few text results among the numbers (``pending``, ``hemolyzed``: at most ``1 - NUMERIC_SHARE``
-    of the non-missing cells) are read as missing, as :func:`read_column` says in its reason.
+    Text results among the numbers (``pending``, ``hemolyzed``) are read as missing, as
+    :func:`read_column` says in its reason: any text on at most ``1 - NUMERIC_SHARE`` of the
+    non-missing cells, or up to ``MAX_WORD_RESULTS`` words without digits on at most
+    ``1 - WORD_RESULTS_NUMERIC_SHARE`` of them (:func:`word_results`).
 
     Raises
     ------
@@ -311,7 +331,7 @@ def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     if bad.any():
         counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
         present = counts[~marker].sum()
-        if counts[bad].sum() > (1 - NUMERIC_SHARE) * max(present, 1):
+        if not _numeric_enough(1 - counts[bad].sum() / max(present, 1), uniques[bad]):
             raise DataError(
                 f"Column '{column}' is numeric but has non-numeric values such as "
                 f"{_examples(uniques[bad])} ({100 * counts[bad].sum() / max(present, 1):.0f}% of its values): clean "
@@ -610,8 +630,9 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     # measurement with a few text results when it is words (pending, hemolyzed among 0.83, 1.25).
     unreadable = [labels[i] for i in np.flatnonzero(~readable)]
     coded_text = any(_CODE.match(lab.upper()) for lab in unreadable)
-    if number_share == 1 or (number_share >= NUMERIC_SHARE
-                             and not (coded_text and _looks_like_codes(labels, name, n_levels))):
+    if number_share == 1 or (_numeric_enough(number_share, unreadable)
+                             and not (coded_text and _looks_like_codes(labels, name, n_levels)
+                                      and not word_results(unreadable))):
         if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and _NOMINAL_NAME.search(name):
             return reading("nominal", f"whole-number labels ({n_levels} values) named like a code: read as "
                                       "categories, never thresholds")

@@ -11,6 +11,7 @@ import difflib
 import io
 import itertools
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -251,14 +252,41 @@ def default_event_reason(values) -> str:
     return _default_event(_sorted_values(values))[1]
 
 
+#: Why :func:`default_positive` chose the later of two number codes (``1`` / ``2``): a user must say.
+AMBIGUOUS_CODES = "nothing says which code is the event"
+
+
+def _number(value) -> float | None:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def event_is_ambiguous(values) -> bool:
+    """Whether an outcome is two number codes neither of which is 0 (``1`` / ``2``, ``1`` / ``3``).
+
+    Exports disagree on such codes: survey and registry files often write 1 = yes, 2 = no, others
+    1 = no, 2 = yes.  The command line and the dashboard ask the user instead of guessing; the
+    Python API keeps scikit-learn's convention (the larger code is the event).
+    """
+    return _default_event(_sorted_values(values))[1] == AMBIGUOUS_CODES
+
+
 def _default_event(uniques: list) -> tuple[object, str]:
-    """In order: a value reading as yes/true/1/positive; a value naming an event (``Died``,
-    ``Readmitted``, ``Malignant``: :data:`EVENT_WORDS`) when only one does; the other value when
-    one of two names no event (``Survived``, ``Alive``, ``Home``: :data:`NO_EVENT_WORDS`); otherwise
-    the later of the values in sorted order (scikit-learn's convention)."""
+    """In order: two number codes neither of which is 0 (``1`` / ``2``): the larger, flagged
+    :data:`AMBIGUOUS_CODES`; a value reading as yes/true/1/positive; a value naming an event
+    (``Died``, ``Readmitted``, ``Malignant``: :data:`EVENT_WORDS`) when only one does; the other
+    value when one of two names no event (``Survived``, ``Alive``, ``Home``:
+    :data:`NO_EVENT_WORDS`); otherwise the later of the values in sorted order (scikit-learn's
+    convention)."""
     def word(value):
         return str(value).strip().lower()
 
+    numbers = [_number(v) for v in uniques]
+    if len(uniques) == 2 and None not in numbers and 0.0 not in numbers:
+        return uniques[int(numbers[1] > numbers[0])], AMBIGUOUS_CODES
     for value in uniques:
         if word(value) in POSITIVE_TOKENS:
             return value, "it reads as yes"

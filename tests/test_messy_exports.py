@@ -415,3 +415,111 @@ def test_a_list_that_uses_race_says_so_and_how_to_leave_it_out(tmp_path, capsys)
                        {"conditions": [{"column": "payer_code", "op": "==", "value": "MC"}]}]}
     assert "'Ethnicity', 'payer_code'" in sensitive_columns_note(coded, "dashboard")
     assert "untick them on the Data page" in sensitive_columns_note(coded, "dashboard")
+
+
+# ------------------------------------------------------------------ codes, text results, empty and shifted columns
+
+
+def _coded_outcome(tmp_path, low_is_event: bool):
+    rng, age, died = _patients()
+    path = tmp_path / "coded.csv"
+    codes = np.where(died, 1, 2) if low_is_event else np.where(died, 2, 1)
+    pd.DataFrame({"age": age, "outcome": codes}).to_csv(path, index=False)
+    return path
+
+
+def test_an_outcome_coded_1_and_2_is_never_guessed_by_the_command_line(tmp_path, capsys):
+    path = _coded_outcome(tmp_path, low_is_event=True)  # a survey-style file: 1 = yes, 2 = no
+    status, out, err = run(["fit", str(path), "--target", "outcome"], capsys)
+    assert status == 2 and "Traceback" not in err
+    assert "coded 1 and 2" in err and "--positive 2" in err and "--positive 1" in err
+    assert "risk" not in out  # no list printed for a guessed event
+    status, out, _ = run(["fit", str(path), "--target", "outcome", "--positive", "1"], capsys)
+    assert status == 0 and "outcome = 1 risk" in out
+    top = float(out.split("risk is")[1].split("%")[0])
+    assert top > 25  # the old patients' rule is at high risk of the event the user named
+
+
+@pytest.mark.parametrize("values, ambiguous, event", [
+    ([1, 2], True, 2), (["1", "2"], True, "2"), ([2.0, 1.0], True, 2.0), ([1, 3], True, 3),
+    ([0, 1], False, 1), ([0, 2], False, 2), (["No", "Yes"], False, "Yes"), (["1", "no"], False, "1"),
+])
+def test_two_number_codes_without_a_zero_are_ambiguous_and_the_api_takes_the_larger(values, ambiguous, event):
+    from frl_engine.io import event_is_ambiguous
+
+    assert event_is_ambiguous(values) is ambiguous
+    assert default_positive(values) == event  # scikit-learn's convention for the Python API
+
+
+def test_the_dashboard_asks_for_the_event_of_an_outcome_coded_1_and_2():
+    from dashboard import services
+    from frl_engine.errors import DataError
+
+    frame = pd.DataFrame({"age": [50, 60, 70, 80], "outcome": [1, 2, 2, 1]})
+    assert services.suggest_event(frame["outcome"]) is None
+    with pytest.raises(DataError, match="coded 1 and 2: pick which one counts as the event"):
+        services.split_outcome(frame, "outcome", None)
+    _, event, positive = services.split_outcome(frame, "outcome", 1)
+    assert positive == 1 and event.tolist() == [True, False, False, True]
+
+
+def _lab(n=3000, pending=0.12, seed=0):
+    rng = np.random.default_rng(seed)
+    creatinine = np.round(rng.lognormal(0, 0.4, n), 2)
+    readmitted = rng.random(n) < np.where(creatinine >= 1.3, 0.35, 0.05)
+    cells = creatinine.astype(str).astype(object)
+    cells[rng.random(n) < pending] = rng.choice(["pending", "hemolyzed"])
+    return pd.DataFrame({"creatinine": cells, "readmitted": np.where(readmitted, "yes", "no")}), creatinine
+
+
+def test_a_lab_with_many_pending_results_stays_a_measurement_in_fit_and_predict(tmp_path, capsys):
+    train, _ = _lab(pending=0.12)
+    reading = read_column("creatinine", train["creatinine"])
+    assert reading.kind == "numeric" and ("pending" in reading.reason or "hemolyzed" in reading.reason)
+    path, model = tmp_path / "train.csv", tmp_path / "model.json"
+    train.to_csv(path, index=False)
+    status, out, _ = run(["fit", str(path), "--target", "readmitted", "--out", str(model)], capsys)
+    assert status == 0 and "creatinine >= " in out
+    new, values = _lab(pending=0.35, seed=1)  # a month with more results pending still scores
+    new_path = tmp_path / "new.csv"
+    new.drop(columns="readmitted").to_csv(new_path, index=False)
+    status, out, err = run(["predict", str(model), str(new_path)], capsys)
+    assert status == 0 and "risk" in out.splitlines()[0]
+    # codes among numbers are still codes, and too much text is still refused
+    with pytest.raises(Exception, match="non-numeric values"):
+        numeric_values(pd.Series(["1.2", "V57", "E909", "0.8", "V45"] * 10), "lab")
+    words = pd.Series(["1.2", "0.8"] * 10 + ["a", "b", "c", "d", "e", "f"] * 3)
+    with pytest.raises(Exception, match="non-numeric values"):
+        numeric_values(words, "lab")  # six different words are not a measurement's text results
+
+
+def test_scoring_says_which_rule_columns_are_empty_and_which_rules_catch_a_changed_share(tmp_path, capsys):
+    train, _ = _lab(pending=0.0)
+    path, model = tmp_path / "train.csv", tmp_path / "model.json"
+    train.to_csv(path, index=False)
+    assert run(["fit", str(path), "--target", "readmitted", "--out", str(model)], capsys)[0] == 0
+    new = train.copy()
+    new.loc[:299, "creatinine"] = None  # 300 of 3,000 patients without a result
+    new.to_csv(tmp_path / "part.csv", index=False)
+    status, _, err = run(["predict", str(model), str(tmp_path / "part.csv")], capsys)
+    assert status == 0 and "'creatinine' is empty for 300 of 3,000 patients (10.0%)" in err
+    status, out, _ = run(["validate", str(model), str(tmp_path / "part.csv")], capsys)
+    assert status == 0 and "note: column 'creatinine' is empty for 300 of 3,000" in out
+
+    umol = train.copy()
+    umol["creatinine"] = (umol["creatinine"].astype(float) * 88.4).round(0)  # the same labs in umol/L
+    umol.to_csv(tmp_path / "umol.csv", index=False)
+    status, out, _ = run(["validate", str(model), str(tmp_path / "umol.csv")], capsys)
+    assert status == 0 and "rule 1 (creatinine >= " in out and "against" in out and "same units" in out
+    status, _, err = run(["predict", str(model), str(tmp_path / "umol.csv")], capsys)
+    assert status == 0 and "check that creatinine is recorded in the same units" in err
+    same = run(["predict", str(model), str(path)], capsys)[2]
+    assert "same units" not in same and "is empty" not in same  # the training table itself: nothing to say
+
+    empty = train.copy()
+    empty["creatinine"] = None
+    empty.to_csv(tmp_path / "empty.csv", index=False)
+    status, _, err = run(["validate", str(model), str(tmp_path / "empty.csv")], capsys)
+    assert status == 2 and "'creatinine' is empty in all 3,000 rows" in err
+    status, out, err = run(["predict", str(model), str(tmp_path / "empty.csv")], capsys)
+    assert status == 0 and "warning" in err and "is empty in all 3,000 rows" in err

@@ -357,9 +357,12 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
             problems.append(f"column {column!r} appears {series.shape[1]} times")
             continue
         present = series[~missing_mask(series)]
-        if present.empty:
-            continue
         own = [c for c in conditions if c["column"] == column]
+        if present.empty:
+            if not any(c["op"] == "is missing" for c in own):
+                problems.append(f"column {column!r} is empty in all {len(series):,} rows: its rules would catch "
+                                "nobody; fill it in as at fit time")
+            continue
         failed = None
         for c in own:  # the engine's own reading of the column decides (missing markers included)
             try:
@@ -601,7 +604,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     except DataError as exc:
         raise DataError(f"{data_name}: {exc}") from None
     overall = population_metrics(model, rule_index, event, thresholds)
-    text_notes = _text_read_as_missing(model, frame) + band_notes(model, frame)
+    text_notes = (_text_read_as_missing(model, frame) + empty_cell_notes(model, frame) + band_notes(model, frame)
+                  + shift_notes(model, rule_index))
     if text_notes:
         overall = dataclasses.replace(overall, notes=overall.notes + text_notes)
     subgroups = ()
@@ -613,6 +617,66 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
     return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups)
+
+
+#: A column the rules use is reported when at least this share of the new table's cells in it are empty.
+MISSING_NOTE_SHARE = 0.01
+#: A rule is reported when it catches a share of the new patients this many times larger or smaller
+#: than at fit time, and at least SHIFT_NOTE_POINTS percentage points apart (rows scored: SHIFT_NOTE_ROWS).
+SHIFT_NOTE_RATIO = 2.0
+SHIFT_NOTE_POINTS = 5.0
+SHIFT_NOTE_ROWS = 50
+
+
+def empty_cell_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
+    """Notes for the columns the rules use that are empty in part of the new table (``None``, ``?``).
+
+    A condition is false on an empty cell (unless it is ``is missing``), so those patients fall to
+    lower rules and their risk is read too low when their values would have met the condition.
+    """
+    from ..columns import missing_mask
+
+    conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
+    notes = []
+    for column in dict.fromkeys(c["column"] for c in conditions):
+        if column not in frame.columns or isinstance(frame[column], pd.DataFrame):
+            continue
+        if any(c["op"] == "is missing" for c in conditions if c["column"] == column):
+            continue
+        n_empty = int(missing_mask(frame[column]).sum())
+        if n_empty == len(frame):
+            continue  # an empty column is refused by check_columns
+        if n_empty and n_empty >= MISSING_NOTE_SHARE * len(frame):
+            notes.append(f"column {column!r} is empty for {n_empty:,} of {len(frame):,} patients "
+                         f"({100 * n_empty / len(frame):.1f}%): they meet none of its conditions and fall to lower "
+                         "rules, so their risk is read too low if their values would have met them")
+    return tuple(notes)
+
+
+def shift_notes(model: dict, rule_index: np.ndarray) -> tuple[str, ...]:
+    """Notes for rules that catch a very different share of the new patients than of the training patients.
+
+    A share two or more times larger or smaller (and at least five points apart) is what a column
+    recorded in other units gives (creatinine in umol/L for a model fitted on mg/dL), or other coding,
+    or a different population; the note names the rule so the user can check its columns.
+    """
+    n_train = model.get("training", {}).get("n_rows")
+    n_new = len(rule_index)
+    if not n_train or n_new < SHIFT_NOTE_ROWS:
+        return ()
+    counts = np.bincount(np.asarray(rule_index), minlength=len(model["rules"]) + 1)
+    notes = []
+    for k, rule in enumerate(model["rules"]):
+        fit_share, new_share = rule.get("support", 0) / n_train, counts[k] / n_new
+        if not fit_share or not new_share:
+            continue  # a rule catching nobody is reported by the population metrics
+        ratio = max(new_share / fit_share, fit_share / new_share)
+        if ratio >= SHIFT_NOTE_RATIO and abs(new_share - fit_share) * 100 >= SHIFT_NOTE_POINTS:
+            columns = ", ".join(dict.fromkeys(c["column"] for c in rule.get("conditions", [])))
+            notes.append(f"rule {k + 1} ({rule['name']}) catches {100 * new_share:.1f}% of these patients against "
+                         f"{100 * fit_share:.1f}% at fit time: check that {columns} "
+                         f"{'is' if ',' not in columns else 'are'} recorded in the same units and coding")
+    return tuple(notes)
 
 
 def band_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
