@@ -215,12 +215,14 @@ def cmd_fit(args) -> int:
     if getattr(args, "tuning", None):  # frl fit --tune: how the settings were chosen travels with the model
         model["training"]["tuning"] = args.tuning
     print_model(model)
-    from .search_report import empty_list_note, sensitive_columns_note
+    from .search_report import empty_list_note, leakage_note, sensitive_columns_note
 
     if not model["rules"]:
         print(empty_list_note(model))
     if sensitive_columns_note(model):
         print(sensitive_columns_note(model))
+    if leakage_note(model):
+        print(f"Warning: {leakage_note(model)}")
     if search_warning(estimator):
         print(search_warning(estimator))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,8 +159,74 @@ def sensitive_columns_note(model: dict, interface: str = "cli") -> str | None:
                    if SENSITIVE_NAME.search(str(c["column"]))})
     if not used:
         return None
-    how = (" ".join(f"--exclude {name}" for name in used) if interface == "cli"
+    how = (" ".join(f"--exclude {shlex.quote(name)}" for name in used) if interface == "cli"
            else "untick them on the Data page")
     shown = ", ".join(f"'{name}'" for name in used)
     return (f"The list uses {shown}: a patient characteristic that can stand for access to care rather than "
             f"risk. Keep it only with a clinical reason; to leave it out, refit with {how}.")
+
+
+#: A training AUROC of the list at least this high is reported as a possible leak of the outcome (UCI
+#: breast cancer, separable by cell shape alone, reaches 0.993; a copy of the outcome reaches 1).
+LEAK_AUROC = 0.997
+
+
+def _grouped_auroc(rules: list[dict], default: dict) -> float | None:
+    """The AUROC of a list on its own training data, from each rule's risk, patients and events."""
+    groups = [(r["probability"], r["support"], r["n_positive"]) for r in rules]
+    groups.append((default["probability"], default["support"], default["n_positive"]))
+    positives = sum(g[2] for g in groups)
+    negatives = sum(g[1] - g[2] for g in groups)
+    if not positives or not negatives:
+        return None
+    wins = 0.0
+    for p_i, _, pos_i in groups:
+        for p_j, n_j, pos_j in groups:
+            if p_i > p_j:
+                wins += pos_i * (n_j - pos_j)
+            elif p_i == p_j:
+                wins += 0.5 * pos_i * (n_j - pos_j)
+    return wins / (positives * negatives)
+
+
+def _shares_a_stem(column: str, target: str, length: int = 5) -> bool:
+    """Whether a column's name starts like the outcome's (``readmission_flag`` and ``readmitted``)."""
+    a, b = str(column).lower(), str(target).lower()
+    common = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        common += 1
+    return common >= min(length, len(b)) and len(b) >= 3
+
+
+def leakage_note(model: dict, interface: str = "cli") -> str | None:
+    """A note when the list separates the outcome almost perfectly, or a rule column is named like the outcome.
+
+    On real exports that is usually a column recorded after the outcome or derived from it
+    (``readmission_flag`` next to ``readmitted``, a discharge disposition next to death), and the
+    list would be useless on new patients.  The note names the columns to check and how to leave
+    them out; it never drops them itself.
+    """
+    rules, default = model.get("rules", []), model.get("default")
+    if not rules or not default:
+        return None
+    target = (model.get("outcome") or {}).get("target") or ""
+    used = list(dict.fromkeys(c["column"] for r in rules for c in r.get("conditions", [])))
+    named = [c for c in used if target and _shares_a_stem(c, target)]
+    auroc = _grouped_auroc(rules, default)
+    pure = [c["column"] for r in rules if r["support"] >= 10 and r["n_positive"] in (0, r["support"])
+            for c in r.get("conditions", [])]
+    separates = auroc is not None and auroc >= LEAK_AUROC
+    if not separates and not named:
+        return None
+    suspects = list(dict.fromkeys(named + (pure or [c["column"] for c in rules[0].get("conditions", [])]
+                                            if separates else [])))
+    shown = ", ".join(f"'{c}'" for c in suspects)
+    how = (" ".join(f"--exclude {shlex.quote(c)}" for c in suspects) if interface == "cli"
+           else "untick it on the Data page")
+    why = (f"The list separates the outcome almost perfectly on its training data (AUROC {auroc:.3f})"
+           if separates else f"The list uses {shown}, named like the outcome '{target}'")
+    return (f"{why}: check that {shown} {'is' if len(suspects) == 1 else 'are'} not recorded after the outcome "
+            f"or copied from it, or the list will fail on new patients. To leave "
+            f"{'it' if len(suspects) == 1 else 'them'} out, refit with {how}.")

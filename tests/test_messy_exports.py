@@ -523,3 +523,33 @@ def test_scoring_says_which_rule_columns_are_empty_and_which_rules_catch_a_chang
     assert status == 2 and "'creatinine' is empty in all 3,000 rows" in err
     status, out, err = run(["predict", str(model), str(tmp_path / "empty.csv")], capsys)
     assert status == 0 and "warning" in err and "is empty in all 3,000 rows" in err
+
+
+def test_a_column_that_copies_the_outcome_is_flagged_as_a_possible_leak(tmp_path, capsys):
+    from frl_engine.search_report import leakage_note
+
+    rng, age, died = _patients()
+    frame = pd.DataFrame({"age": age, "death_flag": died.astype(int), "died": np.where(died, "yes", "no")})
+    frame.to_csv(tmp_path / "leak.csv", index=False)
+    status, out, _ = run(["fit", str(tmp_path / "leak.csv"), "--target", "died"], capsys)
+    assert status == 0 and "Warning: The list separates the outcome almost perfectly" in out
+    assert "'death_flag'" in out and "--exclude death_flag" in out
+    frame.drop(columns="death_flag").to_csv(tmp_path / "clean.csv", index=False)
+    status, out, _ = run(["fit", str(tmp_path / "clean.csv"), "--target", "died"], capsys)
+    assert status == 0 and "separates the outcome" not in out and "named like the outcome" not in out
+    # a rule column named like the outcome is said even when it does not separate it
+    named = {"outcome": {"target": "readmitted"}, "default": {"probability": 0.1, "support": 90, "n_positive": 9},
+             "rules": [{"probability": 0.4, "support": 10, "n_positive": 4,
+                        "conditions": [{"column": "readmission score", "op": ">=", "value": 3}]}]}
+    note = leakage_note(named)
+    assert "named like the outcome 'readmitted'" in note and "--exclude 'readmission score'" in note
+    assert "untick it on the Data page" in leakage_note(named, "dashboard")
+
+
+def test_separable_data_without_a_leak_is_not_flagged():
+    from frl_engine.search_report import leakage_note
+
+    rules = [{"probability": 0.97, "support": 230, "n_positive": 226,
+              "conditions": [{"column": "Uniformity of Cell Size", "op": ">=", "value": 4}]}]
+    default = {"probability": 0.03, "support": 453, "n_positive": 13}
+    assert leakage_note({"outcome": {"target": "malignant"}, "rules": rules, "default": default}) is None

@@ -53,10 +53,12 @@ if state.running("fit") and fit.posterior is None and fit.source == "fit":
     st.caption("The 95% credible intervals appear when the posterior has been sampled.")
 
 st.html(charts.rule_list_html(model, highlight=highlight))
-from frl_engine.search_report import empty_list_note, sensitive_columns_note  # noqa: E402
+from frl_engine.search_report import empty_list_note, leakage_note, sensitive_columns_note  # noqa: E402
 
 if not model["rules"]:
     st.info(empty_list_note(model, "dashboard"), icon=":material/info:")
+if leakage_note(model, "dashboard"):
+    st.warning(leakage_note(model, "dashboard"), icon=":material/warning:")
 if sensitive_columns_note(model, "dashboard"):
     st.warning(sensitive_columns_note(model, "dashboard"), icon=":material/balance:")
 search = model.get("search")
