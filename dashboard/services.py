@@ -55,11 +55,12 @@ DEFAULT_UPLOAD_MB = 200
 CARD_SIZES = {"pocket": "Pocket (85.6 × 54 mm)", "index": "Index card (5 × 3 in)", "a6": "A6 (148 × 105 mm)"}
 # Words of a column name that say "outcome", most telling first: a word of the name must start with the stem
 # (readmitted, readmission, Readmitted30d) or equal the word (y, event, status).
-OUTCOME_STEMS = ("readmi", "rehospitali", "outcome", "death", "dead", "died", "deceased", "mortalit", "surviv",
-                 "malignan", "target", "label", "event", "class", "status", "y")
-_STEM_PREFIX = ("readmi", "rehospitali", "mortalit", "surviv", "malignan")
+OUTCOME_STEMS = ("readmi", "rehospitali", "wiederaufnahme", "reingreso", "outcome", "death", "dead", "died", "deceased",
+                 "tod", "verstorben", "deces", "muerte", "mortalit", "sterblichkeit", "surviv", "malignan", "target",
+                 "label", "event", "class", "status", "y")
+_STEM_PREFIX = ("readmi", "rehospitali", "wiederaufnahme", "reingreso", "mortalit", "surviv", "malignan")
 # Words that make a column an attribute of the outcome rather than the outcome (readmission_date, event_id).
-_NOT_OUTCOME_WORDS = ("id", "nbr", "number", "num", "date", "time", "count", "type", "code")
+_NOT_OUTCOME_WORDS = ("id", "nbr", "number", "num", "date", "time", "count", "type", "code", "datum", "zeit", "nr")
 # Values that read as "no event" (compared as lower-case text).
 NEGATIVE_TOKENS = NO_EVENT_TOKENS
 
@@ -123,6 +124,23 @@ def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int 
     frame = _read_table_cached(raw, name)
     return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample,
                       sha256=hashlib.sha256(raw).hexdigest())
+
+
+def without_missing_outcome(data: LoadedData, target: str) -> LoadedData:
+    """The table without the patients whose outcome is empty (``?``, blank, ``NA``), as a table of its own.
+
+    Its name says how many were left out; its key differs from the file's, so nothing computed on the
+    whole file is reused for it; its fingerprint in the registry stays the file's.
+    """
+    from frl_engine.columns import missing_mask
+
+    missing = np.asarray(missing_mask(data.frame[target]), dtype=bool)
+    frame = data.frame.loc[~missing].reset_index(drop=True)
+    frame.attrs = dict(data.frame.attrs)
+    n = int(missing.sum())
+    return LoadedData(name=f"{data.name} (without the {n:,} patient{'s' if n != 1 else ''} whose {target} is empty)",
+                      key=f"{data.key}-{bytes_key(str(target).encode())}-known", frame=frame, n_bytes=data.n_bytes,
+                      is_sample=data.is_sample, sha256=data.sha256)
 
 
 def load_sample() -> LoadedData:
@@ -269,7 +287,9 @@ def suggest_target(frame: pd.DataFrame) -> str | None:
        2 to ``MAX_EVENT_CHOICES`` values, the most telling name first, a two-valued
        one before others of the same rank;
     2. else the last yes/no (two-valued) column whose rarer value is at least 1%
-       of the rows (a medication flag used once in a thousand rows is not an outcome);
+       of the rows (a medication flag used once in a thousand rows is not an outcome),
+       one without empty cells first (an outcome is recorded for every patient; a lab
+       read as pos / neg / n/a is not an outcome);
     3. else the last column.
     """
     named = []
@@ -283,7 +303,10 @@ def suggest_target(frame: pd.DataFrame) -> str | None:
     if named:
         return min(named)[3]
     two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2 and _rare_share(frame[c]) >= 0.01]
-    return two_valued[-1] if two_valued else (frame.columns[-1] if len(frame.columns) else None)
+    complete = [c for c in two_valued if not missing_mask(frame[c]).any()]
+    if complete or two_valued:
+        return (complete or two_valued)[-1]
+    return frame.columns[-1] if len(frame.columns) else None
 
 
 def suggest_event(series: pd.Series):

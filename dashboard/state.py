@@ -22,6 +22,7 @@ from dashboard import jobs
 DATA = "data"  # services.LoadedData: the last good table
 DATA_ERROR = "data_error"  # message about the last upload that failed (None when fine)
 UPLOAD_SEEN = "upload_seen"  # file id of the last upload processed
+PENDING_UPLOAD = "pending_upload"  # (name, bytes) of an upload not read yet (the user may have left the page)
 COLUMN_TABLES = "column_tables"  # data key -> the edited column table (DataFrame)
 FIT = "fit"  # services.FitResult: the current list
 FIT_ERROR = "fit_error"  # (message, detail) of the last fit that failed
@@ -119,7 +120,7 @@ EXT_SOURCE_FILE = "A saved model file"
 WIDGET_DEFAULTS.update({W_EXT_SOURCE: EXT_SOURCE_CURRENT, W_EXT_BY: None, W_EXT_TARGET: None, W_EXT_EVENT: None})
 
 RESULT_DEFAULTS = {
-    DATA: None, DATA_ERROR: None, UPLOAD_SEEN: None, FIT: None, FIT_ERROR: None, VALIDATION: None,
+    DATA: None, DATA_ERROR: None, UPLOAD_SEEN: None, PENDING_UPLOAD: None, FIT: None, FIT_ERROR: None, VALIDATION: None,
     VALIDATION_ERROR: None, NAV_TO: None, PATIENT: None, COMPARE: None, MODEL_FILE_SEEN: None,
     MODEL_FILE_ERROR: None, REGISTRY_ERROR: None,
 }

@@ -90,7 +90,36 @@ def link(page: str, label: str, icon: str | None = None) -> None:
     st.page_link(PAGES[page], label=label, icon=icon)
 
 
+def read_pending_upload() -> None:
+    """Read the upload the Data page kept (``state.PENDING_UPLOAD``) into the session's table.
+
+    Called by every page before it uses the table, so a file is read even when the user left the
+    Data page before it was; the bytes are dropped only once read (or refused with a message).
+    """
+    import logging
+
+    from dashboard import services
+    from frl_engine.errors import FRLError
+
+    ss = st.session_state
+    name, raw = ss[state.PENDING_UPLOAD]
+    with st.spinner(f"Reading {name}..."):
+        try:
+            state.set_data(services.load_table(raw, name))
+        except FRLError as exc:
+            ss[state.DATA_ERROR] = str(exc)
+        except Exception:  # noqa: BLE001 - never a traceback on the page
+            logging.getLogger("frl_dashboard").exception("Reading %s failed", name)
+            ss[state.DATA_ERROR] = (f"{name} could not be read as a table. Check that it is a CSV, Excel or "
+                                    "Parquet file with a header row.")
+    ss[state.PENDING_UPLOAD] = None
+
+
 def require_data():
+    if st.session_state.get(state.PENDING_UPLOAD) is not None:  # uploaded, then the Data page was left at once
+        read_pending_upload()
+        if st.session_state[state.DATA_ERROR]:
+            st.error(st.session_state[state.DATA_ERROR], icon=":material/error:")
     data = st.session_state[state.DATA]
     if data is None:
         st.info("No data yet: start on the **Data** page (the sample data is there by default).",

@@ -96,6 +96,26 @@ def infer_column_kind(series: pd.Series) -> str:
     return read_column(str(series.name) if series.name is not None else "column", series).kind
 
 
+def _check_cuts_against_bands(column: str, series: pd.Series, cuts) -> None:
+    """Refuse a user's threshold that falls inside a band of a banded column (``65`` against ``[60-70)``).
+
+    Patients in a band are read at its lower bound, so ``age >= 65`` would catch exactly the
+    patients of ``age >= 70`` while the card says otherwise.
+    """
+    from .columns import band_bounds
+
+    bands = [(label, b) for label in pd.unique(series.dropna()) if (b := band_bounds(label)) is not None]
+    for t in cuts:
+        inside = [label for label, (lo, hi) in bands if lo < t < hi]
+        if inside:
+            edges = sorted({e for _, (lo, hi) in bands for e in (lo, hi) if math.isfinite(e)})
+            near = sorted(edges, key=lambda e: abs(e - t))[:2]
+            raise DataError(f"Column '{column}' is written in bands such as {str(inside[0]).strip()!r}, and the "
+                            f"threshold {t:g} falls inside it: its patients are all read at the band's lower bound, "
+                            f"so the rule would not mean what it says. Use band edges, such as "
+                            f"{' or '.join(f'{e:g}' for e in sorted(near))}")
+
+
 @dataclass(frozen=True)
 class ColumnSpec:
     """What the binarizer learned about one column.
@@ -418,7 +438,8 @@ class Binarizer:
         exclude = [self.exclude] if isinstance(self.exclude, str) else list(self.exclude)
         thresholds = dict(self.thresholds or {})
         kinds = dict(self.column_kinds or {})
-        for setting, names in (("exclude", exclude), ("thresholds", thresholds), ("column_kinds", kinds)):
+        for setting, names in (("exclude (--exclude)", exclude), ("thresholds (--threshold)", thresholds),
+                               ("column_kinds (--kind)", kinds)):
             for name in names:
                 if name not in columns:
                     raise DataError(f"{setting} names column '{name}', which is not in the data"
@@ -466,6 +487,8 @@ class Binarizer:
                 return skipped("no values")
             if np.isinf(present).any():
                 raise DataError(f"Column '{column}' has infinite values: replace them with numbers or mark them missing")
+            if cuts is not None and not pd.api.types.is_numeric_dtype(series):
+                _check_cuts_against_bands(column, series, cuts)
             if cuts is None:
                 cuts = _quantile_thresholds(present, self.n_thresholds, min_count)
                 # A threshold neither side of which reaches the support makes items no rule can use.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import DataError, FRLError
+from .errors import DataError, FRLError, MissingOutcomeError
 from .estimator import FallingRuleListClassifier
 from .io import default_event_reason, event_is_ambiguous, outcome_spellings, read_table, save_model, split_target
 
@@ -69,6 +69,9 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="the outcome column")
     parser.add_argument("--positive", default=None,
                         help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed)")
+    parser.add_argument("--drop-missing-outcome", action="store_true",
+                        help="leave out the patients whose outcome is empty (?, blank, NA: lost to follow-up) instead "
+                             "of stopping; the number left out is printed")
     parser.add_argument("--lam", type=float, default=8.0, help="prior mean number of rules (default 8)")
     parser.add_argument("--min-support", type=float, default=0.05,
                         help="smallest fraction of patients a candidate rule must cover (default 0.05)")
@@ -124,6 +127,10 @@ def load_training_data(args):
     if frame.attrs.get("merged_spellings"):
         shown = ", ".join(f"{column} ({n})" for column, n in frame.attrs["merged_spellings"].items())
         print(f"Merged spellings that differ only in case (e.g. 'f' into 'F'): {shown}.")
+    for flag, given in (("--kind", declared), ("--threshold", _parse_thresholds(getattr(args, "threshold", None)) or {})):
+        if args.target in given:
+            raise DataError(f"{flag} names the outcome column '{args.target}': the outcome is what the list predicts, "
+                            f"never a condition; drop it from {flag}")
     if args.positive is None and args.target in frame.columns:
         values = list(outcome_spellings(frame[args.target]).values())
         if event_is_ambiguous(values):
@@ -131,7 +138,15 @@ def load_training_data(args):
             raise DataError(f"{args.target} is coded {low} and {high}, and nothing says which one is the event "
                             f"(some exports write {low} = yes, others {low} = no): give --positive {high} or "
                             f"--positive {low}.")
-    features, event, positive = split_target(frame, args.target, args.positive)
+    try:
+        features, event, positive = split_target(frame, args.target, args.positive,
+                                                 drop_missing=getattr(args, "drop_missing_outcome", False))
+    except MissingOutcomeError as exc:
+        raise DataError(f"{exc}, or leave those {exc.n_missing} patients out with --drop-missing-outcome") from None
+    if features.attrs.get("outcome_missing_left_out"):
+        n_left = features.attrs["outcome_missing_left_out"]
+        print(f"Left out {n_left} patient{'s' if n_left != 1 else ''} whose {args.target} is empty "
+              "(--drop-missing-outcome).")
     if args.target in (getattr(args, "exclude", None) or []):
         # The outcome is never a condition; naming it in --exclude is harmless, not an error.
         args.exclude = [c for c in args.exclude if c != args.target]

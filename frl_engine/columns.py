@@ -60,8 +60,8 @@ __all__ = [
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
 MISSING_MARKERS = frozenset({"", "?", "na", "n/a", "null", "none", "nan", "#n/a", "nil", ".", "-", "--"})
-TRUE_WORDS = frozenset({"yes", "true", "y", "1"})
-FALSE_WORDS = frozenset({"no", "false", "n", "0"})
+TRUE_WORDS = frozenset({"yes", "true", "y", "1", "ja", "j", "oui", "si", "sí", "sim", "wahr", "vrai"})
+FALSE_WORDS = frozenset({"no", "false", "n", "0", "nein", "nee", "nej", "nei", "non", "não", "nao", "falsch", "faux"})
 #: Kinds that make items.
 ITEM_KINDS = ("numeric", "categorical", "boolean", "code", "nominal")
 #: Kinds that make none (the column is left out, with the reason).
@@ -74,11 +74,12 @@ KIND_ALIASES = {"category": "categorical", "categories": "categorical", "number"
 NEAR_CONSTANT_SHARE = 0.99
 #: Share of non-missing values that must read as numbers for a text column to be numeric (with some junk).
 NUMERIC_SHARE = 0.9
-#: A measurement whose other cells are a few words (``pending``, ``hemolyzed``, ``see note``) stays a
-#: measurement, with those cells missing, while at least this share of its cells are numbers.
-WORD_RESULTS_NUMERIC_SHARE = 0.5
-#: At most this many distinct words among the numbers for that.
-MAX_WORD_RESULTS = 5
+#: A lab's words for "no result" (compared trimmed and without case): in a column of numbers they are
+#: missing at any share, like ``?``, since a month with many results pending is still a measurement.
+RESULT_STATUS_WORDS = frozenset({
+    "pending", "in progress", "hemolyzed", "haemolyzed", "hemolysed", "haemolysed", "clotted", "lipemic",
+    "lipaemic", "icteric", "cancelled", "canceled", "not done", "not performed", "not measured", "not tested",
+    "see note", "see comment", "insufficient", "insufficient sample", "qns", "test not performed"})
 #: Share of rows with distinct values above which an integer or text column is an identifier.
 IDENTIFIER_SHARE = 0.95
 #: Fewest rows for whole numbers with a different value in nearly every row to be told apart from record
@@ -110,12 +111,14 @@ _CURRENCY = re.compile(r"^[$€£]\s*([-+]?[\d,]+(?:\.\d+)?)$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
-_CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code|codes)(\d*)($|[^a-z])|"
+_CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code|codes|zip|zipcode|postcode|postal|"
+                        r"fips)(\d*)($|[^a-z])|"
                         r"^(diag|icd|dx)\d*[A-Z_]|[a-z](Diag|Icd|ICD|Code|Dx)\d*$", re.IGNORECASE)
 # A name that says "how many" (num_procedures, diag_count, n_dx): a count, never codes.
 _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|[^a-z])|count|total", re.IGNORECASE)
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
-                           r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender)", re.IGNORECASE)
+                           r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
+                           r"fips|facility|hospital|clinic|provider)", re.IGNORECASE)
 _ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
                        r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
@@ -214,18 +217,33 @@ def band_bounds(text) -> tuple[float, float] | None:
     return None
 
 
+# A negative amount as accounting exports write it: "(12)", "($1,200.50)".
+_ACCOUNTING_NEGATIVE = re.compile(r"^\(\s*[$\u20ac\u00a3]?\s*(\d[\d,]*(?:\.\d+)?)\s*\)$")
+
+
+def _accounting_negative(text: str) -> float | None:
+    """``"(1,200)"`` -> -1200 (``"(1,5)"`` is a band, not a negative), else None."""
+    match = _ACCOUNTING_NEGATIVE.match(text.strip())
+    if match and (_THOUSANDS.match(match.group(1)) or "," not in match.group(1)):
+        return -float(match.group(1).replace(",", ""))
+    return None
+
+
 def _number_from_text(text: str) -> float | None:
     """Numeric text as a hospital system writes it, or None.
 
     ``"12.5"``; a band's lower bound (``"[70-80)"``, ``">200"``, ``"90+"``); a result below an
     assay's limit at that limit (``"<0.5"`` -> 0.5); a percentage as its number (``"95%"`` -> 95);
     thousands separators (``"12,345"`` -> 12345); a number with its unit (``"72 kg"``, ``"3 days"``:
-    :data:`UNITS`) or a currency (``"$24,247"``).
+    :data:`UNITS`) or a currency (``"$24,247"``); an accountant's negative (``"(1,200)"`` -> -1200).
     """
     try:
         return float(text)
     except ValueError:
         pass
+    negative = _accounting_negative(text)
+    if negative is not None:
+        return negative
     band = parse_interval(text)
     if band is not None:
         return band
@@ -289,17 +307,9 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
     return out
 
 
-def word_results(texts) -> bool:
-    """Whether the cells of a column that are not numbers are a few words without digits (``pending``,
-    ``hemolyzed``, ``not done``): text results of a measurement, unlike codes such as ``V57`` or ``E909``."""
-    texts = {str(t).strip().lower() for t in texts}
-    return 0 < len(texts) <= MAX_WORD_RESULTS and not any(ch.isdigit() for t in texts for ch in t)
-
-
-def _numeric_enough(number_share: float, unreadable) -> bool:
-    """A text column is a measurement when nearly all cells are numbers, or most are and the rest are words."""
-    return number_share >= NUMERIC_SHARE or (number_share >= WORD_RESULTS_NUMERIC_SHARE
-                                             and word_results(unreadable))
+def is_result_status(value) -> bool:
+    """Whether a cell is a lab's "no result" word (:data:`RESULT_STATUS_WORDS`: ``pending``, ``hemolyzed``)."""
+    return isinstance(value, str) and value.strip().lower() in RESULT_STATUS_WORDS
 
 
 def unreadable_mask(values) -> np.ndarray:
@@ -311,10 +321,9 @@ def unreadable_mask(values) -> np.ndarray:
 def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     """The column as floats, NaN where missing; band labels (``[70-80)``) read as their lower bound.
 
-    Text results among the numbers (``pending``, ``hemolyzed``) are read as missing, as
-    :func:`read_column` says in its reason: any text on at most ``1 - NUMERIC_SHARE`` of the
-    non-missing cells, or up to ``MAX_WORD_RESULTS`` words without digits on at most
-    ``1 - WORD_RESULTS_NUMERIC_SHARE`` of them (:func:`word_results`).
+    Text results among the numbers are read as missing, as :func:`read_column` says in its reason:
+    a lab's "no result" words (``pending``, ``hemolyzed``: :data:`RESULT_STATUS_WORDS`) at any share,
+    and any other text on at most ``1 - NUMERIC_SHARE`` of the other non-missing cells.
 
     Raises
     ------
@@ -327,17 +336,18 @@ def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     uniques = np.asarray(uniques, dtype=object)
     parsed = _parse_numbers(uniques)
     marker = np.array([is_missing_marker(v) for v in uniques], dtype=bool)
-    bad = np.isnan(parsed) & ~marker
+    status = np.array([is_result_status(v) for v in uniques], dtype=bool)
+    bad = np.isnan(parsed) & ~marker & ~status
     if bad.any():
         counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
-        present = counts[~marker].sum()
-        if not _numeric_enough(1 - counts[bad].sum() / max(present, 1), uniques[bad]):
+        present = counts[~marker & ~status].sum()
+        if counts[bad].sum() > (1 - NUMERIC_SHARE) * max(present, 1):
             raise DataError(
                 f"Column '{column}' is numeric but has non-numeric values such as "
                 f"{_examples(uniques[bad])} ({100 * counts[bad].sum() / max(present, 1):.0f}% of its values): clean "
                 "them, mark them missing, or read the column as categories"
             )
-    parsed[marker | bad] = np.nan
+    parsed[marker | status | bad] = np.nan
     values = np.full(len(series), np.nan)
     present = codes >= 0
     values[present] = parsed[codes[present]]
@@ -519,6 +529,25 @@ def _looks_like_codes(labels: list[str], name: str, n_levels: int) -> bool:
 _DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
 
 
+_TIME_OF_DAY = re.compile(r"^\d{1,2}:\d{2}(:\d{2})?(\s?[AaPp]\.?[Mm]\.?)?$")
+
+
+def _looks_like_times(labels: list[str]) -> bool:
+    """Times of day such as 14:35, 08:05:00 or 2:30 PM on at least 90% of the distinct values."""
+    sample = labels[:200]
+    return bool(sample) and sum(1 for lab in sample if _TIME_OF_DAY.match(lab)) >= 0.9 * len(sample)
+
+
+def _looks_like_number_dates(parsed: np.ndarray) -> bool:
+    """Whole numbers that are all dates written as YYYYMMDD (20210102), as many hospital systems export them."""
+    if len(parsed) < 2 or not np.all(np.isfinite(parsed)) or not np.all(parsed == np.round(parsed)):
+        return False
+    values = parsed.astype(np.int64)
+    years, months, days = values // 10_000, values // 100 % 100, values % 100
+    return bool(np.all((years >= 1900) & (years <= 2100) & (months >= 1) & (months <= 12) & (days >= 1)
+                       & (days <= 31)))
+
+
 def _looks_like_dates(labels: list[str]) -> bool:
     """Text such as 2021-03-04, 04/03/2021 or 2021-03-04 10:30 on at least 90% of the distinct values."""
     sample = labels[:200]
@@ -591,9 +620,13 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         is_limit[:] = False
     limits = list(uniques_obj[is_limit])
     readable = ~np.isnan(parsed)
-    number_share = counts[readable].sum() / max(counts.sum(), 1)
+    # A lab's "no result" words (pending) are missing cells, not text: they do not count against the numbers.
+    status = np.array([text_cells and is_result_status(v) for v in uniques_obj], dtype=bool)
+    number_share = counts[readable].sum() / max(counts[~status].sum(), 1)
+    text_share = counts[~readable].sum() / max(counts.sum(), 1)  # text read as missing, status words included
     bands = text_cells and not limits and any(
-        isinstance(v, str) and parse_interval(v) is not None for v in uniques_obj[readable])
+        isinstance(v, str) and parse_interval(v) is not None and _accounting_negative(v) is None
+        for v in uniques_obj[readable])
     labels = [category_label(v) for v in uniques_obj]
     words = {lab.lower() for lab in labels}
     integers = readable.all() and np.all(parsed == np.round(parsed)) and not bands
@@ -602,6 +635,12 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     if not readable.all() and _looks_like_dates(labels):
         return reading("unsupported", f"dates such as '{labels[int(order[0])]}': turn them into numbers (e.g. days "
                                       "since admission) to use them")
+    if not readable.all() and _looks_like_times(labels):
+        return reading("unsupported", f"times of day such as '{labels[int(order[0])]}': turn them into numbers "
+                                      "(e.g. the hour) to use them")
+    if readable.all() and _looks_like_number_dates(parsed[readable]):
+        return reading("unsupported", f"dates written as numbers (YYYYMMDD) such as '{labels[int(order[0])]}': "
+                                      "turn them into numbers (e.g. days since admission) to use them")
     # Identifiers: a different value in nearly every row, or a patient/encounter number that repeats.
     textual_or_integer = integers or not readable.all()
     measurement_note = ""
@@ -629,24 +668,23 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     # Text among mostly numbers: codes when that text is code-shaped (V57, E909 among 250.83, 428), a
     # measurement with a few text results when it is words (pending, hemolyzed among 0.83, 1.25).
     unreadable = [labels[i] for i in np.flatnonzero(~readable)]
-    coded_text = any(_CODE.match(lab.upper()) for lab in unreadable)
-    if number_share == 1 or (_numeric_enough(number_share, unreadable)
-                             and not (coded_text and _looks_like_codes(labels, name, n_levels)
-                                      and not word_results(unreadable))):
+    coded_text = any(_CODE.match(lab.upper()) for lab in (labels[i] for i in np.flatnonzero(~readable & ~status)))
+    if number_share == 1 or (number_share >= NUMERIC_SHARE
+                             and not (coded_text and _looks_like_codes(labels, name, n_levels))):
         if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and _NOMINAL_NAME.search(name):
             return reading("nominal", f"whole-number labels ({n_levels} values) named like a code: read as "
                                       "categories, never thresholds")
         if has_code_name(name) and ((integers and n_levels > MAX_NOMINAL_LEVELS) or (not integers and n_levels >= 10)):
             return reading("code", f"numbers named like codes, such as {', '.join(labels[i] for i in order[:3])} "
                                    f"({n_levels:,} values): read as codes with groups, never thresholds")
-        if n_numbers == 2 and number_share == 1:
+        if n_numbers == 2 and text_share == 0:
             return reading("categorical", "two values")
         if bands:
             return reading("numeric", "bands such as "
                            f"'{next(v for v in uniques_obj if isinstance(v, str) and parse_interval(v) is not None)}'"
                            ", read by their lower bound")
-        junk = "" if number_share == 1 else (f" ({100 * (1 - number_share):.1f}% text such as "
-                                              f"{_examples(unreadable, 2)}: read as missing)")
+        junk = "" if text_share == 0 else (f" ({100 * text_share:.1f}% text such as "
+                                            f"{_examples(unreadable, 2)}: read as missing)")
         if limits:
             junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"
         units = sorted({m.group(2) for m in (_WITH_UNIT.match(lab) for lab in labels) if m} if text_cells else set())
@@ -654,7 +692,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             junk += f"; written with the unit{'s' if len(units) > 1 else ''} {', '.join(map(repr, units[:3]))}"
         numeric = reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "
                                      "quantiles")
-        if number_share < 1:  # the text results read as missing count as missing
+        if text_share > 0:  # the text results read as missing count as missing
             unread_cells = int(counts[~readable].sum())
             numeric = replace(numeric, missing_share=(n_missing + unread_cells) / n)
         return numeric

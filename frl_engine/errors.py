@@ -15,6 +15,14 @@ class DataError(FRLError):
     """The data table cannot be used as given (empty, wrong target, junk values...)."""
 
 
+class MissingOutcomeError(DataError):
+    """The outcome column has empty cells (patients lost to follow-up); ``n_missing`` says how many."""
+
+    def __init__(self, message: str, n_missing: int):
+        super().__init__(message)
+        self.n_missing = n_missing
+
+
 class RuleMiningError(FRLError):
     """Rule mining found no usable rule, or far too many."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, ModelFileError
+from .errors import DataError, MissingOutcomeError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
 from .export_layout import check_header, drop_export_debris, european_thousands
 from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure, text_dialect
@@ -27,13 +27,19 @@ MODEL_FORMAT = "frl-model"
 MODEL_FORMAT_VERSION = 1
 #: An outcome of numbers with more distinct values than this is a measurement (length of stay), not an outcome.
 MAX_OUTCOME_LEVELS = 20
-POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos")
+POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos",
+                   # yes in the languages of European exports: German, Dutch, Scandinavian, French, Spanish,
+                   # Italian, Portuguese
+                   "ja", "j", "oui", "si", "sí", "sim", "wahr", "vrai", "verdadero", "vero", "positiv", "positif",
+                   "positivo")
 #: Outcome values that say "the event happened" (compared trimmed and without case).
 EVENT_WORDS = POSITIVE_TOKENS + ("died", "dead", "death", "deceased", "expired", "readmitted", "malignant",
                                  "event", "case", "relapse", "failure", "failed", "infected", "present",
                                  "abnormal", "complication", "admitted")
 #: Outcome values that say "no event" whatever the other values are.
-NO_EVENT_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "no event", "alive")
+NO_EVENT_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "no event", "alive",
+                   "nein", "nee", "nej", "nei", "non", "não", "nao", "falsch", "faux", "falso", "negativ", "négatif",
+                   "negatif", "negativo")
 #: Outcome values that say "no event" against one other value (``Home`` against ``Death``; among
 #: ``home``, ``rehab``, ``nursing`` no value is the event by itself).
 NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "living", "benign", "normal", "absent", "control", "home",
@@ -322,7 +328,8 @@ def outcome_spellings(outcome: pd.Series) -> dict:
     return {k: spelled[k] for k in pd.unique(keys)}
 
 
-def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.DataFrame, np.ndarray, object]:
+def split_target(frame: pd.DataFrame, target: str, positive=None, *,
+                 drop_missing: bool = False) -> tuple[pd.DataFrame, np.ndarray, object]:
     """Separate the outcome column and turn it into a 0/1 event indicator.
 
     Parameters
@@ -335,6 +342,10 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
         ``"1"`` matches ``1`` and ``"yes"`` matches ``"YES "``.  Required when the outcome has
         more than two values (the event is then that value against all others).  Spellings of
         one value that differ only in case or surrounding spaces are one value.
+    drop_missing : bool, default False
+        Leave out the rows whose outcome is empty (``?``, blank, ``NA``: patients lost to
+        follow-up) instead of refusing them; ``features.attrs["outcome_missing_left_out"]``
+        then says how many.
 
     Returns
     -------
@@ -354,11 +365,17 @@ def split_target(frame: pd.DataFrame, target: str, positive=None) -> tuple[pd.Da
 
     missing = missing_mask(outcome)  # NaN and markers such as "?" or "NA": never an outcome value of their own
     n_missing = int(missing.sum())
+    if n_missing and drop_missing and n_missing < len(frame):
+        kept = frame.loc[~np.asarray(missing, dtype=bool)].reset_index(drop=True)
+        kept.attrs = dict(frame.attrs)
+        features, event, positive = split_target(kept, target, positive)
+        features.attrs["outcome_missing_left_out"] = n_missing
+        return features, event, positive
     if n_missing:
         markers = sorted({str(v).strip() for v in outcome[missing].dropna().unique()})
         shown = f" (written {', '.join(repr(m) for m in markers[:4])})" if markers else ""
-        raise DataError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows or fill "
-                        "them")
+        raise MissingOutcomeError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows "
+                                  "or fill them", n_missing)
     # "Yes", "YES" and "yes " are one outcome: text is compared trimmed and without case.
     keys = outcome.map(_outcome_key)
     spelled = outcome_spellings(outcome)

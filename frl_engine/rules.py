@@ -20,7 +20,9 @@ here).
 from __future__ import annotations
 
 import functools
+import json
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +85,17 @@ def _column(frame: pd.DataFrame, column: str) -> pd.Series:
 # --------------------------------------------------------------------------
 
 
+# A level that would break a printed list or read as more than one condition is shown in quotes.
+_NEEDS_QUOTES = re.compile(r'[\n\r\t"]| = | AND |^\s|\s$|^$')
+
+
+def _shown_level(value) -> str:
+    """A category as a list prints it: as written, or in double quotes with escapes when it holds a line
+    break, a quote, ``" = "`` or ``" AND "``, or starts or ends with a space (``notes = "CHF,\\n..."``)."""
+    text = str(value)
+    return json.dumps(text, ensure_ascii=False) if _NEEDS_QUOTES.search(text) else text
+
+
 @dataclass(frozen=True)
 class Condition:
     """One readable test on one column.
@@ -125,11 +138,11 @@ class Condition:
         if self.op in (">=", "<"):
             return f"{self.column} {self.op} {format_number(self.value)}"
         if self.op == "==":
-            return f"{self.column} = {self.value}"
+            return f"{self.column} = {_shown_level(self.value)}"
         if self.op == "!=":
-            return f"{self.column} is not {self.value}"
+            return f"{self.column} is not {_shown_level(self.value)}"
         if self.op == "starts with":
-            return f"{self.column} starts with {self.value}"
+            return f"{self.column} starts with {_shown_level(self.value)}"
         if self.op == "is true":
             return self.column
         return f"{self.column} is missing"

@@ -56,8 +56,9 @@ class SearchReport:
     n_hopped: int | None = None
     hop_gain_nats: float | None = None
 
-    def message(self) -> str:
-        """One plain sentence for the user: what was found and, if not converged, what to do."""
+    def message(self, interface: str = "cli") -> str:
+        """One plain sentence for the user: what was found and, if not converged, what to do (in the
+        terms of the command line, or of the dashboard's Fit page when ``interface="dashboard"``)."""
         hops = ""
         if self.n_hopped:
             hops = (f"; basin hopping improved {self.n_hopped} of the chains' polished lists, by up to "
@@ -67,11 +68,12 @@ class SearchReport:
                     f"same best list (spread {self.spread_nats:.2f} nats{hops}).")
         if self.n_chains < 2:
             return ("Search not checked: only one chain ran, so nobody can tell whether a better list exists; "
-                    "use 2 or more chains.")
+                    "use 2 or more chains" + (" (Chains on the Fit page)." if interface == "dashboard" else "."))
+        what = ("raise Steps per chain or Chains on the Fit page and fit again" if interface == "dashboard"
+                else "use more steps (--steps) or more chains (--chains)")
         return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
                 f"(the next best chain is {self._gap_text()} worse, the worst {self.spread_nats:.1f} nats); "
-                "another run may print a different "
-                "list: use more steps (--steps) or more chains (--chains).")
+                f"another run may print a different list: {what}.")
 
     def _gap_text(self) -> str:
         gap = self.runner_up_gap_nats if self.runner_up_gap_nats is not None else self.spread_nats

@@ -476,3 +476,42 @@ def test_a_list_that_uses_race_is_flagged_on_the_rule_list_page(at):
     assert any("race" in c["column"] for r in result.model["rules"] for c in r["conditions"])
     at.switch_page("views/rules.py").run()
     assert any("The list uses 'race'" in w.value and "untick them on the Data page" in w.value for w in at.warning)
+
+
+def test_an_upload_kept_by_the_data_page_is_read_by_the_next_page_when_the_user_left_at_once(at):
+    """A user who uploads and clicks Fit before the table is read gets their table, never the sample."""
+    raw = _table(n=400, seed=3).to_csv(index=False).encode()
+    at.session_state[state.W_SOURCE] = state.SOURCE_UPLOAD
+    at.session_state[state.PENDING_UPLOAD] = ("left_at_once.csv", raw)  # what the Data page keeps at once
+    at.switch_page("views/fit.py").run()
+    assert not at.exception and not errors(at)
+    assert at.session_state[state.DATA].name == "left_at_once.csv"
+    assert at.session_state[state.PENDING_UPLOAD] is None
+    assert any("left_at_once.csv" in c.value for c in at.caption) or any(
+        "400" in m.value for m in at.markdown)  # the Fit page describes the uploaded table
+
+
+def test_patients_without_an_outcome_can_be_left_out_from_the_data_page(at):
+    frame = _table(n=300, seed=4)
+    frame.loc[:19, "Outcome"] = "?"
+    upload(at, "lost.csv", frame.to_csv(index=False).encode())
+    assert any("20 missing values" in e and "pick the outcome column above" in e for e in errors(at)), errors(at)
+    at.button(key="w_drop_missing_outcome").click().run()
+    assert not at.exception and not errors(at)
+    data = at.session_state[state.DATA]
+    assert data.n_rows == 280 and "without the 20 patients whose Outcome is empty" in data.name
+    assert at.selectbox(key=state.W_TARGET).value == "Outcome"
+
+
+def test_a_german_yes_no_outcome_takes_ja_and_a_1_2_outcome_waits_for_the_user(at):
+    frame = _table(n=300, seed=5)
+    frame["Wiederaufnahme"] = np.where(frame.pop("Outcome") == "yes", "ja", "nein")
+    frame["lab_1"] = np.where(np.arange(300) % 3 == 0, "n/a", np.where(np.arange(300) % 2, "pos", "neg"))
+    upload(at, "de.csv", frame.to_csv(index=False).encode())
+    assert at.selectbox(key=state.W_TARGET).value == "Wiederaufnahme"
+    assert at.selectbox(key=state.W_EVENT).value == "ja" and not errors(at)
+    coded = _table(n=300, seed=6)
+    coded["Outcome"] = np.where(coded["Outcome"] == "yes", 1, 2)
+    upload(at, "coded.csv", coded.to_csv(index=False).encode())
+    assert at.selectbox(key=state.W_EVENT).value is None
+    assert any("coded 1 and 2" in e for e in errors(at)), errors(at)

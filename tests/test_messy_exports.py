@@ -130,6 +130,7 @@ def test_frl_fit_puts_no_threshold_on_procedure_codes(tmp_path, capsys):
     (["No", "Yes"], "Yes"),
     ([0, 1], 1),
     (["A", "B"], "B"),  # nothing says which: the later value, as scikit-learn does
+    (["nein", "ja"], "ja"), (["Non", "Oui"], "Oui"), (["Sí", "No"], "Sí"), (["não", "sim"], "sim"),
 ])
 def test_the_default_event_is_the_value_that_names_an_event(values, event):
     assert default_positive(values) == event
@@ -553,3 +554,76 @@ def test_separable_data_without_a_leak_is_not_flagged():
               "conditions": [{"column": "Uniformity of Cell Size", "op": ">=", "value": 4}]}]
     default = {"probability": 0.03, "support": 453, "n_positive": 13}
     assert leakage_note({"outcome": {"target": "malignant"}, "rules": rules, "default": default}) is None
+
+
+def test_zip_codes_are_labels_with_their_leading_zeros_never_thresholds():
+    rng = np.random.default_rng(0)
+    few = pd.Series(rng.choice([60614, 30301, 2139, 10001, 94110], 500), name="zip")
+    assert read_column("zip", few).kind == "nominal"
+    many = pd.Series(rng.choice(np.arange(10_000, 10_400), 2000))
+    assert read_column("patient_zip", many).kind == "code"
+    table = read_table(b"zip,age,died\n02139,61,yes\n60614,70,no\n02139,55,no\n", "export.csv")
+    assert table["zip"].tolist() == ["02139", "60614", "02139"]  # Boston keeps its leading zero
+
+
+def test_dates_as_yyyymmdd_numbers_and_times_of_day_are_unsupported_not_thresholds():
+    rng = np.random.default_rng(0)
+    days = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 700, 500), "D")
+    dates = read_column("adm_dt", pd.Series(days.strftime("%Y%m%d").astype(int)))
+    assert dates.kind == "unsupported" and "YYYYMMDD" in dates.reason
+    times = read_column("adm_time", pd.Series([f"{h:02d}:{m:02d}" for h, m in zip(rng.integers(0, 24, 500),
+                                                                               rng.integers(0, 60, 500))]))
+    assert times.kind == "unsupported" and "times of day" in times.reason
+    assert read_column("year", pd.Series(rng.integers(2000, 2020, 500))).kind == "numeric"  # years are numbers
+
+
+def test_an_accountants_negative_in_parentheses_is_a_negative_number():
+    values = pd.Series(["1,200", "(1,200)", "(35.50)", "12", "($80)"] * 4)
+    assert numeric_values(values, "balance")[:5].tolist() == [1200.0, -1200.0, -35.5, 12.0, -80.0]
+    assert "bands" not in read_column("balance", values).reason
+    assert numeric_values(pd.Series(["(1,5)", "[5,10)"] * 4), "band")[:2].tolist() == [1.0, 5.0]  # bands stay bands
+
+
+def test_a_threshold_inside_an_age_band_is_refused_with_the_band_edges(tmp_path, capsys):
+    rng, age, died = _patients()
+    bands = [f"[{int(a) // 10 * 10}-{int(a) // 10 * 10 + 10})" for a in age]
+    path = tmp_path / "bands.csv"
+    pd.DataFrame({"age": bands, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, _, err = run(["fit", str(path), "--target", "died", "--threshold", "age=65"], capsys)
+    assert status == 2 and "threshold 65 falls inside" in err and "'[60-70)'" in err and "60 or 70" in err
+    status, out, _ = run(["fit", str(path), "--target", "died", "--threshold", "age=70"], capsys)
+    assert status == 0 and "age >= 70" in out
+
+
+def test_flags_that_name_the_outcome_or_a_missing_column_say_which_flag(tmp_path, capsys):
+    rng, age, died = _patients()
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"age": age, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, _, err = run(["fit", str(path), "--target", "died", "--kind", "died=numeric"], capsys)
+    assert status == 2 and "--kind names the outcome column 'died'" in err
+    status, _, err = run(["fit", str(path), "--target", "died", "--threshold", "agee=60"], capsys)
+    assert status == 2 and "(--threshold) names column 'agee'" in err and "age" in err
+
+
+def test_a_level_with_a_line_break_or_an_equals_sign_is_printed_in_quotes():
+    from frl_engine.rules import Condition
+
+    assert Condition("notes", "==", 'CHF,\n"readmit"').name == 'notes = "CHF,\\n\\"readmit\\""'
+    assert Condition("level", "!=", "a = 1").name == 'level is not "a = 1"'
+    assert Condition("ward", "==", "Emergency Room").name == "ward = Emergency Room"  # plain levels as written
+
+
+def test_patients_without_an_outcome_stop_the_fit_unless_the_user_leaves_them_out(tmp_path, capsys):
+    rng, age, died = _patients()
+    outcome = np.where(died, "yes", "no").astype(object)
+    outcome[:40] = "?"  # lost to follow-up
+    path = tmp_path / "lost.csv"
+    pd.DataFrame({"age": age, "died": outcome}).to_csv(path, index=False)
+    status, _, err = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 2 and "40 missing values" in err and "--drop-missing-outcome" in err
+    status, out, _ = run(["fit", str(path), "--target", "died", "--drop-missing-outcome"], capsys)
+    assert status == 0 and "Left out 40 patients whose died is empty" in out
+    assert f"{len(age) - 40} patients" in out
+    features, event, _ = split_target(pd.read_csv(path, keep_default_na=False), "died", drop_missing=True)
+    assert len(features) == len(event) == len(age) - 40 and features.attrs["outcome_missing_left_out"] == 40
+    assert event.tolist() == died[40:].tolist()

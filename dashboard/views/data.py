@@ -1,7 +1,6 @@
 """Data: bring a table, pick the outcome, decide how each column becomes items."""
 
 import html
-import logging
 
 import streamlit as st
 
@@ -12,9 +11,8 @@ ui.header("Data", "A table of patients: one row per patient, one column per find
                   "Uploaded files stay in this session's memory and are never written to disk.")
 
 from dashboard import charts, services  # noqa: E402
-from frl_engine.errors import FRLError  # noqa: E402
+from frl_engine.errors import FRLError, MissingOutcomeError  # noqa: E402
 
-log = logging.getLogger("frl_dashboard")
 ss = st.session_state
 
 # ---------------------------------------------------------------- source
@@ -29,22 +27,22 @@ if source == state.SOURCE_UPLOAD:
     if upload is None:
         ss[state.UPLOAD_SEEN] = None
         ss[state.DATA_ERROR] = None
+        if ss[state.DATA] is not None and ss[state.PENDING_UPLOAD] is None:
+            st.caption(f"No file chosen: still using **{ui.md(ss[state.DATA].name)}**.")
     elif upload.file_id != ss[state.UPLOAD_SEEN]:
+        # Keep the file's bytes first (instant): if the user goes to another page before the table is read,
+        # that page reads it (ui.require_data), so an upload is never dropped for the table before it.
         ss[state.UPLOAD_SEEN] = upload.file_id
-        try:
-            state.set_data(services.load_table(upload.getvalue(), upload.name))
-        except FRLError as exc:
-            ss[state.DATA_ERROR] = str(exc)
-        except Exception:  # noqa: BLE001 - never a traceback on the page
-            log.exception("Reading %s failed", upload.name)
-            ss[state.DATA_ERROR] = (f"{upload.name} could not be read as a table. Check that it is a CSV, Excel or "
-                                    "Parquet file with a header row.")
+        ss[state.PENDING_UPLOAD] = (upload.name, upload.getvalue())
 elif ss[state.DATA] is None or not ss[state.DATA].is_sample:
+    ss[state.PENDING_UPLOAD] = None  # the user went back to the sample before an upload was read
     try:
         state.set_data(services.load_sample())
     except FRLError as exc:
         ss[state.DATA_ERROR] = str(exc)
 
+if ss[state.PENDING_UPLOAD] is not None:
+    ui.read_pending_upload()
 if ss[state.DATA_ERROR]:
     st.error(ss[state.DATA_ERROR], icon=":material/error:")
     if ss[state.DATA] is not None:
@@ -98,6 +96,15 @@ try:
                 f"{html.escape(str(inputs.event))}</b>: "
                 f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)"
                 f"{rest}</div>", unsafe_allow_html=True)
+except MissingOutcomeError as exc:  # patients lost to follow-up: leave them out, if the user says so
+    st.error(f"{exc}. If {target} is not the outcome, pick the outcome column above.", icon=":material/error:")
+
+    def leave_out_missing_outcome(data=data, target=target):
+        state.set_data(services.without_missing_outcome(data, target))
+        ss[state.W_TARGET] = target  # a callback runs before the picker is drawn again
+
+    st.button(f"Leave out the {exc.n_missing:,} patients whose {target} is empty", key="w_drop_missing_outcome",
+              icon=":material/content_cut:", on_click=leave_out_missing_outcome)
 except FRLError as exc:
     st.error(str(exc), icon=":material/error:")
 

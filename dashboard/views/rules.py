@@ -65,7 +65,7 @@ search = model.get("search")
 if isinstance(search, dict):
     from frl_engine.search_report import SearchReport
 
-    search_note = SearchReport.from_dict(search).message()
+    search_note = SearchReport.from_dict(search).message("dashboard")
     if search.get("converged") is False:
         st.warning(search_note, icon=":material/warning:")
     else:
@@ -79,7 +79,10 @@ post_block = model.get("posterior")
 if isinstance(post_block, dict) and post_block.get("converged") is False:
     st.warning("The posterior sample did not converge, so these credible intervals are not reliable "
                "(the printed card leaves them out): sample longer on the Fit page.", icon=":material/warning:")
-if not fit.has_posterior:
+if not fit.has_posterior and state.running("fit"):
+    st.caption("Risks are point estimates until the posterior sample under way arrives with 95% credible "
+               "intervals.")
+elif not fit.has_posterior:
     st.caption("Risks are point estimates (no posterior sample): turn on *Sample the posterior* on the Fit page "
                "for 95% credible intervals.")
 else:
