@@ -228,7 +228,8 @@ class EvaluationResult:
 
     @property
     def description(self) -> str:
-        return CV_DESCRIPTION.format(k=self.n_folds)
+        grouped = (self.settings or {}).get("grouped_by")
+        return CV_DESCRIPTION.format(k=self.n_folds) + (f", each {grouped} in one fold" if grouped else "")
 
     def validation_summary(self, method: str = "frl") -> dict:
         """The block a model file keeps under ``"validation"`` (see docs/model-format.md)."""

@@ -442,7 +442,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
         from sklearn.base import clone
 
-        from .folds import fit_seed, split_seed, stratified_folds
+        from .folds import fit_seed, patient_groups, split_seed, stratified_folds
         from .stopping import run_tasks
 
         started = time.perf_counter()
@@ -456,7 +456,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise FRLError(f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events")
         if random_state is None:
             random_state = int(np.random.SeedSequence().generate_state(1)[0])
-        splits = stratified_folds(event, n_folds, int(random_state))
+        grouped = patient_groups(frame)  # encounters of one patient stay in one fold
+        splits = stratified_folds(event, n_folds, int(random_state), None if grouped is None else grouped[1])
         seeds = [fit_seed(random_state, 0, k) for k in range(len(splits))]
         tasks = [(clone(self).set_params(n_jobs=1, positive_class=True, random_state=seeds[k]), k, seeds[k],
                   train, test) for k, (train, test) in enumerate(splits)]
@@ -466,7 +467,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         result = CrossValidatedAUROC(
             methods=("frl",), n_folds=int(n_folds), random_state=int(random_state), n_rows=int(len(event)),
             n_positive=int(event.sum()), folds=folds, frl_params=to_jsonable(params),
-            settings={"split_seed": split_seed(int(random_state))}, feature_names=names,
+            settings={"split_seed": split_seed(int(random_state)),
+                      **({"grouped_by": grouped[0]} if grouped is not None else {})}, feature_names=names,
             elapsed_seconds=float(time.perf_counter() - started))
         self.validation_summary_ = result.validation_summary()
         return result

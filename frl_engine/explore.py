@@ -519,10 +519,6 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     -------
     ExploreResult
     """
-    from sklearn.model_selection import StratifiedKFold
-
-    from .evaluate import split_seed
-
     started = time.perf_counter()
     params = _check_params(params)
     if not isinstance(lam, ExploreGrid):
@@ -534,8 +530,9 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
     X, y, n_folds, random_state = _prepare(X, y_event, n_folds, random_state)
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
         raise FRLError(f"n_jobs must be a whole number other than 0 (-1: all cores), got {n_jobs!r}")
-    splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=split_seed(random_state))
-    splits = list(splitter.split(np.zeros(len(y)), y))
+    from .validation.crossval import patient_folds
+
+    splits, _ = patient_folds(X, y, n_folds, random_state)  # a patient's encounters stay in one fold
     tasks = _tasks(grid, n_folds, random_state, splits)
 
     outputs: dict[tuple, dict] = {}

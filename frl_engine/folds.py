@@ -12,9 +12,14 @@ fold.  No global random state is used.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-__all__ = ["split_seed", "fit_seed", "stratified_folds"]
+__all__ = ["split_seed", "fit_seed", "stratified_folds", "patient_groups"]
+
+# A name that says "the patient" (not the encounter or the visit, which are one row each).
+_PATIENT_WORDS = re.compile(r"(patient|subject|person|member|mrn|^pid$|^pat_?id)", re.IGNORECASE)
 
 
 def split_seed(random_state: int) -> int:
@@ -28,9 +33,47 @@ def fit_seed(random_state: int, method_index: int, fold: int) -> int:
     return int(np.random.SeedSequence(random_state, spawn_key=key).generate_state(1)[0] & 0x7FFFFFFF)
 
 
-def stratified_folds(y: np.ndarray, n_folds: int, random_state: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``(train, test)`` row positions of a shuffled stratified ``n_folds``-fold split of ``y``."""
-    from sklearn.model_selection import StratifiedKFold
+def stratified_folds(y: np.ndarray, n_folds: int, random_state: int,
+                     groups: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(train, test)`` row positions of a shuffled stratified ``n_folds``-fold split of ``y``.
 
+    With ``groups`` (one label per row: the patient of each encounter, :func:`patient_groups`), all
+    rows of a group fall in the same fold (scikit-learn's ``StratifiedGroupKFold``), so no patient is
+    both fitted and tested: a readmitted patient's second encounter in the test fold would otherwise
+    be predicted from their first, and the cross-validated AUROC would read too high.
+    """
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+
+    if groups is not None and len(np.unique(groups)) >= n_folds:
+        splitter = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=split_seed(random_state))
+        return list(splitter.split(np.zeros(len(y)), y, groups))
     splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=split_seed(random_state))
     return list(splitter.split(np.zeros(len(y)), y))
+
+
+def patient_groups(frame) -> tuple[str, np.ndarray] | None:
+    """The column that numbers the patients of an encounter-level table, and each row's patient.
+
+    A column named like a patient identifier (``patient_nbr``, ``PatientID``, ``MRN``, ``subject_id``)
+    in which some patient has more than one row; missing cells are each a patient of their own.
+    None for a table of one row per patient, or without such a column.
+    """
+    import pandas as pd
+
+    from .columns import has_identifier_name, missing_mask
+
+    if not isinstance(frame, pd.DataFrame):
+        return None
+    for name in frame.columns:
+        if not (_PATIENT_WORDS.search(str(name)) and has_identifier_name(name)):
+            continue
+        series = frame[name]
+        if isinstance(series, pd.DataFrame):
+            continue
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        missing = np.asarray(missing_mask(series), dtype=bool) | (codes < 0)
+        if 1 < len(uniques) < int((~missing).sum()):
+            groups = codes.astype(np.int64)
+            groups[missing] = len(uniques) + np.arange(int(missing.sum()))  # each unknown patient alone
+            return str(name), groups
+    return None

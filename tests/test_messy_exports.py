@@ -627,3 +627,36 @@ def test_patients_without_an_outcome_stop_the_fit_unless_the_user_leaves_them_ou
     features, event, _ = split_target(pd.read_csv(path, keep_default_na=False), "died", drop_missing=True)
     assert len(features) == len(event) == len(age) - 40 and features.attrs["outcome_missing_left_out"] == 40
     assert event.tolist() == died[40:].tolist()
+
+
+def test_cross_validation_keeps_every_patients_encounters_in_one_fold():
+    """Encounter-level exports repeat patients; a patient in both the fitted and the tested folds makes the
+    cross-validated AUROC read too high, so folds are grouped by the patient column when there is one."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
+    from make_raw_export import make_raw_export
+    from frl_engine.folds import patient_groups
+    from frl_engine.validation.crossval import cross_validate_models
+
+    frame = make_raw_export(3000, seed=2)
+    y = (frame.pop("readmitted") == "<30").to_numpy()
+    column, groups = patient_groups(frame)
+    assert column == "patient_nbr" and len(np.unique(groups)) < len(frame)
+    model = FallingRuleListClassifier(random_state=0, n_steps=500, n_chains=2)
+    result = model.cross_validate(frame, y, n_folds=3, random_state=0)
+    assert result.settings["grouped_by"] == "patient_nbr"
+    from frl_engine.folds import stratified_folds
+
+    splits = stratified_folds(y, 3, 0, groups)
+    for train, test in splits:
+        assert not set(groups[train]) & set(groups[test])  # no patient on both sides
+    assert sorted(np.concatenate([test for _, test in splits]).tolist()) == list(range(len(frame)))
+    both = cross_validate_models(frame, y, methods=("frl",), n_folds=3, random_state=0,
+                                 frl_params={"n_steps": 500, "n_chains": 2})
+    assert both.settings["grouped_by"] == "patient_nbr"
+    assert np.allclose([f.auroc for f in both.fold_results("frl")], result.aurocs)  # the same folds on both paths
+    # one row per patient: no grouping, the plain stratified split
+    once = frame.drop_duplicates("patient_nbr").reset_index(drop=True)
+    assert patient_groups(once) is None

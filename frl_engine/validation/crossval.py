@@ -64,7 +64,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..errors import FRLError
-from ..folds import fit_seed, split_seed, stratified_folds
+from ..folds import fit_seed, patient_groups, split_seed, stratified_folds
 from ..io import to_jsonable
 from ..stopping import CancelToken, run_tasks
 from ..cv_result import (  # noqa: F401  (kept importable from here)
@@ -430,10 +430,19 @@ def check_table(X, purpose: str) -> pd.DataFrame:
     return X
 
 
-def _run_settings(methods, splits, random_state: int, numeric, categorical) -> dict:
+def patient_folds(X: pd.DataFrame, y: np.ndarray, n_folds: int, random_state: int):
+    """``(splits, grouped_by)``: the stratified folds, with every encounter of one patient in one fold when
+    ``X`` numbers its patients (:func:`frl_engine.folds.patient_groups`; ``grouped_by`` names that column)."""
+    grouped = patient_groups(X)
+    splits = stratified_folds(y, n_folds, random_state, None if grouped is None else grouped[1])
+    return splits, (None if grouped is None else grouped[0])
+
+
+def _run_settings(methods, splits, random_state: int, numeric, categorical, grouped_by: str | None = None) -> dict:
     """The ``settings`` block of an :class:`EvaluationResult`: grids, sizes, scaling notes, the split seed."""
     return {
         "split_seed": split_seed(random_state),
+        **({"grouped_by": grouped_by} if grouped_by else {}),
         "svm_grid": {k: list(v) for k, v in SVM_GRID.items()},
         "logreg_grid": {k: list(v) for k, v in LOGREG_GRID.items()},
         "inner_folds": INNER_FOLDS, "inner_scoring": "roc_auc", "rf_trees": RF_TREES,
@@ -496,7 +505,7 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
         raise FRLError(f"n_jobs must be a whole number other than 0 (-1: all cores), got {n_jobs!r}")
 
-    splits = stratified_folds(y, n_folds, random_state)
+    splits, grouped_by = patient_folds(X, y, n_folds, random_state)
     needs_baseline = any(m != "frl" for m in methods)
     X_numeric, numeric, categorical = (_baseline_frame(X, params.get("column_kinds"), params.get("exclude") or ())
                                        if needs_baseline else (None, [], []))
@@ -510,7 +519,7 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
                         on_done=progress)
     by_task = {(f.method, f.fold): f for f in outputs}
     folds = tuple(by_task[t] for t in tasks)
-    settings = _run_settings(methods, splits, random_state, numeric, categorical)
+    settings = _run_settings(methods, splits, random_state, numeric, categorical, grouped_by)
     return EvaluationResult(
         methods=methods, n_folds=n_folds, random_state=random_state, n_rows=int(len(y)), n_positive=int(y.sum()),
         folds=folds, frl_params=to_jsonable(params), settings=settings, dataset=dataset,

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 from ..cv_result import EvaluationResult, frl_fold_result
 from ..errors import FRLError
-from ..folds import stratified_folds
 from ..io import to_jsonable
 from ..stopping import CancelToken, run_tasks
 from . import crossval
@@ -198,7 +197,7 @@ def cross_validate_settings(X, y_event, frl_settings: Sequence[dict], *, n_folds
         for s in settings:
             FallingRuleListClassifier(**s)._validate_params()  # a bad setting is one message, before any work
 
-    splits = stratified_folds(y, n_folds, random_state)
+    splits, grouped_by = crossval.patient_folds(X, y, n_folds, random_state)
     needs_baseline = any(m != "frl" for m in methods)
     first = settings[0]
     X_numeric, numeric, categorical = (crossval._baseline_frame(X, first.get("column_kinds"), first.get("exclude") or ())
@@ -243,7 +242,7 @@ def cross_validate_settings(X, y_event, frl_settings: Sequence[dict], *, n_folds
                 frl[(index, fold_result.fold)] = fold_result
         else:
             baseline[(output.method, output.fold)] = output
-    run_settings = crossval._run_settings(methods, splits, random_state, numeric, categorical)
+    run_settings = crossval._run_settings(methods, splits, random_state, numeric, categorical, grouped_by)
     elapsed = float(time.perf_counter() - started)
     results = []
     for index, s in enumerate(settings):
