@@ -125,8 +125,10 @@ def load_training_data(args):
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
     if frame.attrs.get("merged_spellings"):
-        shown = ", ".join(f"{column} ({n})" for column, n in frame.attrs["merged_spellings"].items())
-        print(f"Merged spellings that differ only in case (e.g. 'f' into 'F'): {shown}.")
+        examples = frame.attrs.get("merged_examples", {})
+        shown = ", ".join(f"{column} ({n}: {examples[column]}{' ...' if n > 1 else ''})" if column in examples
+                          else f"{column} ({n})" for column, n in frame.attrs["merged_spellings"].items())
+        print(f"Merged spellings that differ only in case: {shown}.")
     for flag, given in (("--kind", declared), ("--threshold", _parse_thresholds(getattr(args, "threshold", None)) or {})):
         if args.target in given:
             raise DataError(f"{flag} names the outcome column '{args.target}': the outcome is what the list predicts, "
@@ -288,8 +290,9 @@ def cmd_predict(args) -> int:
             scored.to_excel(args.out, index=False)
         elif suffix == ".parquet":
             scored.to_parquet(args.out, index=False)
-        else:
-            scored.to_csv(args.out, index=False, **style)
+        else:  # in the input's encoding too (Latin-1, UTF-16, UTF-8 with Excel's mark), so accents survive
+            scored.to_csv(args.out, index=False, encoding=frame.attrs.get("encoding", "utf-8"), errors="replace",
+                          **style)
         counts = pd.Series(rule_number + 1).value_counts().sort_index()
         print(f"Scored {len(scored)} row{'s' if len(scored) != 1 else ''} into {args.out} (columns {risk_column!r}, "
               f"{rule_column!r}; rows per rule: {', '.join(f'{k}: {v}' for k, v in counts.items())})")
@@ -356,6 +359,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_output_folder(args) -> None:
+    """Refuse an ``--out`` in a folder that does not exist before any work, not after a long fit."""
+    out = getattr(args, "out", None)
+    if out and args.command != "reproduce":  # reproduce's --out is a folder it creates
+        folder = Path(out).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise FRLError(f"--out {out}: the folder {folder} does not exist; create it or write the file elsewhere")
+
+
 def main(argv=None) -> int:
     from .stopping import PROCESS_TOKEN, REPORTED, Stopped, kill_children, stop_on_signals
 
@@ -363,6 +375,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`
     try:
+        _check_output_folder(args)
         with stop_on_signals():
             return int(args.handler(args) or 0)
     except (Stopped, KeyboardInterrupt) as exc:  # Ctrl-C or SIGTERM: no worker is left behind, one line, 130 / 143

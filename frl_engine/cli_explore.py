@@ -89,8 +89,9 @@ def run_exploration(args, features, event, *, lam, min_support, max_conditions, 
             if row["error"]:
                 text = f"not fitted: {row['error']}"
             else:
-                text = (f"AUROC {row['auroc_mean']:.3f} (sd {row['auroc_sd']:.3f}), {row['n_rules']} rules, "
-                        f"log posterior {row['log_posterior']:.2f}")
+                n_rules = int(row["n_rules"])
+                text = (f"AUROC {row['auroc_mean']:.3f} (sd {row['auroc_sd']:.3f}), {n_rules} "
+                        f"rule{'s' if n_rules != 1 else ''}, log posterior {row['log_posterior']:.2f}")
             print(f"[{finished[0]}/{total}] {cell_label(row)}: {text} · {time.perf_counter() - started:.1f} s",
                   flush=True)
 
@@ -151,7 +152,7 @@ def cmd_explore(args) -> int:
     if rec is not None:
         print(f"Recommended: --lam {rec['lam']:g} --min-support {rec['min_support']:g} "
               f"--max-conditions {int(rec['max_conditions'])} --n-thresholds {int(rec['n_thresholds'])} "
-              f"({int(rec['n_rules'])} rules, AUROC "
+              f"({int(rec['n_rules'])} rule{'s' if int(rec['n_rules']) != 1 else ''}, AUROC "
               f"{rec['auroc_mean']:.3f}); fit it with `frl fit ... --tune` or these options.")
     if args.out:
         result.table.to_csv(args.out, index=False)
@@ -193,7 +194,7 @@ def apply_tuning(args) -> None:
     args.n_thresholds = int(rec["n_thresholds"])
     args.tuning = result.tuning_record(rec)  # written to the model file's training.tuning by `frl fit`
     print(f"Tuned (one-standard-error rule): --lam {args.lam:g} --min-support {args.min_support:g} "
-          f"--max-conditions {args.max_conditions} --n-thresholds {args.n_thresholds}: {int(rec['n_rules'])} rules, cross-validated AUROC "
+          f"--max-conditions {args.max_conditions} --n-thresholds {args.n_thresholds}: {int(rec['n_rules'])} rule{'s' if int(rec['n_rules']) != 1 else ''}, cross-validated AUROC "
           f"{rec['auroc_mean']:.3f} (sd {rec['auroc_sd']:.3f}, {args.tune_folds} folds)\n")
 
 

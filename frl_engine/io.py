@@ -20,7 +20,8 @@ import pandas as pd
 from .errors import DataError, MissingOutcomeError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
 from .export_layout import check_header, drop_export_debris, european_thousands
-from .sniff import DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure, text_dialect
+from .sniff import (DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure,
+                    text_dialect, text_encoding)
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
 MODEL_FORMAT = "frl-model"
@@ -133,6 +134,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
                 frame = pd.read_csv(io.StringIO(text), sep=delimiter, decimal=decimal, skipinitialspace=True,
                                     na_values=markers, skiprows=skip, dtype=as_text or None)
             frame.attrs["delimiter"], frame.attrs["decimal"] = delimiter, decimal
+            frame.attrs["encoding"] = text_encoding(raw)
             said = []
             if (delimiter, decimal) != (",", "."):
                 said.append(f"{DELIMITER_NAMES[delimiter]}-separated" + (", decimal comma" if decimal == "," else ""))
@@ -189,6 +191,7 @@ def tidy_text_cells(frame: pd.DataFrame) -> None:
     away by case.
     """
     merged = {}
+    examples = {}
     for column in frame.columns:
         series = frame[column]
         if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
@@ -209,10 +212,13 @@ def tidy_text_cells(frame: pd.DataFrame) -> None:
                 rename.update({v: keep for v in spellings if v != keep})
             series = series.where(~series.isin(list(rename)), series.map(rename))
             merged[str(column)] = len(rename)
+            first = next(iter(rename))
+            examples[str(column)] = f"{first!r} into {rename[first]!r}"
         if changed or groups:
             frame[column] = series
     if merged:
         frame.attrs["merged_spellings"] = merged
+        frame.attrs["merged_examples"] = examples
 
 
 def _read_workbook(raw: bytes, filename: str) -> tuple[pd.DataFrame, str, list[str], int]:

@@ -471,7 +471,7 @@ def mine_packed(
         itemsets = itemsets[chosen]
         how = ("likelihood-ratio (G) statistic for a higher event rate" if event is not None else "support")
         note = (f"Kept {max_rules:,} of {n_mined:,} candidate rules (every one-condition rule, then conjunctions "
-                f"by {how}); raise max_rules to keep more")
+                f"by {how}); raise max_rules (--max-rules) to keep more")
     rules = tuple(Rule(tuple(conditions[i] for i in itemset if i != everyone)) for itemset in itemsets.tolist())
     rule_bits = np.empty((len(itemsets), packed.shape[1]), dtype=np.uint64)
     for start in range(0, len(itemsets), _CHUNK_ROWS):

@@ -215,11 +215,22 @@ def header_row(rows, max_rows: int = 20) -> int:
     return next((i for i, count in enumerate(filled) if count > typical / 2), 0)
 
 
+def text_encoding(raw: bytes) -> str:
+    """The encoding :func:`decode_text` reads: ``utf-16`` (with its mark), ``utf-8-sig`` (UTF-8 with a
+    byte-order mark, as Excel writes it), ``utf-8``, else ``cp1252`` (Excel's "CSV" on Windows).  A file
+    written back for the user (``frl predict``) uses the same, so their Excel shows the accents it did."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "cp1252"
+    return "utf-8-sig" if raw.startswith(b"\xef\xbb\xbf") else "utf-8"
+
+
 def decode_text(raw: bytes) -> str:
     """CSV bytes as text: UTF-8 (with or without a byte-order mark), UTF-16 with a mark, else Windows-1252."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return raw.decode("cp1252", errors="replace")  # Excel's "CSV" on Windows; never fails
+    encoding = text_encoding(raw)
+    if encoding == "cp1252":
+        return raw.decode("cp1252", errors="replace")  # never fails
+    return raw.decode("utf-8-sig" if encoding == "utf-8" else encoding)

@@ -660,3 +660,35 @@ def test_cross_validation_keeps_every_patients_encounters_in_one_fold():
     # one row per patient: no grouping, the plain stratified split
     once = frame.drop_duplicates("patient_nbr").reset_index(drop=True)
     assert patient_groups(once) is None
+
+
+def test_frl_predict_writes_the_inputs_encoding_so_excel_keeps_the_accents(sex_model, tmp_path, capsys):
+    for encoding, bom in (("latin-1", b""), ("utf-8-sig", b"\xef\xbb\xbf"), ("utf-16", b"\xff\xfe")):
+        new = tmp_path / f"new-{encoding}.csv"
+        pd.DataFrame({"Sex": ["F", "M"], "ward": ["ICU", "medical"], "Gériatrie": ["é", "è"]}).to_csv(
+            new, index=False, encoding=encoding)
+        out = tmp_path / f"scored-{encoding}.csv"
+        assert run(["predict", str(sex_model), str(new), "--out", str(out)], capsys)[0] == 0
+        raw = out.read_bytes()
+        assert raw.startswith(bom) if bom else not raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe"))
+        text = raw.decode("utf-16" if encoding == "utf-16" else encoding)
+        assert text.splitlines()[0].lstrip("\ufeff") == "Sex,ward,Gériatrie,risk,rule" and ",é," in text
+
+
+def test_an_output_folder_that_does_not_exist_is_refused_before_the_fit(tmp_path, capsys):
+    rng, age, died = _patients()
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"age": age, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, out, err = run(["fit", str(path), "--target", "died", "--out", str(tmp_path / "nowhere" / "m.json")],
+                           capsys)
+    assert status == 2 and "does not exist" in err and "risk" not in out  # nothing was fitted
+
+
+def test_merged_spellings_are_named_with_one_of_their_own_examples(tmp_path, capsys):
+    rng, age, died = _patients()
+    path = tmp_path / "t.csv"
+    ward = np.where(rng.random(len(age)) < 0.5, "ICU", "medical").astype(object)
+    ward[:3] = "icu"
+    pd.DataFrame({"age": age, "ward": ward, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, out, _ = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 0 and "Merged spellings that differ only in case: ward (1: 'icu' into 'ICU')." in out
