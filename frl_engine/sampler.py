@@ -1341,10 +1341,10 @@ class PosteriorSample:
         lines.append(f"Risks of the {'MAP' if self.map_list_source == 'start' else 'most frequent'} list "
                      f"(posterior median and 95% interval; {risk['method']}, {risk['n_draws']} draws; "
                      f"this list is {100 * self.map_list_frequency:.1f}% of the samples):")
-        labels = [str(name) for name in self.map_list] + ["(default)"]
+        labels = [str(name) for name in self.map_list] + ["ELSE (default)"]
         width = min(max(len(label) for label in labels), 60)
-        for pos, label in enumerate(labels):
-            lines.append(f"  {pos:>2d}  {label[:60]:<{width}s}  {risk['median'][pos]:.3f}  "
+        for pos, label in enumerate(labels):  # numbered from 1, as the list and the card number its rules
+            lines.append(f"  {pos + 1:>2d}  {label[:60]:<{width}s}  {risk['median'][pos]:.3f}  "
                          f"[{risk['lower'][pos]:.3f}, {risk['upper'][pos]:.3f}]")
         return "\n".join(lines)
 
