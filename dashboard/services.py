@@ -309,6 +309,19 @@ def suggest_target(frame: pd.DataFrame) -> str | None:
     return frame.columns[-1] if len(frame.columns) else None
 
 
+def single_valued_outcomes(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """Columns named like an outcome that hold a single value here (``Wiederaufnahme`` all ``nein``): the
+    export was probably filtered on it. ``(column, value)`` pairs, for a note on the Data page."""
+    found = []
+    for column in frame.columns:
+        if outcome_name_rank(column) is None:
+            continue
+        values = frame[column][~missing_mask(frame[column])].map(category_label).unique()
+        if len(values) == 1:
+            found.append((str(column), str(values[0])))
+    return found
+
+
 def suggest_event(series: pd.Series):
     """The event value to offer first for an outcome column (None: the user must pick).
 

@@ -515,3 +515,12 @@ def test_a_german_yes_no_outcome_takes_ja_and_a_1_2_outcome_waits_for_the_user(a
     upload(at, "coded.csv", coded.to_csv(index=False).encode())
     assert at.selectbox(key=state.W_EVENT).value is None
     assert any("coded 1 and 2" in e for e in errors(at)), errors(at)
+
+
+def test_an_outcome_column_with_one_value_and_a_tiny_table_are_said(at):
+    frame = _table(n=60, seed=7)
+    frame["readmitted"] = "no"  # an export filtered on the outcome
+    upload(at, "filtered.csv", frame.to_csv(index=False).encode())
+    warnings = [w.value for w in at.warning]
+    assert any("readmitted" in w and "every patient in this file has 'no'" in w for w in warnings), warnings
+    assert any("60 patients are very few" in w for w in warnings), warnings

@@ -14,6 +14,7 @@ from dashboard import charts, services  # noqa: E402
 from frl_engine.errors import FRLError, MissingOutcomeError  # noqa: E402
 
 ss = st.session_state
+SMALL_TABLE = 100  # fewer patients than this: the page says a list fitted on them means little
 
 # ---------------------------------------------------------------- source
 source = st.radio("Data source", [state.SOURCE_SAMPLE, state.SOURCE_UPLOAD], key=state.W_SOURCE,
@@ -81,6 +82,13 @@ o1, o2, o3 = st.columns([1, 1, 2])
 target = o1.selectbox("Outcome column", columns, key=state.W_TARGET, persist_state=state.PERSIST,
                       on_change=state.reset_event,
                       help="The yes/no outcome the rule list predicts, e.g. readmission within 30 days.")
+for column, value in services.single_valued_outcomes(frame):
+    st.warning(f"**{ui.md(column)}** looks like an outcome, but every patient in this file has '{ui.md(value)}': "
+               "a model needs patients with and without the event. Was the export filtered on it?",
+               icon=":material/filter_alt:")
+if data.n_rows < SMALL_TABLE:
+    st.warning(f"{data.n_rows} patients are very few: a rule list fitted on them can print risks that no new "
+               f"patient bears out. Aim for hundreds of patients, with dozens of events.", icon=":material/warning:")
 values = services.outcome_values(frame[target]) if target in frame.columns else []
 if ss.get(state.W_EVENT) not in values:
     ss[state.W_EVENT] = services.plain(services.suggest_event(frame[target])) if values else None
