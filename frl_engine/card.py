@@ -695,6 +695,7 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     # ---- the back
     training = _need(model, "training", "")
     n_rows = _count(_need(training, "n_rows", "training."), "training.n_rows")
+    n_patients = _count(training["n_patients"], "training.n_patients") if training.get("n_patients") else None
     n_pos = training.get("n_positive")
     rate = training.get("positive_rate")
     if rate is None and n_pos is not None and n_rows:
@@ -759,7 +760,8 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     back = [
         ("Population", population or "not recorded", "plain"),
         ("Fitted", fitted, "plain"),
-        ("Patients", f"N = {n_rows:,}; {format_risk(rate, n_rows)} had {outcome_text}", "plain"),
+        ("Patients", (f"N = {n_rows:,} rows of {n_patients:,} patients" if n_patients else f"N = {n_rows:,}")
+         + f"; {format_risk(rate, n_rows)} had {outcome_text}", "plain"),
         ("Validation", validated, "plain"),
         ("Intervals", risk_text, "plain"),
         ("Settings", settings, "plain"),

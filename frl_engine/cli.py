@@ -184,7 +184,9 @@ def print_model(model: dict, stream=None) -> None:
     print(FallingRuleListClassifier.from_dict(model).format_list(label), file=stream)
     training = model.get("training") or {}
     if training.get("n_rows"):
-        print(f"\n{training['n_rows']} patients, {training.get('n_positive')} events "
+        who = (f"{training['n_rows']} rows of {training['n_patients']:,} patients ({training['patient_column']})"
+               if training.get("n_patients") else f"{training['n_rows']} patients")
+        print(f"\n{who}, {training.get('n_positive')} events "
               f"({100 * training.get('positive_rate', 0):.1f}%); {training.get('n_candidate_rules')} candidate rules; "
               f"log posterior {model.get('parameters', {}).get('log_posterior', float('nan')):.3f}", file=stream)
 
@@ -219,7 +221,9 @@ def cmd_fit(args) -> int:
         features, event, _ = load_training_data(args)
         result = estimator.cross_validate(features, event, n_folds=args.validate, random_state=args.seed, n_jobs=-1)
         summary = result.summary("frl")
-        print(f"Cross-validated AUROC ({args.validate} folds): {summary.auroc_mean:.3f} (sd {summary.auroc_std:.3f})")
+        grouped = result.settings.get("grouped_by")
+        print(f"Cross-validated AUROC ({args.validate} folds{f', folds by {grouped}' if grouped else ''}): "
+              f"{summary.auroc_mean:.3f} (sd {summary.auroc_std:.3f})")
     if getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:
         from .binarize import format_column_table
 

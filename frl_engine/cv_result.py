@@ -229,7 +229,7 @@ class EvaluationResult:
     @property
     def description(self) -> str:
         grouped = (self.settings or {}).get("grouped_by")
-        return CV_DESCRIPTION.format(k=self.n_folds) + (f", each {grouped} in one fold" if grouped else "")
+        return CV_DESCRIPTION.format(k=self.n_folds) + (f", folds by {grouped}" if grouped else "")
 
     def validation_summary(self, method: str = "frl") -> dict:
         """The block a model file keeps under ``"validation"`` (see docs/model-format.md)."""

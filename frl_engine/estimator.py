@@ -289,6 +289,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.gammas_ = np.asarray(best.gammas)
         self.n_rows_ = int(len(frame))
         self.n_events_ = int(event.sum())
+        # An encounter-level table: how many patients its rows are (the card says rows of patients)
+        from .folds import patient_groups
+
+        grouped = patient_groups(X) if isinstance(X, pd.DataFrame) else None
+        self.patients_ = None if grouped is None else (grouped[0], int(len(np.unique(grouped[1]))))
         self.fitted_at_ = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.posterior_summary_ = None
         self.validation_summary_ = None
@@ -557,7 +562,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          "positive_rate": self.n_events_ / self.n_rows_ if self.n_rows_ else None,
                          "n_candidate_rules": len(getattr(self, "candidate_names_", [])) or getattr(self, "n_candidates_", None),
                          "data_name": data_name if data_name is not None else getattr(self, "data_name_", None),
-                         "unreached_rules_removed": list(getattr(self, "unreached_rules_", []) or [])},
+                         "unreached_rules_removed": list(getattr(self, "unreached_rules_", []) or []),
+                         **({"patient_column": self.patients_[0], "n_patients": self.patients_[1]}
+                            if getattr(self, "patients_", None) else {})},
             "rules": rules,
             "default": {"probability": float(self.probabilities_[-1]), "support": int(self.supports_[-1]),
                         "n_positive": int(self.positives_[-1])},
@@ -609,6 +616,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_candidates_ = training.get("n_candidate_rules")
             estimator.data_name_ = training.get("data_name")
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
+            estimator.patients_ = ((str(training["patient_column"]), int(training["n_patients"]))
+                                   if training.get("patient_column") and training.get("n_patients") else None)
             estimator.fitted_at_ = model.get("created_at")
             binarizer = model.get("binarizer")
             estimator.column_specs_ = [ColumnSpec.from_dict(c) for c in binarizer["columns"]] if binarizer else None

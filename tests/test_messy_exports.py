@@ -692,3 +692,30 @@ def test_merged_spellings_are_named_with_one_of_their_own_examples(tmp_path, cap
     pd.DataFrame({"age": age, "ward": ward, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
     status, out, _ = run(["fit", str(path), "--target", "died"], capsys)
     assert status == 0 and "Merged spellings that differ only in case: ward (1: 'icu' into 'ICU')." in out
+
+
+def test_an_encounter_level_table_says_how_many_patients_its_rows_are(tmp_path, capsys):
+    import sys
+    from pathlib import Path
+
+    from pypdf import PdfReader
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
+    from make_raw_export import make_raw_export
+
+    frame = make_raw_export(3000, seed=4)
+    n_patients = frame["patient_nbr"].nunique()
+    assert n_patients < len(frame)
+    path, model = tmp_path / "encounters.csv", tmp_path / "model.json"
+    frame.to_csv(path, index=False)
+    status, out, _ = run(["fit", str(path), "--target", "readmitted", "--positive", "<30", "--steps", "500",
+                          "--out", str(model)], capsys)
+    assert status == 0 and f"3000 rows of {n_patients:,} patients (patient_nbr)" in out
+    training = __import__("json").loads(model.read_text())["training"]
+    assert training["n_patients"] == n_patients and training["patient_column"] == "patient_nbr"
+    assert FallingRuleListClassifier.from_dict(__import__("json").loads(model.read_text())).patients_ == (
+        "patient_nbr", n_patients)
+    card = tmp_path / "card.pdf"
+    assert run(["card", str(model), "--out", str(card)], capsys)[0] == 0
+    back = " ".join(PdfReader(card).pages[1].extract_text().split())
+    assert f"N = 3,000 rows of {n_patients:,} patients" in back
