@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,9 +39,12 @@ import streamlit as st
 
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
-from frl_engine.errors import DataError, FRLError, ModelFileError
+from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
 from frl_engine.io import NO_EVENT_TOKENS, default_positive, dumps_model, event_is_ambiguous, outcome_spellings, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
+
+# The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
+warnings.filterwarnings("ignore", category=PossibleLeakWarning)
 
 if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit, not on the landing page
     from frl_engine.estimator import FallingRuleListClassifier

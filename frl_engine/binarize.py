@@ -438,6 +438,13 @@ class Binarizer:
         exclude = [self.exclude] if isinstance(self.exclude, str) else list(self.exclude)
         thresholds = dict(self.thresholds or {})
         kinds = dict(self.column_kinds or {})
+        # A column named 0 in the user's frame is "0" here (names are text): exclude=[0] means it
+        def as_named(name):
+            return str(name) if name not in columns and str(name) in columns else name
+
+        exclude = [as_named(n) for n in exclude]
+        thresholds = {as_named(n): v for n, v in thresholds.items()}
+        kinds = {as_named(n): v for n, v in kinds.items()}
         for setting, names in (("exclude (--exclude)", exclude), ("thresholds (--threshold)", thresholds),
                                ("column_kinds (--kind)", kinds)):
             for name in names:
@@ -456,7 +463,7 @@ class Binarizer:
                 cuts = None
             if cuts is None or len(cuts) == 0 or not all(is_number(t) and math.isfinite(t) for t in cuts):
                 raise DataError(f"thresholds for '{name}' must be a list of finite numbers, got "
-                                f"{self.thresholds[name]!r}: e.g. thresholds={{'{name}': [45, 60]}}")
+                                f"{thresholds[name]!r}: e.g. thresholds={{'{name}': [45, 60]}}")
             user_thresholds[name] = tuple(sorted({float(t) for t in cuts}))
             kinds[name] = "numeric"
         return user_thresholds, kinds, set(exclude)

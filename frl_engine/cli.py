@@ -375,6 +375,11 @@ def _check_output_folder(args) -> None:
 def main(argv=None) -> int:
     from .stopping import PROCESS_TOKEN, REPORTED, Stopped, kill_children, stop_on_signals
 
+    import warnings
+
+    from .errors import PossibleLeakWarning
+
+    warnings.simplefilter("ignore", PossibleLeakWarning)  # the command line prints its own note (leakage_note)
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`

@@ -39,6 +39,7 @@ The user can override any of them (``column_kinds={"ward": "categorical"}``,
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import re
@@ -79,7 +80,11 @@ NUMERIC_SHARE = 0.9
 RESULT_STATUS_WORDS = frozenset({
     "pending", "in progress", "hemolyzed", "haemolyzed", "hemolysed", "haemolysed", "clotted", "lipemic",
     "lipaemic", "icteric", "cancelled", "canceled", "not done", "not performed", "not measured", "not tested",
-    "see note", "see comment", "insufficient", "insufficient sample", "qns", "test not performed"})
+    "see note", "see comment", "insufficient", "insufficient sample", "qns", "test not performed",
+    # and an export's words for "no value", read as missing in a column of numbers (a category column keeps
+    # "Unknown" as a level of its own): scoring one patient reads them as scoring a thousand does
+    "unknown", "unk", "missing", "not available", "not recorded", "not known", "n.k.", "n/k", "nk", "n.a.",
+    "not applicable", "no value", "no result", "none recorded"})
 #: Share of rows with distinct values above which an integer or text column is an identifier.
 IDENTIFIER_SHARE = 0.95
 #: Fewest rows for whole numbers with a different value in nearly every row to be told apart from record
@@ -119,7 +124,7 @@ _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
                            r"fips|facility|hospital|clinic|provider)", re.IGNORECASE)
-_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key)$|^(id|mrn|uuid|guid)($|[_\s.\-])"
+_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key)$|^(id|mrn|uuid|guid|pid)($|[_\s.\-])"
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
                        r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](ID|Id|Nbr|No)$")
@@ -132,8 +137,9 @@ _PERSON_WORDS = re.compile(r"(patient|subject|person|member|mrn|encounter|visit|
 
 
 def is_number(value) -> bool:
-    """A real number that is not a bool (``True`` is not a threshold)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    """A real number that is not a bool (``True`` is not a threshold); a ``Decimal`` from a database
+    driver (pyodbc, cx_Oracle) is one."""
+    return isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, (bool, np.bool_))
 
 
 def format_number(x: float) -> str:
@@ -569,6 +575,11 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     ColumnReading
     """
     n = len(series)
+    if series.dtype == object and any(isinstance(v, (list, dict, set, tuple)) for v in series.head(1000)):
+        # a cell holding a list or a record (JSON exports): not one value, and unhashable for pandas
+        return ColumnReading(name=name, kind="unsupported", reason="lists or records in its cells: give one "
+                             "value per cell (e.g. a column per item) to use it", missing_share=0.0,
+                             n_levels=0, top_share=0.0, examples="", declared=declared is not None)
     missing = missing_mask(series)
     n_missing = int(missing.sum())
     present = series[~missing]

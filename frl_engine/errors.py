@@ -29,3 +29,9 @@ class RuleMiningError(FRLError):
 
 class ModelFileError(FRLError):
     """A file that should hold a falling rule list model does not."""
+
+
+class PossibleLeakWarning(UserWarning):
+    """A fitted list separates its training outcome almost perfectly, or uses a column named like the outcome:
+    probably a column recorded after the outcome or copied from it (the command line and the dashboard say so
+    in their own words, and silence this warning)."""

@@ -262,7 +262,19 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         positive = self.positive_class if self.positive_class is not None else default_positive(classes)
         if positive not in list(classes):
-            raise DataError(f"positive_class {positive!r} is not one of the outcome values {list(classes)!r}")
+            # "yes" for an outcome written "Yes": the same value, as split_target and the command line read it
+            same = [c for c in classes if isinstance(c, str) and isinstance(positive, str)
+                    and c.strip().casefold() == positive.strip().casefold()]
+            if len(same) != 1:
+                raise DataError(f"positive_class {positive!r} is not one of the outcome values {list(classes)!r}")
+            positive = same[0]
+        if (isinstance(X, pd.DataFrame) and isinstance(y, pd.Series) and not y.index.equals(X.index)
+                and len(y.index) == len(X.index) and y.index.sort_values().equals(X.index.sort_values())):
+            import warnings
+
+            warnings.warn("y's index holds the same labels as X's in another order; rows are paired by position, "
+                          "as in scikit-learn, not by label: pass y.loc[X.index] if the labels should decide",
+                          UserWarning, stacklevel=2)
         self.positive_class_ = positive
         event = y_array == positive
 
@@ -297,7 +309,26 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.fitted_at_ = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.posterior_summary_ = None
         self.validation_summary_ = None
+        self._warn_possible_leak()
         return self
+
+    def _warn_possible_leak(self) -> None:
+        """A :class:`~frl_engine.errors.PossibleLeakWarning` when the list separates its training outcome almost
+        perfectly (:func:`frl_engine.search_report.leakage_note`): the outcome left in X, or a column copied from it."""
+        import warnings
+
+        from .errors import PossibleLeakWarning
+        from .search_report import leakage_note
+
+        rules = [{"probability": float(p), "support": int(n), "n_positive": int(k),
+                  "conditions": [c.to_dict() for c in rule.conditions]}
+                 for rule, p, n, k in zip(self.rule_objects_, self.probabilities_, self.supports_, self.positives_)]
+        default = {"probability": float(self.probabilities_[-1]), "support": int(self.supports_[-1]),
+                   "n_positive": int(self.positives_[-1])}
+        note = leakage_note({"outcome": {"target": getattr(self, "target_name_", None)}, "rules": rules,
+                             "default": default}, "api")
+        if note:
+            warnings.warn(note, PossibleLeakWarning, stacklevel=3)
 
     def _candidate_rules(self, frame: pd.DataFrame, event: np.ndarray):
         """``(binarizer or None, CandidateRules)``: the items and mined rules ``fit`` searches over.
@@ -429,7 +460,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return result
 
     # ------------------------------------------------------------------ validation
-    def cross_validate(self, X, y, *, n_folds: int = 5, random_state=0, n_jobs=None, cancel=None):
+    def cross_validate(self, X, y, *, n_folds: int = 5, random_state=0, n_jobs=None, cancel=None, groups=None):
         """Cross-validated AUROC of this configuration on (X, y); kept for the model file and the card.
 
         Stratified ``n_folds``-fold cross-validation of the FRL MAP list with these
@@ -442,6 +473,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         (per fold: scores, ROC curve, AUROC, rules, calibration; ``.aurocs`` at hand).
         Use ``cross_validate_models`` to add the baselines.  ``cancel`` is a
         :class:`frl_engine.stopping.CancelToken`.
+
+        ``groups`` (one label per row, e.g. the patient of each encounter) keeps every row of a group
+        in one fold.  Without it, a column (or the index) named like a patient number that repeats
+        (``patient_nbr``, ``MRN``, ``PatientID``) is used (:func:`frl_engine.folds.patient_groups`);
+        the result's ``settings["grouped_by"]`` names what grouped the folds.
         """
         import time
 
@@ -461,7 +497,13 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise FRLError(f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events")
         if random_state is None:
             random_state = int(np.random.SeedSequence().generate_state(1)[0])
-        grouped = patient_groups(frame)  # encounters of one patient stay in one fold
+        if groups is not None:
+            labels = np.asarray(groups)
+            if labels.shape != (len(event),):
+                raise FRLError(f"groups must hold one label per row ({len(event)}), got shape {labels.shape}")
+            grouped = ("groups", pd.factorize(labels)[0])
+        else:
+            grouped = patient_groups(X if isinstance(X, pd.DataFrame) else frame)  # a patient's rows in one fold
         splits = stratified_folds(event, n_folds, int(random_state), None if grouped is None else grouped[1])
         seeds = [fit_seed(random_state, 0, k) for k in range(len(splits))]
         tasks = [(clone(self).set_params(n_jobs=1, positive_class=True, random_state=seeds[k]), k, seeds[k],

@@ -20,6 +20,8 @@ __all__ = ["split_seed", "fit_seed", "stratified_folds", "patient_groups"]
 
 # A name that says "the patient" (not the encounter or the visit, which are one row each).
 _PATIENT_WORDS = re.compile(r"(patient|subject|person|member|mrn|^pid$|^pat_?id)", re.IGNORECASE)
+# A patient column's name that says "identifier" on its own (``pid``), where has_identifier_name would not.
+_PATIENT_ID_NAME = re.compile(r"^(pid|patid|pat_id|patient)$", re.IGNORECASE)
 
 
 def split_seed(random_state: int) -> int:
@@ -64,8 +66,16 @@ def patient_groups(frame) -> tuple[str, np.ndarray] | None:
 
     if not isinstance(frame, pd.DataFrame):
         return None
+    for level, name in enumerate(frame.index.names):  # the patient number as the index (df.set_index("MRN"))
+        if name is not None and _PATIENT_WORDS.search(str(name)) and has_identifier_name(name):
+            codes, uniques = pd.factorize(frame.index.get_level_values(level), use_na_sentinel=True)
+            if 1 < len(uniques) < int((codes >= 0).sum()):
+                groups = codes.astype(np.int64)
+                groups[codes < 0] = len(uniques) + np.arange(int((codes < 0).sum()))
+                return str(name), groups
     for name in frame.columns:
-        if not (_PATIENT_WORDS.search(str(name)) and has_identifier_name(name)):
+        if not ((_PATIENT_WORDS.search(str(name)) and has_identifier_name(name))
+                or _PATIENT_ID_NAME.match(str(name).strip())):
             continue
         series = frame[name]
         if isinstance(series, pd.DataFrame):

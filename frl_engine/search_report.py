@@ -225,8 +225,12 @@ def leakage_note(model: dict, interface: str = "cli") -> str | None:
     suspects = list(dict.fromkeys(named + (pure or [c["column"] for c in rules[0].get("conditions", [])]
                                             if separates else [])))
     shown = ", ".join(f"'{c}'" for c in suspects)
-    how = (" ".join(f"--exclude {shlex.quote(c)}" for c in suspects) if interface == "cli"
-           else "untick it on the Data page")
+    if interface == "cli":
+        how = " ".join(f"--exclude {shlex.quote(c)}" for c in suspects)
+    elif interface == "api":
+        how = f"exclude={suspects!r} (or without them in X)"
+    else:
+        how = "untick it on the Data page"
     why = (f"The list separates the outcome almost perfectly on its training data (AUROC {auroc:.3f})"
            if separates else f"The list uses {shown}, named like the outcome '{target}'")
     return (f"{why}: check that {shown} {'is' if len(suspects) == 1 else 'are'} not recorded after the outcome "

@@ -719,3 +719,76 @@ def test_an_encounter_level_table_says_how_many_patients_its_rows_are(tmp_path, 
     assert run(["card", str(model), "--out", str(card)], capsys)[0] == 0
     back = " ".join(PdfReader(card).pages[1].extract_text().split())
     assert f"N = 3,000 rows of {n_patients:,} patients" in back
+
+
+# ------------------------------------------------------------------ the Python API on frames from real exports
+
+
+def _api_frame(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(20, 95, n)
+    y = rng.random(n) < np.where(age >= 76, 0.45, 0.05)
+    return pd.DataFrame({"age": age, "bmi": np.round(rng.normal(27, 4, n), 1)}), y
+
+
+def test_a_patient_is_scored_alone_as_in_a_batch_when_an_export_writes_unknown():
+    X, y = _api_frame()
+    model = FallingRuleListClassifier(random_state=0).fit(X, y)
+    scored = X.astype({"age": object})
+    scored.loc[::2, "age"] = "unknown"  # half the batch: still missing cells, not a changed type
+    together = model.predict_proba(scored)[:, 1]
+    alone = np.array([model.predict_proba(scored.iloc[[i]])[0, 1] for i in range(6)])
+    assert np.allclose(together[:6], alone)
+    assert together[0] == model.predict_proba(X.assign(age=np.nan).iloc[[0]])[0, 1]  # read as a missing age
+
+
+def test_decimal_values_from_a_database_driver_are_numbers():
+    from decimal import Decimal
+
+    X, y = _api_frame()
+    plain = FallingRuleListClassifier(random_state=0).fit(X, y)
+    as_decimals = X.assign(age=[Decimal(int(a)) for a in X["age"]], bmi=[Decimal(str(b)) for b in X["bmi"]])
+    model = FallingRuleListClassifier(random_state=0).fit(as_decimals, y)
+    assert model.rules_ == plain.rules_
+    assert np.allclose(model.predict_proba(as_decimals), plain.predict_proba(X))
+
+
+def test_cells_holding_lists_are_an_unsupported_column_not_a_pandas_error():
+    X, y = _api_frame()
+    model = FallingRuleListClassifier(random_state=0).fit(X.assign(items=[[1, 2]] * len(X)), y)
+    assert "items" not in " ".join(model.rules_)
+
+
+def test_the_api_groups_folds_by_a_patient_index_a_pid_column_or_given_groups():
+    X, y = _api_frame(n=1200)
+    patient = np.repeat(np.arange(600), 2)
+    model = FallingRuleListClassifier(random_state=0, n_steps=500, n_chains=2)
+    by_index = model.cross_validate(X.set_index(pd.Index(patient, name="patient_id")), y, n_folds=3)
+    assert by_index.settings["grouped_by"] == "patient_id"
+    assert model.cross_validate(X.assign(pid=patient), y, n_folds=3).settings["grouped_by"] == "pid"
+    given = model.cross_validate(X, y, n_folds=3, groups=patient)
+    assert given.settings["grouped_by"] == "groups" and "folds by groups" in given.description
+    assert np.allclose(given.aurocs, by_index.aurocs)  # the same patients, the same folds
+    with pytest.raises(Exception, match="one label per row"):
+        model.cross_validate(X, y, n_folds=3, groups=patient[:10])
+
+
+def test_the_api_warns_of_the_outcome_left_in_x_and_of_y_in_another_order():
+    from frl_engine.errors import PossibleLeakWarning
+
+    X, y = _api_frame()
+    with pytest.warns(PossibleLeakWarning, match="'readmitted'.*exclude=\\['readmitted'\\]"):
+        FallingRuleListClassifier(random_state=0).fit(X.assign(readmitted=y), y)
+    labelled = X.set_axis([f"p{i}" for i in range(len(X))])
+    shuffled = pd.Series(y, index=labelled.index).sample(frac=1, random_state=1)
+    with pytest.warns(UserWarning, match="another order"):
+        FallingRuleListClassifier(random_state=0, n_steps=200, n_chains=1).fit(labelled, shuffled)
+
+
+def test_the_api_takes_integer_column_names_and_an_event_in_another_case():
+    X, y = _api_frame()
+    numbered = X.set_axis([0, 1], axis=1)
+    model = FallingRuleListClassifier(exclude=[1], thresholds={0: [76]}, random_state=0).fit(numbered, y)
+    assert model.rules_ == ["0 >= 76"]
+    words = np.where(y, "Yes", "No")
+    assert FallingRuleListClassifier(positive_class="yes", random_state=0).fit(X, words).positive_class_ == "Yes"
