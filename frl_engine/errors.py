@@ -6,6 +6,9 @@ The CLI prints the message and exits with status 2; the dashboard shows it on
 the page.  Anything else reaching the user is a bug.
 """
 
+import contextlib
+import warnings
+
 
 class FRLError(ValueError):
     """Base class for errors caused by the user's input, not by a bug."""
@@ -35,3 +38,13 @@ class PossibleLeakWarning(UserWarning):
     """A fitted list separates its training outcome almost perfectly, or uses a column named like the outcome:
     probably a column recorded after the outcome or copied from it (the command line and the dashboard say so
     in their own words, and silence this warning)."""
+
+
+
+@contextlib.contextmanager
+def quiet_possible_leak():
+    """A context in which :class:`PossibleLeakWarning` is not shown: the fits of the folds of a
+    cross-validation, where the warning would repeat once per fold (and from worker processes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PossibleLeakWarning)
+        yield

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .anneal import COOLING_SCHEDULES, anneal
 from .binarize import Binarizer, ColumnSpec
 from .cv_result import CrossValidatedAUROC, frl_fold_result
-from .errors import DataError, FRLError, ModelFileError
+from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  save_model, to_jsonable)
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules
@@ -687,7 +687,8 @@ def _fold_result(shared, model, fold, seed, train, test):
     frame, event = shared
     rows = (lambda idx: frame.iloc[idx]) if isinstance(frame, pd.DataFrame) else (lambda idx: np.asarray(frame)[idx])
     started = time.perf_counter()
-    model.fit(rows(train), event[train])
+    with quiet_possible_leak():
+        model.fit(rows(train), event[train])
     return frl_fold_result(model, rows(test), event[test], fold=fold, seed=seed, test_index=test,
                            fit_seconds=time.perf_counter() - started)
 

@@ -271,9 +271,14 @@ def test_transform_names_absent_columns_and_junk(table):
     with pytest.raises(DataError, match=r"lacks column\(s\) 'Age', 'Creatinine'"):
         binarizer.transform(table.drop(columns=["Age", "Creatinine"]))
     junk = table.assign(Age=table["Age"].astype(str))
-    junk.loc[junk.index[::5], "Age"] = "unknown"  # a fifth of the column: too many to read as missing
-    with pytest.raises(DataError, match=r"Column 'Age' is numeric but has non-numeric values such as 'unknown'"):
+    junk.loc[junk.index[::5], "Age"] = "abc"  # a fifth of the column: too many to read as missing
+    with pytest.raises(DataError, match=r"Column 'Age' is numeric but has non-numeric values such as 'abc'"):
         binarizer.transform(junk)
+    # "unknown" is an export's word for no value, not junk: missing at any share, as fit reads it
+    unknown = table.assign(Age=table["Age"].astype(str))
+    unknown.loc[unknown.index[::5], "Age"] = "unknown"
+    age_items = [j for j, c in enumerate(binarizer.conditions_) if c.column == "Age" and c.op in (">=", "<")]
+    assert not binarizer.transform(unknown)[unknown.index[::5]][:, age_items].any()
     few = table.assign(Age=table["Age"].astype(object))
     few.loc[0, "Age"] = "pending"  # one text result: missing, so row 0 matches no Age threshold
     items, names = binarizer.transform(few), [c.name for c in binarizer.conditions_]

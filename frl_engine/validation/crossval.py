@@ -63,7 +63,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ..errors import FRLError
+from ..errors import FRLError, quiet_possible_leak
 from ..folds import fit_seed, patient_groups, split_seed, stratified_folds
 from ..io import to_jsonable
 from ..stopping import CancelToken, run_tasks
@@ -383,7 +383,8 @@ def _run_fold(shared, method: str, fold: int, seed: int, frl_params: dict) -> Fo
 
         model = FallingRuleListClassifier(**frl_params, random_state=seed, n_jobs=1, positive_class=True)
         started = time.perf_counter()
-        model.fit(X.iloc[train], y[train])
+        with quiet_possible_leak():
+            model.fit(X.iloc[train], y[train])
         return frl_fold_result(model, X.iloc[test], y[test], fold=fold, seed=seed, test_index=test,
                                fit_seconds=time.perf_counter() - started)
     extra = {}

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..cv_result import EvaluationResult, frl_fold_result
-from ..errors import FRLError
+from ..errors import FRLError, quiet_possible_leak
 from ..io import to_jsonable
 from ..stopping import CancelToken, run_tasks
 from . import crossval
@@ -139,7 +139,8 @@ def _run_frl_group(shared, fold: int, seed: int, group: tuple[dict, ...]) -> tup
         reused = bool(mined)
         model._candidate_rules = candidate_rules  # this fit only: the fold's mining, done once
         started = time.perf_counter()
-        model.fit(X.iloc[train], y[train])
+        with quiet_possible_leak():
+            model.fit(X.iloc[train], y[train])
         fit_seconds = time.perf_counter() - started + (mined[0][1] if reused else 0.0)  # as if it had mined alone
         out.append((index, frl_fold_result(model, X.iloc[test], y[test], fold=fold, seed=seed, test_index=test,
                                            fit_seconds=fit_seconds)))
