@@ -154,7 +154,10 @@ def test_upload_fit_download_and_bad_files(app_url, chromium, tmp_path):
     _upload(page, csv)
     page.get_by_text("patients.csv", exact=False).first.wait_for()
     page.locator("text=(sample data)").wait_for(state="detached")
+    # the run that read the file has finished: no element of the run before is still on the page
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
     outcome = page.locator('[data-testid="stSelectbox"]').filter(has_text="Outcome column")
+    expect(outcome).to_have_count(1, timeout=30_000)  # a stale copy of the run before has gone
     outcome.click()
     page.get_by_role("option", name=services.SAMPLE_TARGET, exact=True).click()
     page.get_by_text(f"Event {services.SAMPLE_TARGET} = yes", exact=False).wait_for()
