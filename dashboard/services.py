@@ -40,7 +40,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
-from frl_engine.io import NO_EVENT_TOKENS, default_positive, dumps_model, event_is_ambiguous, outcome_spellings, parse_model, read_table, split_target
+from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, outcome_spellings, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
@@ -384,7 +384,7 @@ def split_outcome(frame: pd.DataFrame, target: str | None, event) -> tuple[pd.Da
                             "counts as the event (the others become 'no event')")
         event = default_event(frame[target])
         if event is None:
-            low, high = sorted(_outcome_spellings(frame[target]), key=lambda v: float(str(v)))
+            low, high = ambiguous_codes(_outcome_spellings(frame[target]))
             raise DataError(f"The outcome column '{target}' is coded {low} and {high}: pick which one counts as "
                             f"the event (some exports write {low} = yes, others {low} = no)")
     return split_target(frame, target, event)

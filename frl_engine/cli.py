@@ -18,7 +18,7 @@ import pandas as pd
 
 from .errors import DataError, FRLError, MissingOutcomeError
 from .estimator import FallingRuleListClassifier
-from .io import default_event_reason, event_is_ambiguous, outcome_spellings, read_table, save_model, split_target
+from .io import ambiguous_codes, default_event_reason, outcome_spellings, read_table, save_model, split_target
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
@@ -134,9 +134,9 @@ def load_training_data(args):
             raise DataError(f"{flag} names the outcome column '{args.target}': the outcome is what the list predicts, "
                             f"never a condition; drop it from {flag}")
     if args.positive is None and args.target in frame.columns:
-        values = list(outcome_spellings(frame[args.target]).values())
-        if event_is_ambiguous(values):
-            low, high = sorted(values, key=lambda v: float(str(v)))
+        codes = ambiguous_codes(list(outcome_spellings(frame[args.target]).values()))
+        if codes:
+            low, high = codes
             raise DataError(f"{args.target} is coded {low} and {high}, and nothing says which one is the event "
                             f"(some exports write {low} = yes, others {low} = no): give --positive {high} or "
                             f"--positive {low}.")

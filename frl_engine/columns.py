@@ -75,9 +75,10 @@ KIND_ALIASES = {"category": "categorical", "categories": "categorical", "number"
 NEAR_CONSTANT_SHARE = 0.99
 #: Share of non-missing values that must read as numbers for a text column to be numeric (with some junk).
 NUMERIC_SHARE = 0.9
-#: A lab's words for "no result" (compared trimmed and without case): in a column of numbers they are
-#: missing at any share, like ``?``, since a month with many results pending is still a measurement.
-RESULT_STATUS_WORDS = frozenset({
+#: A lab's words for "no result" and an export's words for "no value" (compared trimmed and without case): in
+#: a column of numbers they are missing at any share, like ``?``, since a month with many results pending is
+#: still a measurement.
+NO_VALUE_WORDS = frozenset({
     "pending", "in progress", "hemolyzed", "haemolyzed", "hemolysed", "haemolysed", "clotted", "lipemic",
     "lipaemic", "icteric", "cancelled", "canceled", "not done", "not performed", "not measured", "not tested",
     "see note", "see comment", "insufficient", "insufficient sample", "qns", "test not performed",
@@ -313,9 +314,9 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
     return out
 
 
-def is_result_status(value) -> bool:
-    """Whether a cell is a lab's "no result" word (:data:`RESULT_STATUS_WORDS`: ``pending``, ``hemolyzed``)."""
-    return isinstance(value, str) and value.strip().lower() in RESULT_STATUS_WORDS
+def is_no_value_word(value) -> bool:
+    """Whether a cell is a word for "no value" (:data:`NO_VALUE_WORDS`: ``pending``, ``hemolyzed``, ``unknown``)."""
+    return isinstance(value, str) and value.strip().lower() in NO_VALUE_WORDS
 
 
 def unreadable_mask(values) -> np.ndarray:
@@ -328,7 +329,7 @@ def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     """The column as floats, NaN where missing; band labels (``[70-80)``) read as their lower bound.
 
     Text results among the numbers are read as missing, as :func:`read_column` says in its reason:
-    a lab's "no result" words (``pending``, ``hemolyzed``: :data:`RESULT_STATUS_WORDS`) at any share,
+    a lab's "no result" words (``pending``, ``hemolyzed``: :data:`NO_VALUE_WORDS`) at any share,
     and any other text on at most ``1 - NUMERIC_SHARE`` of the other non-missing cells.
 
     Raises
@@ -342,7 +343,7 @@ def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     uniques = np.asarray(uniques, dtype=object)
     parsed = _parse_numbers(uniques)
     marker = np.array([is_missing_marker(v) for v in uniques], dtype=bool)
-    status = np.array([is_result_status(v) for v in uniques], dtype=bool)
+    status = np.array([is_no_value_word(v) for v in uniques], dtype=bool)
     bad = np.isnan(parsed) & ~marker & ~status
     if bad.any():
         counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
@@ -538,10 +539,15 @@ _DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?
 _TIME_OF_DAY = re.compile(r"^\d{1,2}:\d{2}(:\d{2})?(\s?[AaPp]\.?[Mm]\.?)?$")
 
 
+def _mostly(pattern: re.Pattern, labels: list[str]) -> bool:
+    """Whether at least 90% of the first 200 distinct values match ``pattern``."""
+    sample = labels[:200]
+    return bool(sample) and sum(1 for lab in sample if pattern.match(lab)) >= 0.9 * len(sample)
+
+
 def _looks_like_times(labels: list[str]) -> bool:
     """Times of day such as 14:35, 08:05:00 or 2:30 PM on at least 90% of the distinct values."""
-    sample = labels[:200]
-    return bool(sample) and sum(1 for lab in sample if _TIME_OF_DAY.match(lab)) >= 0.9 * len(sample)
+    return _mostly(_TIME_OF_DAY, labels)
 
 
 def _looks_like_number_dates(parsed: np.ndarray) -> bool:
@@ -556,8 +562,7 @@ def _looks_like_number_dates(parsed: np.ndarray) -> bool:
 
 def _looks_like_dates(labels: list[str]) -> bool:
     """Text such as 2021-03-04, 04/03/2021 or 2021-03-04 10:30 on at least 90% of the distinct values."""
-    sample = labels[:200]
-    return bool(sample) and sum(1 for lab in sample if _DATE.match(lab)) >= 0.9 * len(sample)
+    return _mostly(_DATE, labels)
 
 
 def read_column(name: str, series: pd.Series, *, declared: str | None = None) -> ColumnReading:
@@ -632,7 +637,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     limits = list(uniques_obj[is_limit])
     readable = ~np.isnan(parsed)
     # A lab's "no result" words (pending) are missing cells, not text: they do not count against the numbers.
-    status = np.array([text_cells and is_result_status(v) for v in uniques_obj], dtype=bool)
+    status = np.array([text_cells and is_no_value_word(v) for v in uniques_obj], dtype=bool)
     number_share = counts[readable].sum() / max(counts[~status].sum(), 1)
     text_share = counts[~readable].sum() / max(counts.sum(), 1)  # text read as missing, status words included
     bands = text_cells and not limits and any(

@@ -40,7 +40,6 @@ class PossibleLeakWarning(UserWarning):
     in their own words, and silence this warning)."""
 
 
-
 @contextlib.contextmanager
 def quiet_possible_leak():
     """A context in which :class:`PossibleLeakWarning` is not shown: the fits of the folds of a

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -270,8 +271,6 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             positive = same[0]
         if (isinstance(X, pd.DataFrame) and isinstance(y, pd.Series) and not y.index.equals(X.index)
                 and len(y.index) == len(X.index) and y.index.sort_values().equals(X.index.sort_values())):
-            import warnings
-
             warnings.warn("y's index holds the same labels as X's in another order; rows are paired by position, "
                           "as in scikit-learn, not by label: pass y.loc[X.index] if the labels should decide",
                           UserWarning, stacklevel=2)
@@ -315,18 +314,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def _warn_possible_leak(self) -> None:
         """A :class:`~frl_engine.errors.PossibleLeakWarning` when the list separates its training outcome almost
         perfectly (:func:`frl_engine.search_report.leakage_note`): the outcome left in X, or a column copied from it."""
-        import warnings
-
         from .errors import PossibleLeakWarning
         from .search_report import leakage_note
 
-        rules = [{"probability": float(p), "support": int(n), "n_positive": int(k),
-                  "conditions": [c.to_dict() for c in rule.conditions]}
-                 for rule, p, n, k in zip(self.rule_objects_, self.probabilities_, self.supports_, self.positives_)]
-        default = {"probability": float(self.probabilities_[-1]), "support": int(self.supports_[-1]),
-                   "n_positive": int(self.positives_[-1])}
-        note = leakage_note({"outcome": {"target": getattr(self, "target_name_", None)}, "rules": rules,
-                             "default": default}, "api")
+        note = leakage_note(self.to_dict(), "api")
         if note:
             warnings.warn(note, PossibleLeakWarning, stacklevel=3)
 

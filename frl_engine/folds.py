@@ -66,24 +66,24 @@ def patient_groups(frame) -> tuple[str, np.ndarray] | None:
 
     if not isinstance(frame, pd.DataFrame):
         return None
-    for level, name in enumerate(frame.index.names):  # the patient number as the index (df.set_index("MRN"))
-        if name is not None and _PATIENT_WORDS.search(str(name)) and has_identifier_name(name):
-            codes, uniques = pd.factorize(frame.index.get_level_values(level), use_na_sentinel=True)
-            if 1 < len(uniques) < int((codes >= 0).sum()):
-                groups = codes.astype(np.int64)
-                groups[codes < 0] = len(uniques) + np.arange(int((codes < 0).sum()))
-                return str(name), groups
-    for name in frame.columns:
-        if not ((_PATIENT_WORDS.search(str(name)) and has_identifier_name(name))
-                or _PATIENT_ID_NAME.match(str(name).strip())):
-            continue
-        series = frame[name]
-        if isinstance(series, pd.DataFrame):
-            continue
-        codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        missing = np.asarray(missing_mask(series), dtype=bool) | (codes < 0)
-        if 1 < len(uniques) < int((~missing).sum()):
-            groups = codes.astype(np.int64)
-            groups[missing] = len(uniques) + np.arange(int(missing.sum()))  # each unknown patient alone
+    def repeated_patients(values):
+        """Each row's patient when some patient has several rows (a blank number: a patient of its own)."""
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        missing = np.asarray(missing_mask(pd.Series(values)), dtype=bool) | (codes < 0)
+        if not 1 < len(uniques) < int((~missing).sum()):
+            return None
+        groups = codes.astype(np.int64)
+        groups[missing] = len(uniques) + np.arange(int(missing.sum()))
+        return groups
+
+    # the patient number as the index (df.set_index("MRN")), then as a column
+    named = [(name, frame.index.get_level_values(level)) for level, name in enumerate(frame.index.names)
+             if name is not None and _PATIENT_WORDS.search(str(name)) and has_identifier_name(name)]
+    named += [(name, frame[name]) for name in frame.columns
+              if ((_PATIENT_WORDS.search(str(name)) and has_identifier_name(name))
+                  or _PATIENT_ID_NAME.match(str(name).strip())) and not isinstance(frame[name], pd.DataFrame)]
+    for name, values in named:
+        groups = repeated_patients(values)
+        if groups is not None:
             return str(name), groups
     return None

@@ -286,6 +286,14 @@ def event_is_ambiguous(values) -> bool:
     return _default_event(_sorted_values(values))[1] == AMBIGUOUS_CODES
 
 
+def ambiguous_codes(values) -> tuple | None:
+    """``(low, high)``, the two codes of an outcome for which :func:`event_is_ambiguous` holds, else None."""
+    if not event_is_ambiguous(values):
+        return None
+    low, high = sorted(values, key=_number)
+    return low, high
+
+
 def _default_event(uniques: list) -> tuple[object, str]:
     """In order: two number codes neither of which is 0 (``1`` / ``2``): the larger, flagged
     :data:`AMBIGUOUS_CODES`; a value reading as yes/true/1/positive; a value naming an event

@@ -174,21 +174,16 @@ LEAK_AUROC = 0.997
 
 
 def _grouped_auroc(rules: list[dict], default: dict) -> float | None:
-    """The AUROC of a list on its own training data, from each rule's risk, patients and events."""
-    groups = [(r["probability"], r["support"], r["n_positive"]) for r in rules]
-    groups.append((default["probability"], default["support"], default["n_positive"]))
-    positives = sum(g[2] for g in groups)
-    negatives = sum(g[1] - g[2] for g in groups)
-    if not positives or not negatives:
+    """The AUROC of a list on its own training data, from each rule's risk, patients and events
+    (scikit-learn's, with each rule's events and non-events as weights)."""
+    from sklearn.metrics import roc_auc_score
+
+    risk = [r["probability"] for r in (*rules, default)]
+    events = [r["n_positive"] for r in (*rules, default)]
+    others = [r["support"] - r["n_positive"] for r in (*rules, default)]
+    if not sum(events) or not sum(others):
         return None
-    wins = 0.0
-    for p_i, _, pos_i in groups:
-        for p_j, n_j, pos_j in groups:
-            if p_i > p_j:
-                wins += pos_i * (n_j - pos_j)
-            elif p_i == p_j:
-                wins += 0.5 * pos_i * (n_j - pos_j)
-    return wins / (positives * negatives)
+    return float(roc_auc_score([1] * len(risk) + [0] * len(risk), risk + risk, sample_weight=events + others))
 
 
 def _shares_a_stem(column: str, target: str, length: int = 5) -> bool:
