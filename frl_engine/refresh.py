@@ -143,3 +143,129 @@ def isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, bl
 def log_normal(value, mean, scale):
     z = (value - mean) / scale
     return -0.5 * z * z - math.log(scale) - _LOG_SQRT_2PI
+
+
+# ------------------------------------------------------------------------------------------------
+# Step 3d: one position's risk at a time (Metropolis within Gibbs on r_l given everything else).
+
+# Damped Newton steps towards the mode of a position's conditional (any deterministic function of the
+# other coordinates is a valid centre; these make it close to the mode), and the largest step.
+NEWTON_STEPS = 4
+NEWTON_MAX_STEP = 2.0
+# Normal draws tried for the truncated-normal proposal before the update is skipped for this position.
+TRUNCATED_TRIES = 16
+
+
+@numba.njit(inline="always")
+def _site_log_density(x, s, n, lo, hi, has_below, has_above, is_default, alpha, beta, alpha_k, beta_k, power):
+    """``log pi(r_l = x | rest)`` up to a constant: the terms of :func:`log_target_r` that hold ``r_l``."""
+    value = power * (s * x - n * _softplus(x))
+    if has_below:  # g_l = x - r_{l+1}
+        g = x - lo
+        value += alpha * g - beta * math.exp(g)
+    if has_above:  # g_{l-1} = r_{l-1} - x
+        g = hi - x
+        value += alpha * g - beta * math.exp(g)
+    if is_default:  # a = r_L = log K
+        value += alpha_k * x - beta_k * math.exp(x)
+    return value
+
+
+@numba.njit(inline="always")
+def _site_slopes(x, s, n, lo, hi, has_below, has_above, is_default, alpha, beta, alpha_k, beta_k, power):
+    """First and second derivatives of :func:`_site_log_density` in ``x`` (the second is negative:
+    every term is concave)."""
+    e = math.exp(-abs(x))
+    p = 1.0 / (1.0 + e) if x >= 0 else e / (1.0 + e)
+    d1 = power * (s - n * p)
+    d2 = -power * n * p * (1.0 - p)
+    if has_below:
+        eg = math.exp(x - lo)
+        d1 += alpha - beta * eg
+        d2 -= beta * eg
+    if has_above:
+        eg = math.exp(hi - x)
+        d1 -= alpha - beta * eg
+        d2 -= beta * eg
+    if is_default:
+        ex = math.exp(x)
+        d1 += alpha_k - beta_k * ex
+        d2 -= beta_k * ex
+    return d1, min(d2, -1e-12)
+
+
+@numba.njit(nogil=True, cache=True)
+def site_risk_updates(rng, length, n_cap, n_pos, r, consts, power, n_scans):
+    r"""Step 3d: ``n_scans`` scans over the positions, each drawing one log odds ``r_l`` given the rest.
+
+    Why.  The paper's Gibbs Steps 1 and 2 move the risks through the augmented sums, and with
+    thousands of rows the augmentation pins them: on UCI Spambase the log odds of a fixed list
+    keep an autocorrelation above 0.7 at a lag of 100 sweeps.  Given the list and the other
+    coordinates, ``r_l`` has a one-dimensional, log-concave conditional on ``[r_{l+1}, r_{l-1}]``
+    (the risks fall; no bound above the first position nor below the default rule):
+
+    .. math::
+
+        \log \pi(r_l \mid \cdot) = \beta_t [s_l r_l - n_l \log(1 + e^{r_l})]
+            + [\alpha g_l - \beta e^{g_l}]_{l<L} + [\alpha g_{l-1} - \beta e^{g_{l-1}}]_{l>0}
+            + [\alpha_K r_L - \beta_K e^{r_L}]_{l=L} + \text{const}
+
+    (the terms of :func:`log_target_r` that hold ``r_l``, ``g_l = r_l - r_{l+1}``; ``beta_t`` is
+    the replica's power of the likelihood).  Each update is an independence Metropolis-Hastings
+    step within Gibbs: the centre ``m`` is found by a few damped Newton steps from the smoothed
+    log odds and the scale is ``KAPPA / sqrt(-d^2 log pi / dr^2)`` there, both functions of the
+    *other* coordinates only; the proposal is that normal truncated to the interval (drawn by
+    rejection; when no draw lands inside after ``TRUNCATED_TRIES``, the update is skipped, which
+    also depends on the other coordinates only), or uniform on the interval when it is narrower
+    than two scales.  The truncation's normalising constant is the same in both directions, so
+    the acceptance ratio is ``pi(x') N(x; m, s) / (pi(x) N(x'; m, s))``, and each update leaves the
+    posterior exactly invariant.  Each costs ``O(1)``, so a scan costs about as much as one list
+    move.  Returns the number of accepted updates; ``r`` is updated in place.
+    """
+    alpha = consts[ALPHA]
+    beta = consts[BETA]
+    alpha_k = consts[ALPHA_K]
+    beta_k = consts[BETA_K]
+    n_accepted = 0
+    for _ in range(n_scans):
+        for pos in range(length + 1):
+            has_above = pos > 0
+            has_below = pos < length
+            is_default = pos == length
+            hi = r[pos - 1] if has_above else np.inf
+            lo = r[pos + 1] if has_below else -np.inf
+            s = n_pos[pos]
+            n = n_cap[pos]
+            p = (s + 0.5) / (n + 1.0)
+            centre = min(max(math.log(p / (1.0 - p)), lo), hi)
+            for _ in range(NEWTON_STEPS):
+                d1, d2 = _site_slopes(centre, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
+                                      alpha_k, beta_k, power)
+                step = min(max(-d1 / d2, -NEWTON_MAX_STEP), NEWTON_MAX_STEP)
+                centre = min(max(centre + step, lo), hi)
+            d1, d2 = _site_slopes(centre, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
+                                  alpha_k, beta_k, power)
+            scale = KAPPA / math.sqrt(-d2)
+            current = r[pos]
+            log_q = 0.0
+            if has_above and has_below and hi - lo < 2.0 * scale:
+                proposed = lo + (hi - lo) * rng.random()
+            else:
+                proposed = np.nan
+                for _ in range(TRUNCATED_TRIES):
+                    draw = centre + scale * rng.standard_normal()
+                    if lo <= draw <= hi:
+                        proposed = draw
+                        break
+                if not math.isfinite(proposed):
+                    continue
+                log_q = log_normal(current, centre, scale) - log_normal(proposed, centre, scale)
+            log_ratio = (_site_log_density(proposed, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
+                                           alpha_k, beta_k, power)
+                         - _site_log_density(current, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
+                                             alpha_k, beta_k, power)
+                         + log_q)
+            if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+                r[pos] = proposed
+                n_accepted += 1
+    return n_accepted

@@ -96,7 +96,7 @@ from .errors import FRLError
 from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
-from .refresh import isotonic_centres, log_normal, log_target_r
+from .refresh import isotonic_centres, log_normal, log_target_r, site_risk_updates
 from .moves import ADD, FIRST_CHANGED, I, J, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
     n_possible_moves, propose
 
@@ -125,6 +125,9 @@ _NAIVE_TRIES = 8
 # refreshing every position from the change down).
 DEFAULT_LOCAL_SHARE = 0.5
 LOCAL_WINDOW = 1
+# Step 3d: scans per sweep of the one-position-at-a-time risk update (frl_engine.refresh.site_risk_updates),
+# in the sampler with fresh risks and in the fixed-list run behind the card's intervals.
+DEFAULT_RISK_SCANS = 2
 
 
 # ----------------------------------------------------------------------------------------
@@ -408,8 +411,23 @@ def _accept_list(order, in_list, proposal, length, new_length):
 
 
 @numba.njit(nogil=True, cache=True)
-def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, local_share, independence, focus_cum,
-                focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
+def _risk_scans(rng, length, n_cap, n_pos, gammas, g, r, log_k, consts, power, n_scans):
+    """Step 3d on one state: ``r`` (scratch, length ``L + 1``) is filled with the log odds from ``log_k``
+    and ``g``, updated by :func:`frl_engine.refresh.site_risk_updates`, and written back to ``g`` and
+    ``gammas``; ``r[L]`` is then ``log K``.  Returns the number of accepted updates."""
+    r[length] = log_k
+    for pos in range(length - 1, -1, -1):
+        r[pos] = r[pos + 1] + g[pos]
+    n_accepted = site_risk_updates(rng, length, n_cap, n_pos, r, consts, power, n_scans)
+    for pos in range(length):
+        g[pos] = r[pos] - r[pos + 1]
+        gammas[pos] = math.exp(g[pos])
+    return n_accepted
+
+
+@numba.njit(nogil=True, cache=True)
+def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, local_share, independence, risk_scans,
+                focus_cum, focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
                 block_value, block_weight, block_size, info, n_proposed, n_accepted, n_refresh_proposed,
                 n_refresh_accepted, n_params):
@@ -578,6 +596,13 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             log_k = r_new[length]
             big_k = math.exp(log_k)
             log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
+    # Step 3d: one position's risk at a time (frl_engine.refresh.site_risk_updates).
+    if risk_scans > 0:
+        n_params[2] += _risk_scans(rng, length, n_cap, n_pos, gammas, g, r_cur, log_k, consts, beta_t, risk_scans)
+        n_params[3] += risk_scans * (length + 1)
+        log_k = r_cur[length]
+        big_k = math.exp(log_k)
+        log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
     st[_LENGTH] = length
     st[_LOG_K] = log_k
     st[_BIG_K] = big_k
@@ -631,7 +656,7 @@ def run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
     out = run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths,
                      init_gammas, init_gs, init_scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0, n_burn,
                      n_keep, thin, fixed_list, refresh, focus_cum, focus_log, betas, keep_level, capacity,
-                     DEFAULT_LOCAL_SHARE)
+                     DEFAULT_LOCAL_SHARE, DEFAULT_RISK_SCANS if refresh > 0 else 0)
     return out[:15]
 
 
@@ -643,7 +668,7 @@ _FINAL_ORDERS, _FINAL_LENGTHS, _FINAL_GAMMAS, _FINAL_GS, _FINAL_SCALARS, _FINAL_
 @numba.njit(nogil=True, cache=True)
 def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths, init_gammas,
                init_gs, init_scalars, init_mus, init_sds, init_z, init_u, sweep0, n_burn, n_keep, thin, fixed_list,
-               refresh, focus_cum, focus_log, betas, keep_level, capacity, local_share):
+               refresh, focus_cum, focus_log, betas, keep_level, capacity, local_share, risk_scans):
     """:func:`run_tempered` from a given state of every replica, returning the final state too.
 
     Replica (level) ``k`` starts from list ``init_orders[k, :init_lengths[k]]`` with gammas
@@ -705,7 +730,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
     n_accepted = np.zeros((n_levels, 4), dtype=np.int64)
     n_refresh_proposed = np.zeros((n_levels, 4), dtype=np.int64)
     n_refresh_accepted = np.zeros((n_levels, 4), dtype=np.int64)
-    n_params = np.zeros((n_levels, 2), dtype=np.int64)
+    n_params = np.zeros((n_levels, 4), dtype=np.int64)
     n_swap_proposed = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
     n_swap_accepted = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
 
@@ -783,8 +808,8 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
             if not fixed_list:
                 independence = refresh > 0
                 code = _list_moves(rng, rules, y, cum_weights, log_weights, consts, betas[level], refresh,
-                                   local_share, independence, focus_cum, focus_log, st[s], orders[s], in_lists[s],
-                                   remainings[s], n_caps[s], n_poss[s], gammass[s], gs[s], mus[s], sds[s],
+                                   local_share, independence, risk_scans, focus_cum, focus_log, st[s], orders[s],
+                                   in_lists[s], remainings[s], n_caps[s], n_poss[s], gammass[s], gs[s], mus[s], sds[s],
                                    proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new,
                                    r_cur, r_new, block_value, block_weight, block_size, info, n_proposed[level],
                                    n_accepted[level], n_refresh_proposed[level], n_refresh_accepted[level],
@@ -792,6 +817,14 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
                 if code != 0:
                     error_sweep, error_step = sweep, code
                     break
+            elif risk_scans > 0:
+                # Step 3d on the fixed list (the card's intervals): one position's risk at a time
+                n_params[level, 2] += _risk_scans(rng, length, n_caps[s], n_poss[s], gammass[s], gs[s], r_cur,
+                                                  st[s, _LOG_K], consts, betas[level], risk_scans)
+                n_params[level, 3] += risk_scans * (length + 1)
+                st[s, _LOG_K] = r_cur[length]
+                st[s, _BIG_K] = math.exp(r_cur[length])
+                st[s, _LOG_LIK] = _log_likelihood(length, n_caps[s], n_poss[s], st[s, _LOG_K], gs[s])
         if error_step >= 0:
             break
         # Replica exchange between adjacent levels (even pairs on even sweeps, odd pairs on odd sweeps).
@@ -860,7 +893,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
             n_proposed[0].copy(), n_accepted[0].copy(), error_sweep, error_step, n_refresh_proposed[0].copy(),
             n_refresh_accepted[0].copy(), n_params[0, 0], n_params[0, 1], n_swap_proposed, n_swap_accepted,
             final_orders, final_lengths, final_gammas, final_gs, final_scalars, final_mus, final_sds, z_sum.copy(),
-            u_sum.copy())
+            u_sum.copy(), n_params[0, 3], n_params[0, 2])
 
 
 # ----------------------------------------------------------------------------------------
@@ -885,6 +918,8 @@ class _ChainOutput:
     n_swap_proposed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_swap_accepted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     final: "ChainState | None" = None
+    n_site_proposed: int = 0
+    n_site_accepted: int = 0
 
 
 def focus_weights(problem: PackedProblem, focus, share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
@@ -960,7 +995,8 @@ def _prior_start(rng: np.random.Generator, problem: PackedProblem):
 
 def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: int, n_keep: int, thin: int,
              fixed_list: bool, refresh: int = 0, focus=None, betas=(1.0,), keep_level: int = 0,
-             init: "ChainState | None" = None, local_share: float = DEFAULT_LOCAL_SHARE) -> _ChainOutput:
+             init: "ChainState | None" = None, local_share: float = DEFAULT_LOCAL_SHARE,
+             risk_scans: int = DEFAULT_RISK_SCANS) -> _ChainOutput:
     """One chain (a ladder of ``len(betas)`` replicas, :func:`run_ladder`); the state at ``keep_level`` is kept.
 
     The chain starts from ``start`` (list, K, gammas; ``None``: a draw of the prior), or continues
@@ -981,7 +1017,7 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                              problem.log_weights, problem.consts, init.orders, init.lengths, init.gammas, init.gs,
                              init.scalars, init.mus, init.sds, init.z, init.u, int(init.sweeps), int(n_burn),
                              int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum, focus_log, betas,
-                             int(keep_level), int(capacity), float(local_share))
+                             int(keep_level), int(capacity), float(local_share), int(risk_scans))
         else:
             if start is None:
                 order, big_k, gammas = _prior_start(rng, problem)
@@ -1001,7 +1037,8 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                              problem.log_weights, problem.consts, init_orders, np.full(n_levels, len(order)),
                              init_gammas, init_gs, scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0,
                              int(n_burn), int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum,
-                             focus_log, betas, int(keep_level), int(capacity), float(local_share))
+                             focus_log, betas, int(keep_level), int(capacity), float(local_share),
+                             int(risk_scans))
         if int(out[8]) != CAPACITY_STEP or capacity > problem.n_rules:
             break
         capacity = min(problem.n_rules, 2 * capacity) + 1
@@ -1014,7 +1051,7 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
     return _ChainOutput(*out[:7], error_sweep=int(out[7]), error_step=int(out[8]), n_refresh_proposed=out[9],
                         n_refresh_accepted=out[10], n_params_proposed=int(out[11]),
                         n_params_accepted=int(out[12]), n_swap_proposed=out[13], n_swap_accepted=out[14],
-                        final=final)
+                        final=final, n_site_proposed=int(out[24]), n_site_accepted=int(out[25]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -1161,7 +1198,8 @@ class PosteriorSample:
     map_risk : dict
         ``median``, ``lower``, ``upper`` (95% central credible interval) and ``mean``
         of each position's risk ``p_l``, default last (arrays of length ``L+1``), from a
-        fixed-list Gibbs run of ``n_chains * n_samples`` draws (``method``, ``n_draws``).
+        fixed-list Gibbs run of ``n_chains * n_samples`` draws (``method``, ``n_draws``; ``ess``: the
+        smallest effective sample size of a position's risk among them).
     n_chains, n_samples, thin : int
     burn_in : int
         Sweeps per chain before the first kept one (with ``resume``: all the earlier sample's sweeps too).
@@ -1253,6 +1291,7 @@ class PosteriorSample:
             "risk_upper": self.map_risk["upper"],
             "risk_mean": self.map_risk["mean"],
             "method": self.map_risk["method"],
+            "risk_ess": self.map_risk.get("ess"),
             "list_frequency": self.map_list_frequency,
             "n_chains": self.n_chains,
             "samples_per_chain": self.n_samples,
@@ -1295,6 +1334,7 @@ class PosteriorSample:
                 "n_samples": self.map_risk["n_draws"], "method": self.map_risk["method"],
                 "risk_median": self.map_risk["median"], "risk_lower": self.map_risk["lower"],
                 "risk_upper": self.map_risk["upper"], "risk_mean": self.map_risk["mean"],
+                "risk_ess": self.map_risk.get("ess"),
             },
             "traces": {"log_posterior": self.log_posterior_trace, "length": self.length_trace},
             "samples": {"chain": self.chain_ids, "list": [list(lst) for lst in self.lists],
@@ -1339,7 +1379,8 @@ class PosteriorSample:
         lines.append("")
         risk = self.map_risk
         lines.append(f"Risks of the {'MAP' if self.map_list_source == 'start' else 'most frequent'} list "
-                     f"(posterior median and 95% interval; {risk['method']}, {risk['n_draws']} draws; "
+                     f"(posterior median and 95% interval; {risk['method']}, {risk['n_draws']} draws"
+                     f"{', ESS at least ' + format(risk['ess'], ',.0f') if 'ess' in risk else ''}; "
                      f"this list is {100 * self.map_list_frequency:.1f}% of the samples):")
         labels = [str(name) for name in self.map_list] + ["ELSE (default)"]
         width = min(max(len(label) for label in labels), 60)
@@ -1396,8 +1437,8 @@ class ListParameterSample:
 
 
 def _fixed_list_draws(rng: np.random.Generator, problem: PackedProblem, start, n_draws: int, burn_in: int,
-                      thin: int) -> ListParameterSample:
-    out = _run_one(rng, problem, start, burn_in, n_draws, thin, True)
+                      thin: int, risk_scans: int = DEFAULT_RISK_SCANS) -> ListParameterSample:
+    out = _run_one(rng, problem, start, burn_in, n_draws, thin, True, risk_scans=risk_scans)
     _check_chain("'fixed-list'", out)
     length = len(start[0])
     gammas = out.gammas_flat.reshape(n_draws, length)
@@ -1406,17 +1447,22 @@ def _fixed_list_draws(rng: np.random.Generator, problem: PackedProblem, start, n
 
 
 def sample_list_parameters(problem: PackedProblem, order: Sequence[int], *, n_samples: int = 1000,
-                           burn_in: int | None = None, thin: int = 1, random_state=None) -> ListParameterSample:
+                           burn_in: int | None = None, thin: int = 1, random_state=None,
+                           risk_scans: int = DEFAULT_RISK_SCANS) -> ListParameterSample:
     """Posterior draws of ``(K, gamma) | list, data`` for one fixed list.
 
-    Steps 1, 2 and 4 of the sampler with Step 3 switched off, started at the exact
-    MAP ``K`` and gammas of the list; ``burn_in`` defaults to ``n_samples`` sweeps.
+    Steps 1, 2 and 4 of the sampler with Step 3 switched off, then ``risk_scans`` scans of
+    Step 3d (one position's log odds at a time, :func:`frl_engine.refresh.site_risk_updates`;
+    0: the paper's Gibbs steps alone, which barely move the risks when positions capture
+    thousands of rows), started at the exact MAP ``K`` and gammas of the list; ``burn_in``
+    defaults to ``n_samples`` sweeps.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
     thin = _check_int("thin", thin, 1)
     burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+    risk_scans = _check_int("risk_scans", risk_scans, 0)
     start = _start_from_list(problem, order)
-    return _fixed_list_draws(_generator(random_state), problem, start, n_samples, burn_in, thin)
+    return _fixed_list_draws(_generator(random_state), problem, start, n_samples, burn_in, thin, risk_scans)
 
 
 def _start_from_list(problem: PackedProblem, order):
@@ -1439,7 +1485,8 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                      rule_names: Sequence[str] | None = None, starts: Sequence[Sequence[int]] | None = None,
                      refresh: int = DEFAULT_REFRESH, focus: Sequence[int] | None = None,
                      focus_share: float = 0.8, temperatures=1, resume: "PosteriorSample | None" = None,
-                     local_share: float = DEFAULT_LOCAL_SHARE) -> PosteriorSample:
+                     local_share: float = DEFAULT_LOCAL_SHARE,
+                     risk_scans: int = DEFAULT_RISK_SCANS) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -1482,6 +1529,11 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         proposal centred within the kept neighbours' risks), the other positions keeping theirs; the
         rest draw fresh risks for every position from the change down (:mod:`frl_engine.refresh`).
         Both kinds leave the posterior invariant; long lists mix faster with the local kind.
+    risk_scans : int, default DEFAULT_RISK_SCANS
+        Scans per sweep of Step 3d, which draws one position's log odds at a time given the rest
+        (:func:`frl_engine.refresh.site_risk_updates`, exact); only with ``refresh > 0`` (``refresh=0``
+        stays the paper's sampler).  The paper's Gibbs Steps 1 and 2 move the risks very slowly
+        when positions capture thousands of rows.
     temperatures : int or sequence of float, default 1
         Parallel tempering (:func:`run_tempered`): every chain runs replicas at inverse
         temperatures ``1 = beta_0 > beta_1 > ...`` (target ``prior x likelihood^beta``) that
@@ -1513,6 +1565,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         if len(rule_names) != n_rules:
             raise FRLError(f"rule_names must name all {n_rules} candidate rules, got {len(rule_names)} names")
     refresh = _check_int("refresh", refresh, 0)
+    risk_scans = _check_int("risk_scans", risk_scans, 0) if refresh > 0 else 0
     betas = _check_temperatures(temperatures)
     if isinstance(focus_share, bool) or not isinstance(focus_share, (int, float)) or not 0 <= focus_share < 1:
         raise FRLError(f"focus_share must be a number in [0, 1), got {focus_share!r}")
@@ -1553,7 +1606,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         earlier_sweeps = int(finals[0].sweeps)
     if n_chains == 1 or n_jobs == 1:
         outputs = [_run_one(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
-                            init=init, local_share=local_share)
+                            init=init, local_share=local_share, risk_scans=risk_scans)
                    for r, state, init in zip(chain_rngs, chain_states, inits)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
@@ -1562,7 +1615,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
         outputs = Parallel(n_jobs=workers, prefer="threads")(
             delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
-                              init=init, local_share=local_share)
+                              init=init, local_share=local_share, risk_scans=risk_scans)
             for r, state, init in zip(chain_rngs, chain_states, inits))
     for chain, out in enumerate(outputs):
         _check_chain(chain, out)
@@ -1596,6 +1649,9 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     params_proposed = sum(out.n_params_proposed for out in outputs)
     refresh_acceptance["risks"] = (sum(out.n_params_accepted for out in outputs) / params_proposed
                                    if params_proposed else math.nan)
+    sites_proposed = sum(out.n_site_proposed for out in outputs)
+    refresh_acceptance["risk_sites"] = (sum(out.n_site_accepted for out in outputs) / sites_proposed
+                                        if sites_proposed else math.nan)
 
     swap_proposed = np.sum([out.n_swap_proposed for out in outputs], axis=0)
     swap_accepted = np.sum([out.n_swap_accepted for out in outputs], axis=0)
@@ -1622,8 +1678,10 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     n_draws = n_chains * n_samples
     fixed = _fixed_list_draws(risk_rng, problem, fixed_start, n_draws, burn_in, thin)
     map_risk = {
-        "method": "fixed-list Gibbs (Steps 1, 2, 4 with the list held fixed)",
+        "method": "fixed-list Gibbs (Steps 1, 2, 4 and 3d with the list held fixed)",
         "n_draws": n_draws,
+        "ess": float(min(effective_sample_size(fixed.risks[:, pos].reshape(1, -1))
+                         for pos in range(fixed.risks.shape[1]))),
         "median": np.median(fixed.risks, axis=0),
         "lower": np.quantile(fixed.risks, 0.025, axis=0),
         "upper": np.quantile(fixed.risks, 0.975, axis=0),
