@@ -14,11 +14,12 @@ thinning it took, the wall time, the share of samples on the MAP list, and the s
 rate between adjacent temperatures.  The machine's other load slows the times; compare the two
 rows of one data set.
 
-Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw,raw100k] [--ladders 1,default,afresh,global]
-[--seeds 1,2,3]`` (``afresh``: the default schedule with every attempt started afresh from the seed, as before the
-chains were continued; ``global``: the default schedule with every move with fresh risks drawing them for all the
-positions from the change down, as before the local proposals, ``local_share=0``; ``--seeds``: the sampler's seeds,
-default 1).
+Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw,raw100k]
+[--ladders 1,default,afresh,global,no3d] [--seeds 1,2,3]`` (``afresh``: the default schedule with every attempt
+started afresh from the seed, as before the chains were continued; ``global``: the default schedule with every move
+with fresh risks drawing them for all the positions from the change down, as before the local proposals,
+``local_share=0``; ``no3d``: the default schedule without Step 3d, the one-risk-at-a-time update,
+``risk_scans=0``; ``--seeds``: the sampler's seeds, default 1).
 (``raw100k``, the same export at 100,000 rows, only when asked).
 """
 
@@ -50,26 +51,20 @@ DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
             "raw100k": ("raw export (100,000 rows)", _raw_export_100k)}
 
 
-def _default_afresh(model, seed=1):
-    """The default sample as before its chains were continued: every attempt afresh from the seed."""
+# The default schedule with one option changed: "afresh" (every attempt started afresh from the seed, as before
+# the chains were continued), "global" (local_share=0: every move with fresh risks redraws all of them from the
+# change down, as before the local proposals), "no3d" (risk_scans=0: no one-risk-at-a-time Step 3d, as before it).
+VARIANTS = {"afresh": {"continue_chains": False}, "global": {"local_share": 0.0}, "no3d": {"risk_scans": 0}}
+
+
+def _default_variant(model, seed, variant):
     from frl_engine.sampler import dispersed_starts, focus_rules, sample_posterior_tempered_until_converged
 
     chain_orders = getattr(getattr(model, "anneal_result_", None), "chain_orders", ())
     return sample_posterior_tempered_until_converged(
-        model.problem_, n_samples=1000, n_chains=4, random_state=seed, continue_chains=False,
+        model.problem_, n_samples=1000, n_chains=4, random_state=seed,
         starts=dispersed_starts(model.map_fit_.order, chain_orders, 4), rule_names=model.candidate_names_,
-        focus=focus_rules(model.problem_, (model.map_fit_.order, *chain_orders)))
-
-
-def _default_global(model, seed):
-    """The default sample with local_share=0: every move with fresh risks redraws all of them from the change down."""
-    from frl_engine.sampler import dispersed_starts, focus_rules, sample_posterior_tempered_until_converged
-
-    chain_orders = getattr(getattr(model, "anneal_result_", None), "chain_orders", ())
-    return sample_posterior_tempered_until_converged(
-        model.problem_, n_samples=1000, n_chains=4, random_state=seed, local_share=0.0,
-        starts=dispersed_starts(model.map_fit_.order, chain_orders, 4), rule_names=model.candidate_names_,
-        focus=focus_rules(model.problem_, (model.map_fit_.order, *chain_orders)))
+        focus=focus_rules(model.problem_, (model.map_fit_.order, *chain_orders)), **VARIANTS[variant])
 
 
 def measure(key: str, ladders, seeds=(1,)) -> list[dict]:
@@ -89,18 +84,16 @@ def measure(key: str, ladders, seeds=(1,)) -> list[dict]:
     model.sample_posterior(5, n_chains=2, burn_in=0, random_state=0, extend=False)  # load the kernels
     rows = []
     for ladder, seed in ((ladder, seed) for ladder in ladders for seed in seeds):
-        kwargs = {} if ladder in (None, "afresh", "global") else {"temperatures": ladder}
+        kwargs = {} if ladder is None or ladder in VARIANTS else {"temperatures": ladder}
         started = time.perf_counter()
-        if ladder == "afresh":
-            sample = _default_afresh(model, seed)
-        elif ladder == "global":
-            sample = _default_global(model, seed)
+        if ladder in VARIANTS:
+            sample = _default_variant(model, seed, ladder)
         else:
             sample = model.sample_posterior(1000, n_chains=4, random_state=seed, **kwargs)
         seconds = time.perf_counter() - started
         betas = getattr(sample, "temperatures", (1.0,))
         swaps = getattr(sample, "swap_acceptance", ())
-        label = "default" if ladder is None else (ladder if ladder in ("afresh", "global") else f"temperatures={ladder}")
+        label = "default" if ladder is None else (ladder if ladder in VARIANTS else f"temperatures={ladder}")
         label = f"{label} (seed {seed})"
         print(f"    {label:<16s} {len(betas)} rung(s) (beta_min {min(betas):.3g}): R-hat log posterior "
               f"{sample.rhat['log_posterior']:.3f}, L {sample.rhat['length']:.3f}; ESS {sample.ess['log_posterior']:.0f}, "
@@ -133,7 +126,7 @@ if __name__ == "__main__":
     if "--only" in args:
         only = tuple(args[args.index("--only") + 1].split(","))
     if "--ladders" in args:
-        ladders = tuple(None if v == "default" else (v if v in ("afresh", "global") else int(v))
+        ladders = tuple(None if v == "default" else (v if v in VARIANTS else int(v))
                         for v in args[args.index("--ladders") + 1].split(","))
     seeds = (1,)
     if "--seeds" in args:

@@ -195,6 +195,46 @@ def _site_slopes(x, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
 
 
 @numba.njit(nogil=True, cache=True)
+def conditional_proposal(s, n, lo, hi, has_above, has_below, is_default, consts, power):
+    """Centre and scale of the proposal for one position's log odds on ``[lo, hi]``, and whether it is uniform.
+
+    The centre is the mode of :func:`_site_log_density` (the position's rows ``s`` of ``n``, the gamma
+    priors towards ``hi`` and ``lo`` when ``has_above`` / ``has_below``, the K prior when ``is_default``),
+    reached by ``NEWTON_STEPS`` damped Newton steps from the smoothed log odds clipped to the interval;
+    the scale is ``KAPPA / sqrt(curvature)`` there.  The proposal is uniform on the interval when it is
+    bounded and narrower than two scales.  A deterministic function of its arguments."""
+    alpha = consts[ALPHA]
+    beta = consts[BETA]
+    alpha_k = consts[ALPHA_K]
+    beta_k = consts[BETA_K]
+    p = (s + 0.5) / (n + 1.0)
+    centre = min(max(math.log(p / (1.0 - p)), lo), hi)
+    for _ in range(NEWTON_STEPS):
+        d1, d2 = _site_slopes(centre, s, n, lo, hi, has_below, has_above, is_default, alpha, beta, alpha_k, beta_k,
+                              power)
+        step = min(max(-d1 / d2, -NEWTON_MAX_STEP), NEWTON_MAX_STEP)
+        centre = min(max(centre + step, lo), hi)
+    d1, d2 = _site_slopes(centre, s, n, lo, hi, has_below, has_above, is_default, alpha, beta, alpha_k, beta_k,
+                          power)
+    scale = KAPPA / math.sqrt(-d2)
+    uniform = math.isfinite(lo) and math.isfinite(hi) and hi - lo < 2.0 * scale
+    return centre, scale, uniform
+
+
+@numba.njit(nogil=True, cache=True)
+def draw_in_interval(rng, centre, scale, lo, hi, uniform):
+    """A draw of the proposal of :func:`conditional_proposal` on ``[lo, hi]``: uniform, or the first of up to
+    ``TRUNCATED_TRIES`` normal draws that lands inside (``nan`` when none does)."""
+    if uniform:
+        return lo + (hi - lo) * rng.random()
+    for _ in range(TRUNCATED_TRIES):
+        draw = centre + scale * rng.standard_normal()
+        if lo <= draw <= hi:
+            return draw
+    return np.nan
+
+
+@numba.njit(nogil=True, cache=True)
 def site_risk_updates(rng, length, n_cap, n_pos, r, consts, power, n_scans):
     r"""Step 3d: ``n_scans`` scans over the positions, each drawing one log odds ``r_l`` given the rest.
 
@@ -212,15 +252,14 @@ def site_risk_updates(rng, length, n_cap, n_pos, r, consts, power, n_scans):
 
     (the terms of :func:`log_target_r` that hold ``r_l``, ``g_l = r_l - r_{l+1}``; ``beta_t`` is
     the replica's power of the likelihood).  Each update is an independence Metropolis-Hastings
-    step within Gibbs: the centre ``m`` is found by a few damped Newton steps from the smoothed
-    log odds and the scale is ``KAPPA / sqrt(-d^2 log pi / dr^2)`` there, both functions of the
-    *other* coordinates only; the proposal is that normal truncated to the interval (drawn by
-    rejection; when no draw lands inside after ``TRUNCATED_TRIES``, the update is skipped, which
-    also depends on the other coordinates only), or uniform on the interval when it is narrower
-    than two scales.  The truncation's normalising constant is the same in both directions, so
-    the acceptance ratio is ``pi(x') N(x; m, s) / (pi(x) N(x'; m, s))``, and each update leaves the
-    posterior exactly invariant.  Each costs ``O(1)``, so a scan costs about as much as one list
-    move.  Returns the number of accepted updates; ``r`` is updated in place.
+    step within Gibbs with the proposal of :func:`conditional_proposal` (a normal at the
+    conditional's mode, truncated to the interval by :func:`draw_in_interval`, or uniform on a
+    narrow interval), a function of the *other* coordinates only.  When no draw lands inside, the
+    update is skipped, which depends on the other coordinates only too.  The truncation's factor is
+    the same in both directions, so the acceptance ratio is
+    ``pi(x') N(x; m, s) / (pi(x) N(x'; m, s))``, and each update leaves the posterior exactly
+    invariant.  Each costs ``O(1)``, so a scan costs about as much as one list move.  Returns the
+    number of accepted updates; ``r`` is updated in place.
     """
     alpha = consts[ALPHA]
     beta = consts[BETA]
@@ -236,29 +275,14 @@ def site_risk_updates(rng, length, n_cap, n_pos, r, consts, power, n_scans):
             lo = r[pos + 1] if has_below else -np.inf
             s = n_pos[pos]
             n = n_cap[pos]
-            p = (s + 0.5) / (n + 1.0)
-            centre = min(max(math.log(p / (1.0 - p)), lo), hi)
-            for _ in range(NEWTON_STEPS):
-                d1, d2 = _site_slopes(centre, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
-                                      alpha_k, beta_k, power)
-                step = min(max(-d1 / d2, -NEWTON_MAX_STEP), NEWTON_MAX_STEP)
-                centre = min(max(centre + step, lo), hi)
-            d1, d2 = _site_slopes(centre, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
-                                  alpha_k, beta_k, power)
-            scale = KAPPA / math.sqrt(-d2)
+            centre, scale, uniform = conditional_proposal(s, n, lo, hi, has_above, has_below, is_default, consts,
+                                                          power)
+            proposed = draw_in_interval(rng, centre, scale, lo, hi, uniform)
+            if not math.isfinite(proposed):
+                continue
             current = r[pos]
             log_q = 0.0
-            if has_above and has_below and hi - lo < 2.0 * scale:
-                proposed = lo + (hi - lo) * rng.random()
-            else:
-                proposed = np.nan
-                for _ in range(TRUNCATED_TRIES):
-                    draw = centre + scale * rng.standard_normal()
-                    if lo <= draw <= hi:
-                        proposed = draw
-                        break
-                if not math.isfinite(proposed):
-                    continue
+            if not uniform:
                 log_q = log_normal(current, centre, scale) - log_normal(proposed, centre, scale)
             log_ratio = (_site_log_density(proposed, s, n, lo, hi, has_below, has_above, is_default, alpha, beta,
                                            alpha_k, beta_k, power)

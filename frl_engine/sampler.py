@@ -61,6 +61,12 @@ reported next to it (it may be small when the posterior over lists is spread,
 which is why the risks are not computed from those samples).  Without ``start``
 the list used is the most frequent list of the sample.
 
+Added kernels.  With ``refresh > 0`` (the default) every sweep also runs, after Step 3, the
+list move with fresh risks (Step 3b, :mod:`frl_engine.refresh`), an independence step for all
+the risks (Step 3c) and one-risk-at-a-time updates (Step 3d,
+:func:`frl_engine.refresh.site_risk_updates`); each leaves the posterior exactly invariant.
+``refresh=0`` is the paper's chain alone.
+
 Parallel tempering.  With ``temperatures`` above 1 each chain is a ladder of replicas at
 inverse temperatures ``1 = beta_0 > beta_1 > ...``, replica ``k`` targeting
 ``prior x likelihood^beta_k``; neighbours exchange states with the exact probability
@@ -431,12 +437,13 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
                 block_value, block_weight, block_size, info, n_proposed, n_accepted, n_refresh_proposed,
                 n_refresh_accepted, n_params):
-    """Steps 3, 3b and 3c of one sweep for one replica, at inverse temperature ``beta_t``.
+    """Steps 3, 3b, 3c and 3d of one sweep for one replica, at inverse temperature ``beta_t``.
 
     The replica's target is ``prior x likelihood^beta_t``: every log-likelihood difference in
     the Metropolis-Hastings ratios is multiplied by ``beta_t``, and the risks are proposed with
     the tempered information (``beta_t`` times the binomial information).  ``st`` holds the
-    replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c.  Returns 0, or
+    replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c, ``risk_scans`` scans of Step 3d
+    (:func:`frl_engine.refresh.site_risk_updates`).  Returns 0, or
     ``CAPACITY_STEP`` when a proposal would not fit in the arrays.
     """
     n_rules = in_list.shape[0]
@@ -1713,9 +1720,10 @@ CLOSE_TEMPERATURES = (6, 0.5)
 # shared with another job (39 s measured; (2, 6), the afresh schedule's 29 units, took 60 s there).
 CONTINUE_FACTORS = (2, 4)
 # A last, longer attempt (thinning LONG_FACTOR) runs only when the attempt before it came within reach: its
-# worst R-hat at most LONG_WITHIN.  UCI breast cancer ends there at 1.006-1.019 and converges at 8x on 4 of 5
-# seeds (28 s); Spambase ends at 1.08-1.16, where 8x did not converge on any seed tried, so it stops at 4x
-# and says so rather than spend 20 s more (benchmarks/bench_tempering.py).
+# worst R-hat at most LONG_WITHIN.  UCI breast cancer, when it has not converged by 4x, ends there at
+# 1.011-1.015 and converges at 8x on most seeds (28 s); Spambase ends at 1.03-1.08 (with Step 3d), and when
+# within reach runs 8x too (about 41 s in all; it did not converge on any seed tried), otherwise it stops at
+# 4x and says so rather than spend 20 s more (benchmarks/bench_tempering.py).
 LONG_FACTOR = 8
 LONG_WITHIN = 1.05
 
