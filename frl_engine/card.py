@@ -652,9 +652,15 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     default = _need(model, "default", "")
     posterior = model.get("posterior")
     lower = upper = None
-    # A posterior sample that did not converge supports no interval: the card then shows none.
+    # A posterior sample that did not converge supports no interval, nor do risk draws holding too few
+    # independent ones (the fixed-list run behind the intervals, `risk_ess`): the card then shows none.
     unconverged = isinstance(posterior, dict) and posterior.get("converged") is False
-    if posterior is not None and not unconverged:
+    from .diagnostics import ESS_TARGET  # here: the card module stays light to import
+
+    risk_ess = posterior.get("risk_ess") if isinstance(posterior, dict) else None
+    few_draws = (not unconverged and isinstance(risk_ess, (int, float)) and not isinstance(risk_ess, bool)
+                 and risk_ess < ESS_TARGET)
+    if posterior is not None and not unconverged and not few_draws:
         lower = _need(posterior, "risk_lower", "posterior.")
         upper = _need(posterior, "risk_upper", "posterior.")
         if not (isinstance(lower, list) and isinstance(upper, list) and len(lower) == len(upper) == len(rules) + 1):
@@ -749,6 +755,9 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
 
     if unconverged:
         risk_text = "none: the posterior sample did not converge, so risks are point estimates"
+    elif few_draws:
+        risk_text = (f"none: the posterior draws of the risks hold too few independent ones (ESS {risk_ess:.0f}), "
+                     "so risks are point estimates")
     elif posterior is not None:
         n_samples = posterior.get("n_samples") if isinstance(posterior, dict) else None
         samples = f", {_fmt_number(n_samples)} posterior samples" if n_samples else " from the posterior"

@@ -601,3 +601,19 @@ def test_unconverged_posterior_prints_no_intervals():
     front = page_text(pdf_pages(render_card(model))[0])
     lo, hi = model["posterior"]["risk_lower"][0], model["posterior"]["risk_upper"][0]
     assert f"{round(lo * 100)}–{round(hi * 100)}%" in front
+
+
+def test_risk_draws_with_too_few_independent_ones_print_no_intervals():
+    """The intervals come from posterior draws of the MAP list's risks; when those draws hold fewer than 400
+    independent ones (their ESS, ``risk_ess``), the card prints no interval and says why."""
+    model = make_model()
+    model["posterior"]["converged"] = True
+    model["posterior"]["risk_ess"] = 37.0
+    pages = pdf_pages(render_card(model))
+    front, back = page_text(pages[0]), page_text(pages[1])
+    lo, hi = model["posterior"]["risk_lower"][0], model["posterior"]["risk_upper"][0]
+    assert f"{round(lo * 100)}–{round(hi * 100)}%" not in front and "CrI" not in front
+    assert "too few independent" in norm(back) and "ESS 37" in norm(back)
+    model["posterior"]["risk_ess"] = 2900.0
+    front = page_text(pdf_pages(render_card(model))[0])
+    assert f"{round(lo * 100)}–{round(hi * 100)}%" in front
