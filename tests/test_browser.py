@@ -114,6 +114,14 @@ def _shot(page, name: str, height: int = 1000) -> Path:
     return path
 
 
+def _distinct(problems: list[str], limit: int = 30) -> list[str]:
+    """The browser's reports in order, each text once (with the time it first came), at most ``limit``."""
+    seen: dict[str, str] = {}
+    for problem in problems:
+        seen.setdefault(problem.split(" s ", 1)[-1], problem)
+    return list(seen.values())[:limit]
+
+
 def _nav(page, title: str) -> None:
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
     heading = "Falling rule list" if title == "Rule list" else title
@@ -241,10 +249,21 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
     csv = tmp_path / "raw_export.csv"
     make_raw_export(8000, seed=5).to_csv(csv, index=False)
     page = chromium()
-    problems = []  # what the browser reports, for the failure message
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("crash", lambda _: problems.append("the page crashed"))
-    page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text[:300]}")
+    problems = []  # what the browser reports, with the seconds since the page opened, for the failure message
+    opened = time.perf_counter()
+
+    def note(text: str) -> None:
+        problems.append(f"{time.perf_counter() - opened:.1f} s {text}")
+
+    def watch(socket) -> None:
+        note(f"websocket opened {socket.url}")
+        socket.on("close", lambda _: note("websocket closed"))
+        socket.on("socketerror", lambda error: note(f"websocket error: {error}"))
+
+    page.on("pageerror", lambda exc: note(f"page error: {exc}"))
+    page.on("crash", lambda _: note("the page crashed"))
+    page.on("websocket", watch)
+    page.on("console", lambda msg: note(f"console {msg.type}: {msg.text[:300]}")
             if msg.type in ("error", "warning") else None)
     _load_data_page(page, app_url)
     page.get_by_text(state.SOURCE_UPLOAD, exact=True).click()
@@ -270,14 +289,14 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
         except PlaywrightTimeoutError:
             shown = "(nothing)"
         raise AssertionError(f"no rule list 60 s after the click; the page showed:\n{shown}\n"
-                             f"the browser reported: {problems[-20:]}\n{_server_state()}") from None
+                             f"the browser reported: {_distinct(problems)}\n{_server_state()}") from None
     rows = page.locator("table.frl-list tbody tr")
     # the page is drawn again when the posterior arrives: wait for the list rather than count mid-redraw
     try:
         expect(rows).to_have_count(len(engine.rules_) + 1, timeout=60_000)
     except AssertionError as exc:
         _shot(page, "10-rules-raw-export-failed", 1600)  # what the page showed instead, for the log
-        raise AssertionError(f"{exc}\nthe browser reported: {problems[-20:]}\n{_server_state()}") from None
+        raise AssertionError(f"{exc}\nthe browser reported: {_distinct(problems)}\n{_server_state()}") from None
     assert _first_rule(page) == engine.rules_[0]
     body = page.locator("table.frl-list").inner_text()
     assert "?" not in body and "encounter_id" not in body and "patient_nbr" not in body
