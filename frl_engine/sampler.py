@@ -1368,7 +1368,8 @@ class PosteriorSample:
         if self.refresh and self.refresh_acceptance:
             moves = ", ".join(f"{name} {_fmt(self.refresh_acceptance[name])}" for name in (*MOVE_NAMES, "all"))
             lines.append(f"  with fresh risks ({self.refresh} per sweep): {moves}; "
-                         f"risks alone {_fmt(self.refresh_acceptance.get('risks', math.nan))}")
+                         f"risks alone {_fmt(self.refresh_acceptance.get('risks', math.nan))}; "
+                         f"one risk at a time {_fmt(self.refresh_acceptance.get('risk_sites', math.nan))}")
         if len(self.temperatures) > 1:
             betas = ", ".join(f"{b:.3g}" for b in self.temperatures)
             swaps = ", ".join(_fmt(rate, 2) for rate in self.swap_acceptance)
