@@ -658,8 +658,7 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     from .diagnostics import ESS_TARGET  # here: the card module stays light to import
 
     risk_ess = posterior.get("risk_ess") if isinstance(posterior, dict) else None
-    few_draws = (not unconverged and isinstance(risk_ess, (int, float)) and not isinstance(risk_ess, bool)
-                 and risk_ess < ESS_TARGET)
+    few_draws = isinstance(risk_ess, (int, float)) and not isinstance(risk_ess, bool) and risk_ess < ESS_TARGET
     if posterior is not None and not unconverged and not few_draws:
         lower = _need(posterior, "risk_lower", "posterior.")
         upper = _need(posterior, "risk_upper", "posterior.")

@@ -432,18 +432,17 @@ def _risk_scans(rng, length, n_cap, n_pos, gammas, g, r, log_k, consts, power, n
 
 
 @numba.njit(nogil=True, cache=True)
-def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, local_share, independence, risk_scans,
-                focus_cum, focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
+def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, local_share, independence, focus_cum,
+                focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
                 block_value, block_weight, block_size, info, n_proposed, n_accepted, n_refresh_proposed,
                 n_refresh_accepted, n_params):
-    """Steps 3, 3b, 3c and 3d of one sweep for one replica, at inverse temperature ``beta_t``.
+    """Steps 3, 3b and 3c of one sweep for one replica, at inverse temperature ``beta_t``.
 
     The replica's target is ``prior x likelihood^beta_t``: every log-likelihood difference in
     the Metropolis-Hastings ratios is multiplied by ``beta_t``, and the risks are proposed with
     the tempered information (``beta_t`` times the binomial information).  ``st`` holds the
-    replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c, ``risk_scans`` scans of Step 3d
-    (:func:`frl_engine.refresh.site_risk_updates`).  Returns 0, or
+    replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c.  Returns 0, or
     ``CAPACITY_STEP`` when a proposal would not fit in the arrays.
     """
     n_rules = in_list.shape[0]
@@ -603,13 +602,6 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             log_k = r_new[length]
             big_k = math.exp(log_k)
             log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
-    # Step 3d: one position's risk at a time (frl_engine.refresh.site_risk_updates).
-    if risk_scans > 0:
-        n_params[2] += _risk_scans(rng, length, n_cap, n_pos, gammas, g, r_cur, log_k, consts, beta_t, risk_scans)
-        n_params[3] += risk_scans * (length + 1)
-        log_k = r_cur[length]
-        big_k = math.exp(log_k)
-        log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
     st[_LENGTH] = length
     st[_LOG_K] = log_k
     st[_BIG_K] = big_k
@@ -627,10 +619,10 @@ def run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
 
     Replica ``k`` targets ``prior x likelihood^betas[k]`` (``betas[0] = 1``: the posterior).  Each
     sweep: the replica at ``beta = 1`` runs the full sweep of :func:`run_chain_refresh` up to
-    Step 3c (Steps 1 and 2 use the augmented sums, which Step 4 draws for it); every other replica
+    Step 3d (Steps 1 and 2 use the augmented sums, which Step 4 draws for it); every other replica
     first draws its own augmentation afresh (:func:`_draw_augmented_tempered`, the Gibbs draw for
     ``likelihood^beta``), then runs Steps 1 and 2 on it and the Metropolis-Hastings kernels Step 3,
-    3b and 3c with every log-likelihood difference multiplied by its ``beta`` (and the risks'
+    3b, 3c and 3d with every log-likelihood difference multiplied by its ``beta`` (and the risks'
     proposal scales widened by ``1 / sqrt(beta)``); then adjacent replicas ``(k, k+1)`` propose to
     exchange their states, accepted with probability
     ``min(1, exp((betas[k] - betas[k+1]) (loglik_{k+1} - loglik_k)))``, for the even pairs on even
@@ -815,7 +807,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
             if not fixed_list:
                 independence = refresh > 0
                 code = _list_moves(rng, rules, y, cum_weights, log_weights, consts, betas[level], refresh,
-                                   local_share, independence, risk_scans, focus_cum, focus_log, st[s], orders[s],
+                                   local_share, independence, focus_cum, focus_log, st[s], orders[s],
                                    in_lists[s], remainings[s], n_caps[s], n_poss[s], gammass[s], gs[s], mus[s], sds[s],
                                    proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new,
                                    r_cur, r_new, block_value, block_weight, block_size, info, n_proposed[level],
@@ -824,8 +816,9 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
                 if code != 0:
                     error_sweep, error_step = sweep, code
                     break
-            elif risk_scans > 0:
-                # Step 3d on the fixed list (the card's intervals): one position's risk at a time
+                length = int(st[s, _LENGTH])
+            if risk_scans > 0:
+                # Step 3d: one position's risk at a time (also on the fixed list behind the card's intervals)
                 n_params[level, 2] += _risk_scans(rng, length, n_caps[s], n_poss[s], gammass[s], gs[s], r_cur,
                                                   st[s, _LOG_K], consts, betas[level], risk_scans)
                 n_params[level, 3] += risk_scans * (length + 1)
