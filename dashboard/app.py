@@ -51,9 +51,6 @@ if target is not None:
     else:  # the user went to another page meanwhile: leave them there
         st.session_state[state.NAV_TO] = None
 
-# The page this run draws: a progress poll (a fragment) left over from the page before draws nothing,
-# since its elements' places no longer exist in the browser (Streamlit's page then went blank).
-st.session_state[state.PAGE_SHOWN] = page.url_path
 status = ui.sidebar_status(page.url_path)
 try:
     page.run()

@@ -32,7 +32,6 @@ VALIDATION_ERROR = "validation_error"
 JOBS = "jobs"  # kind -> jobs.Job (at most one running per kind)
 COLLECTED = "collected"  # job id -> number of its results already moved into the state
 NAV_TO = "nav_to"  # page to switch to after the current run (set when a fit from the Fit page lands)
-PAGE_SHOWN = "page_shown"  # url path of the page the latest full run draws (a progress poll of another draws nothing)
 PATIENT = "patient_check"  # the last "which rule applies" answer
 COMPARE = "compare_pair"  # (id A, id B) shown on the Compare page
 MODEL_FILE_SEEN = "model_file_seen"
@@ -122,7 +121,7 @@ WIDGET_DEFAULTS.update({W_EXT_SOURCE: EXT_SOURCE_CURRENT, W_EXT_BY: None, W_EXT_
 
 RESULT_DEFAULTS = {
     DATA: None, DATA_ERROR: None, UPLOAD_SEEN: None, PENDING_UPLOAD: None, FIT: None, FIT_ERROR: None, VALIDATION: None,
-    VALIDATION_ERROR: None, NAV_TO: None, PAGE_SHOWN: None, PATIENT: None, COMPARE: None, MODEL_FILE_SEEN: None,
+    VALIDATION_ERROR: None, NAV_TO: None, PATIENT: None, COMPARE: None, MODEL_FILE_SEEN: None,
     MODEL_FILE_ERROR: None, REGISTRY_ERROR: None,
 }
 
@@ -191,16 +190,6 @@ def store_column_table(data, table) -> None:
 
 
 # ---------------------------------------------------------------- jobs
-def still_on(page: str | None) -> bool:
-    """Whether the latest full run drew ``page`` (the url path a progress poll was made on).
-
-    A poll (a fragment that reruns every second or so) can run once more after its page was left,
-    e.g. when a landed fit switches to the Rule list: its elements' places then no longer exist in
-    the browser, and Streamlit's page went blank ("Bad delta path"). Such a poll draws nothing.
-    """
-    return st.session_state.get(PAGE_SHOWN) == page
-
-
 def job(kind: str) -> jobs.Job | None:
     return st.session_state[JOBS].get(kind)
 

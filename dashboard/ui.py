@@ -186,12 +186,9 @@ def job_progress(kind: str, *, compact: bool = False) -> None:
                      help="End this job now (its worker processes too); earlier results are kept."):
             job.stop()
     interval = poll_interval(job)
-    page = st.session_state.get(state.PAGE_SHOWN)
 
     @st.fragment(run_every=interval)
     def poll() -> None:
-        if not state.still_on(page):
-            return
         current = state.job(kind)
         if current is None or current.id != job.id:
             return

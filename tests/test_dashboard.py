@@ -524,21 +524,3 @@ def test_an_outcome_column_with_one_value_and_a_tiny_table_are_said(at):
     warnings = [w.value for w in at.warning]
     assert any("readmitted" in w and "every patient in this file has 'no'" in w for w in warnings), warnings
     assert any("60 patients are very few" in w for w in warnings), warnings
-
-
-def test_a_progress_poll_left_behind_by_a_page_switch_draws_nothing(at):
-    """A fit that lands switches from the Fit page to the Rule list; a progress poll of the Fit page that runs
-    once more after that must not draw (its elements' places are gone, and the browser page went blank)."""
-    at.switch_page("views/fit.py").run()
-    fit_page = at.session_state[state.PAGE_SHOWN]
-    assert fit_page and "fit" in fit_page
-    at.switch_page("views/rules.py").run()
-    rules_page = at.session_state[state.PAGE_SHOWN]
-    assert rules_page != fit_page and "rules" in rules_page
-    # still_on reads the same session state the polls read
-    script = (f"import streamlit as st\nfrom dashboard import state\n"
-              f"st.session_state[state.PAGE_SHOWN] = {rules_page!r}\n"
-              f"st.text(str(state.still_on({rules_page!r})) + ' ' + str(state.still_on({fit_page!r})))\n")
-    check = AppTest.from_string(script, default_timeout=30).run()
-    assert not check.exception
-    assert check.text[0].value == "True False"

@@ -92,12 +92,9 @@ if (clicked or ss[AUTOSTART]) and not running and other_job is None:
 
 if running:
     _interval = ui.poll_interval(job)
-    _page = ss.get(state.PAGE_SHOWN)
 
     @st.fragment(run_every=_interval)
     def _poll() -> None:
-        if not state.still_on(_page):
-            return
         current = ss[ej.JOB]
         if current is None or current.done or ui.poll_interval(current) != _interval:
             st.rerun(scope="app")
