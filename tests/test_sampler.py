@@ -335,6 +335,7 @@ def test_prior_start_and_summaries():
     {"n_samples": 0}, {"n_samples": 2.5}, {"n_samples": "10"}, {"n_samples": True}, {"burn_in": -1},
     {"thin": 0}, {"n_chains": 0}, {"n_chains": 1.0}, {"start": [0, 0]}, {"start": [7]}, {"start": ["x"]},
     {"rule_names": ["a"]}, {"n_jobs": 0}, {"random_state": -3}, {"random_state": "seed"},
+    {"risk_scans": -1}, {"risk_scans": 1.5},
 ])
 def test_bad_input_raises_frlerror(kwargs):
     coverage, y = small_data()
