@@ -40,17 +40,6 @@ page = st.navigation({
     "Use": [PAGES["card"], PAGES["compare"], PAGES["models"]],
 })
 
-target = st.session_state[state.NAV_TO]
-if target is not None:
-    # Kept until the target page has run: a run of the Fit page that was already on its way (its progress
-    # poll) must not leave the user there once the list has landed.
-    if page.url_path == PAGES[target].url_path:
-        st.session_state[state.NAV_TO] = None
-    elif page is PAGES["fit"] or page.url_path == PAGES["fit"].url_path:  # only if the user is still waiting there
-        st.switch_page(PAGES[target])
-    else:  # the user went to another page meanwhile: leave them there
-        st.session_state[state.NAV_TO] = None
-
 status = ui.sidebar_status(page.url_path)
 try:
     page.run()

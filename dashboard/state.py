@@ -31,7 +31,6 @@ VALIDATION = "validation"  # services.ValidationResult: the last cross-validatio
 VALIDATION_ERROR = "validation_error"
 JOBS = "jobs"  # kind -> jobs.Job (at most one running per kind)
 COLLECTED = "collected"  # job id -> number of its results already moved into the state
-NAV_TO = "nav_to"  # page to switch to after the current run (set when a fit from the Fit page lands)
 PATIENT = "patient_check"  # the last "which rule applies" answer
 COMPARE = "compare_pair"  # (id A, id B) shown on the Compare page
 MODEL_FILE_SEEN = "model_file_seen"
@@ -121,7 +120,7 @@ WIDGET_DEFAULTS.update({W_EXT_SOURCE: EXT_SOURCE_CURRENT, W_EXT_BY: None, W_EXT_
 
 RESULT_DEFAULTS = {
     DATA: None, DATA_ERROR: None, UPLOAD_SEEN: None, PENDING_UPLOAD: None, FIT: None, FIT_ERROR: None, VALIDATION: None,
-    VALIDATION_ERROR: None, NAV_TO: None, PATIENT: None, COMPARE: None, MODEL_FILE_SEEN: None,
+    VALIDATION_ERROR: None, PATIENT: None, COMPARE: None, MODEL_FILE_SEEN: None,
     MODEL_FILE_ERROR: None, REGISTRY_ERROR: None,
 }
 
@@ -299,8 +298,6 @@ def _accept_fit(result, *, first: bool, job_obj: jobs.Job) -> None:
         register(result)
     if first:
         ss[TIMINGS]["fit_to_result"] = job_obj.elapsed()
-        if job_obj.meta.get("navigate"):
-            ss[NAV_TO] = job_obj.meta["navigate"]
         if job_obj.meta.get("compare_slot"):
             ss[W_COMPARE_B if job_obj.meta["compare_slot"] == "B" else W_COMPARE_A] = result.id
 

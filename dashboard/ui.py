@@ -321,7 +321,12 @@ def fit_settings_from_widgets():
 
 def start_fit(spec, data, features, y, *, navigate: str | None = "rules", make_current: bool = True,
               compare_slot: str | None = None, result_id: str | None = None) -> None:
-    """Start a fit job (MAP list, then the posterior when asked); ``result_id`` updates an existing fit."""
+    """Start a fit job (MAP list, then the posterior when asked); ``result_id`` updates an existing fit.
+
+    ``navigate``: the page the user is taken to at once, to watch the search there and read the list when it
+    lands (the Rule list page waits for it: :func:`list_on_its_way`).  The page is switched here, in the run
+    of the click, and never later from a run a progress poll started: see :func:`go_to`.
+    """
     from dashboard import services
 
     stages = services.FIT_STAGES if spec.posterior is not None else services.FIT_STAGES[:1]
@@ -334,3 +339,50 @@ def start_fit(spec, data, features, y, *, navigate: str | None = "rules", make_c
         state.start_job(job, services.fit_work(spec, data, features, y, result_id or state.new_id()))
     except FRLError as exc:  # another job of this session is still running
         st.warning(str(exc), icon=":material/hourglass_top:")
+        return
+    if navigate:
+        # Safe although the job now runs: no other job ran (start_job refuses one), so no progress poll was
+        # drawn in this run or the one before, and the browser has no poll timer that could fire late.
+        st.switch_page(PAGES[navigate])
+
+
+def go_to(page: str, label: str, icon: str | None = None) -> None:
+    """Open ``page`` now, unless a progress poll may be ticking in the browser: then offer a link to it.
+
+    A page switch made by the server while a ``run_every`` fragment polls in the browser can blank the
+    page (Streamlit 1.67): the poll's timer may fire once more before the browser hears of the switch, and
+    that request, queued behind the switch, runs as a fragment run of the *old* page.  The browser takes
+    it for a page change and clears the new page; the next poll's element then lands in an empty page
+    ("Bad delta path index"), the page throws and closes its connection.  A click on a link stops the
+    browser's timers before it asks for the new page, so it is safe at any time.
+    """
+    if state.busy() is None:
+        st.switch_page(PAGES[page])
+    link(page, label, icon)
+
+
+def list_on_its_way() -> jobs.Job | None:
+    """The fit started from the Fit page whose list has not arrived yet (the Rule list page waits for it)."""
+    job = state.job("fit")
+    if job is not None and not job.done and job.meta.get("navigate") and job.version == 0:
+        return job
+    return None
+
+
+def fit_problem_note() -> None:
+    """Why the last fit started from the Fit page gave no new list (or no posterior): its error, or that it was
+    stopped; the list fitted before (if any) stays the current one."""
+    job = state.job("fit")
+    if job is None or not job.done or not job.meta.get("navigate"):
+        return
+    error = st.session_state[state.FIT_ERROR]
+    if job.stopped and job.version == 0:
+        st.info(f"{job.label}: stopped after {job.elapsed():.0f} s, before the list was found.",
+                icon=":material/stop_circle:")
+    elif error:
+        show_message(*error)
+    else:
+        return
+    if job.version == 0 and st.session_state[state.FIT] is not None:
+        st.caption("The list below is the one fitted before.")
+    link("fit", "Back to Fit", ":material/tune:")

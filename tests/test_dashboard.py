@@ -72,6 +72,8 @@ def fit(app, **widgets):
     assert not app.exception and not errors(app)
     app.button(key="fit_button").click().run()
     assert not app.exception
+    assert [t.value for t in app.title] == ["Falling rule list"]  # pressing Fit opens the list page at once
+    app.switch_page("views/rules.py")  # where the browser now is (AppTest's later runs keep their own page)
     finish_jobs(app)
     return app.session_state[state.FIT]
 
@@ -216,6 +218,11 @@ def test_a_failed_fit_keeps_the_earlier_list(at, monkeypatch):
     assert at.session_state[state.FIT] is first
     assert jobs.GENERIC_ERROR in errors(at)
     assert "simulated crash" not in " ".join(errors(at))  # no internals in the message itself
+    # The Rule list page, where pressing Fit took the user, says so too, above the list fitted before.
+    at.switch_page("views/rules.py").run()
+    assert jobs.GENERIC_ERROR in errors(at) and not at.exception
+    assert any("the one fitted before" in c.value for c in at.caption)
+    assert shown_rules(at) == first.rules
 
 
 # ------------------------------------------------------------------ bad input

@@ -13,7 +13,7 @@ import pytest
 
 from dashboard import jobs, state
 from frl_engine.stopping import live_worker_pids
-from test_dashboard import APP, SAMPLE, fit  # noqa: F401  (the `at` fixture below mirrors test_dashboard's)
+from test_dashboard import APP, SAMPLE, fit, shown_rules  # noqa: F401  (the `at` fixture below mirrors test_dashboard's)
 from test_stopping import alive, wait_for
 from server_log import app_errors
 from streamlit_server import server_workers, start_server, start_validation_in_browser
@@ -73,12 +73,20 @@ def test_a_fit_runs_in_a_worker_that_stop_kills_and_the_earlier_list_stays(at):
     at.run()
     at.button(key="fit_button").click().run()
     job = at.session_state[state.JOBS]["fit"]
+    # Pressing Fit opens the Rule list page at once: it shows the search under way (with Stop), not the old list.
+    assert [t.value for t in at.title] == ["Falling rule list"] and not job.done
+    assert not [h for h in at.get("html") if "frl-list" in h.proto.body]
+    at.switch_page("views/rules.py")  # where the browser now is (AppTest's later runs keep their own page)
     workers = wait_for(lambda: live_worker_pids(), timeout=120)
     at.button(key="stop_fit").click().run()
     assert jobs.wait(job, 30) and job.stopped
     assert wait_for(lambda: alive(workers) == [], timeout=10)
     at.run()
     assert at.session_state[state.FIT] is first and not at.exception
+    # The page says the search was stopped and shows the list fitted before.
+    assert any("stopped after" in i.value and "before the list was found" in i.value for i in at.info)
+    assert any("the one fitted before" in c.value for c in at.caption)
+    assert shown_rules(at) == first.rules
 
 
 def test_a_running_job_is_polled_quickly_only_just_after_it_starts_or_publishes():

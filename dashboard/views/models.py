@@ -99,7 +99,7 @@ with st.container(border=True):
 if opened:
     try:
         state.accept_model_file(services.open_registered(entry.sha256, state.new_id("registry")))
-        st.switch_page(ui.PAGES["rules"])
+        ui.go_to("rules", "Read the rule list", ":material/arrow_forward:")
     except FRLError as exc:
         st.error(str(exc), icon=":material/error:")
 if save_note:

@@ -24,6 +24,14 @@ def _check_patient(fit_id: str, model: dict, fields) -> None:
         ss[state.PATIENT] = (fit_id, None, str(exc))
 
 
+if ui.list_on_its_way() is not None:  # the user pressed Fit: the search runs, its list appears here
+    ui.header("Falling rule list", "Searching for the list with the highest posterior probability (simulated "
+                                   "annealing, paper section 3.1).")
+    ui.job_progress("fit")
+    st.caption("The list appears here when the search ends; its 95% credible intervals follow when the posterior "
+               "has been sampled.")
+    st.stop()
+ui.fit_problem_note()
 fit = ui.require_fit()
 model = fit.model
 label = charts.outcome_label(model)
