@@ -383,6 +383,8 @@ def fit_problem_note() -> None:
         show_message(*error)
     else:
         return
-    if job.version == 0 and st.session_state[state.FIT] is not None:
+    if st.session_state[state.FIT] is None:
+        return  # the page goes on with "No rule list yet" and its link to the Fit page
+    if job.version == 0:
         st.caption("The list below is the one fitted before.")
     link("fit", "Back to Fit", ":material/tune:")
