@@ -190,7 +190,8 @@ def real_size(name: str, loader, n_seeds: int = 5) -> dict:
             "chains_run": [m.search_report_.n_chains for m in fits], "median_fit_seconds": float(np.median(seconds)),
             "rhat": sample.rhat, "ess": sample.ess, "verdict": sample.verdict.message,
             "converged": sample.verdict.converged, "sample_seconds": sample_seconds,
-            "map_frequency": sample.map_list_frequency, "map_length": len(model.rules_), "thin": sample.thin,
+            "map_frequency": sample.map_list_frequency, "map_groups_frequency": sample.map_groups_frequency,
+            "map_length": len(model.rules_), "thin": sample.thin,
             "burn_in": sample.burn_in, "temperatures": sample.temperatures, "swap_acceptance": sample.swap_acceptance}
 
 
@@ -283,7 +284,8 @@ def run(quick: bool = False) -> dict:
               f"{r['search_converged']}/5 (chains run {r['chains_run']}); median fit {r['median_fit_seconds']:.2f} s")
         print(f"      posterior: R-hat log posterior {r['rhat']['log_posterior']:.3f}, L {r['rhat']['length']:.3f}; "
               f"ESS {r['ess']['log_posterior']:.0f}, {r['ess']['length']:.0f}; MAP list in "
-              f"{100 * r['map_frequency']:.1f}% of samples; burn-in {r['burn_in']:,}, thin {r['thin']} "
+              f"{100 * r['map_frequency']:.1f}% of samples (its patient groups in {100 * r['map_groups_frequency']:.1f}%); "
+              f"burn-in {r['burn_in']:,}, thin {r['thin']} "
               f"(extended when not converged); {r['sample_seconds']:.1f} s; {r['verdict']}")
         if len(r["temperatures"]) > 1:
             print(f"      parallel tempering: {len(r['temperatures'])} replicas per chain, swap acceptance "

@@ -1,8 +1,9 @@
 """Parallel tempering in the posterior sampler: does the default sample converge? (issue 13)
 
-For UCI breast cancer, UCI Spambase and the generated raw hospital export (20,000 rows), fit the
-default model (seed 0), then draw the default posterior sample (4 chains x 1000 kept, burn-in 1000,
-continued longer while not converged) for each ladder asked (default ``1,default``):
+For UCI breast cancer, UCI Spambase (and, when asked, UCI mammographic masses and car) and the
+generated raw hospital export (20,000 rows), fit the default model (seed 0), then draw the default
+posterior sample (4 chains x 1000 kept, burn-in 1000, continued longer while not converged) for each
+ladder asked (default ``1,default``):
 
 * ``temperatures=1``: no tempering (the sampler before parallel tempering);
 * the default (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`: plain, then
@@ -10,11 +11,12 @@ continued longer while not converged) for each ladder asked (default ``1,default
   that or the close ladder, each attempt continuing the chains of the one before).
 
 Prints split R-hat and bulk ESS of the log posterior and of L, the verdict, the burn-in and
-thinning it took, the wall time, the share of samples on the MAP list, and the swap acceptance
+thinning it took, the wall time, the share of samples on the MAP list (and the share that group the
+training patients as the MAP list does, ``map_groups_frequency``), and the swap acceptance
 rate between adjacent temperatures.  The machine's other load slows the times; compare the two
 rows of one data set.
 
-Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,raw,raw100k]
+Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,mammo,cars,raw,raw100k]
 [--ladders 1,default,afresh,global,no3d] [--seeds 1,2,3]`` (``afresh``: the default schedule with every attempt
 started afresh from the seed, as before the chains were continued; ``global``: the default schedule with every move
 with fresh risks drawing them for all the positions from the change down, as before the local proposals,
@@ -47,6 +49,8 @@ def _raw_export_100k():
 
 DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
             "spam": ("UCI spambase", lambda: _uci("spam")),
+            "mammo": ("UCI mammographic masses", lambda: _uci("mammo")),
+            "cars": ("UCI car", lambda: _uci("cars")),
             "raw": ("raw export (20,000 rows)", _raw_export),
             "raw100k": ("raw export (100,000 rows)", _raw_export_100k)}
 
@@ -98,7 +102,8 @@ def measure(key: str, ladders, seeds=(1,)) -> list[dict]:
         print(f"    {label:<16s} {len(betas)} rung(s) (beta_min {min(betas):.3g}): R-hat log posterior "
               f"{sample.rhat['log_posterior']:.3f}, L {sample.rhat['length']:.3f}; ESS {sample.ess['log_posterior']:.0f}, "
               f"{sample.ess['length']:.0f}; burn-in {sample.burn_in:,}, thin {sample.thin}; {seconds:.1f} s; "
-              f"MAP list in {100 * sample.map_list_frequency:.1f}%; swaps "
+              f"MAP list in {100 * sample.map_list_frequency:.1f}% (its patient groups in "
+              f"{100 * sample.map_groups_frequency:.1f}%); swaps "
               f"{' '.join(f'{s:.2f}' for s in swaps) or '-'}; "
               f"{'converged' if sample.verdict.converged else 'NOT converged'}", flush=True)
         if sample.attempts:
@@ -106,7 +111,8 @@ def measure(key: str, ladders, seeds=(1,)) -> list[dict]:
 
             print(f"      runs drawn: {'; '.join(_describe_attempt(a) for a in sample.attempts)}", flush=True)
         rows.append({"dataset": name, "ladder": ladder, "seed": seed, "rhat": sample.rhat, "ess": sample.ess, "seconds": seconds,
-                     "converged": sample.verdict.converged, "swap_acceptance": swaps, "thin": sample.thin})
+                     "converged": sample.verdict.converged, "swap_acceptance": swaps, "thin": sample.thin,
+                     "map_frequency": sample.map_list_frequency, "map_groups_frequency": sample.map_groups_frequency})
     return rows
 
 

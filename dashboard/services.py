@@ -528,6 +528,7 @@ class PosteriorView:
     risk_summary: dict  # the model file's "posterior" block
     summary_text: str
     seconds: float
+    map_groups_frequency: float = math.nan  # share of samples grouping the patients as the list shown does
 
 
 def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
@@ -543,6 +544,7 @@ def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
         proposals=dict(sample.proposals), rhat=dict(sample.rhat), ess=dict(sample.ess),
         map_list=tuple(str(r) for r in sample.map_list), map_list_frequency=float(sample.map_list_frequency),
         risk_summary=sample.map_risk_summary(), summary_text=sample.summary(), seconds=float(seconds),
+        map_groups_frequency=float(sample.map_groups_frequency),
     )
 
 

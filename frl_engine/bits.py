@@ -137,6 +137,54 @@ def adopt_counts(start, new_length, remaining, n_cap, n_pos, remaining_new, n_ca
             remaining[pos] = remaining_new[pos]
 
 
+def row_groups(rules: np.ndarray, all_rows: np.ndarray, order) -> np.ndarray:
+    """The rows each position of a list captures, packed, top first; positions that capture no row left out.
+
+    Row ``k`` of the result holds the rows whose first applying rule is the ``k``-th rule that reaches
+    any row; the rows no rule applies to (the default rule's) are what remains.  Two lists with the
+    same groups put every training row in the same group, in the same order: the same likelihood for
+    any risks, whatever their rules are called.
+    """
+    remaining = all_rows.copy()
+    groups = []
+    for rule in order:
+        captured = rules[int(rule)] & remaining
+        if captured.any():
+            groups.append(captured)
+            remaining &= ~rules[int(rule)]
+    return np.array(groups, dtype=np.uint64).reshape(len(groups), rules.shape[1])
+
+
+@numba.njit(nogil=True, cache=True)
+def same_row_groups(rules, all_rows, order, groups):
+    """Whether the list ``order`` splits the rows into ``groups`` (:func:`row_groups`), in that order.
+
+    Positions that capture no row are skipped; the default rule's rows then agree as well, since
+    each list's groups and default rows partition the rows.
+    """
+    n_words = rules.shape[1]
+    remaining = all_rows.copy()
+    k = 0
+    for i in range(order.shape[0]):
+        rule = order[i]
+        reached = False
+        for w in range(n_words):
+            if rules[rule, w] & remaining[w]:
+                reached = True
+                break
+        if not reached:
+            continue
+        if k >= groups.shape[0]:
+            return False
+        for w in range(n_words):
+            if (rules[rule, w] & remaining[w]) != groups[k, w]:
+                return False
+        for w in range(n_words):
+            remaining[w] &= ~rules[rule, w]
+        k += 1
+    return k == groups.shape[0]
+
+
 def capture_counts(rules: np.ndarray, y: np.ndarray, all_rows: np.ndarray, order) -> tuple[np.ndarray, np.ndarray]:
     """Support ``n_l`` and positives ``s_l`` of each position of a list (default last).
 

@@ -96,7 +96,7 @@ import numba
 import numpy as np
 from joblib import Parallel, delayed
 
-from .bits import adopt_counts, capture_counts_from, recount_from
+from .bits import adopt_counts, capture_counts_from, recount_from, row_groups, same_row_groups
 from .diagnostics import ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
 from .errors import FRLError
 from .io import to_jsonable
@@ -968,6 +968,26 @@ def focus_rules(problem: PackedProblem, lists=(), n_top: int = 32, margin: float
     return sorted(chosen)
 
 
+def same_groups_frequency(problem: PackedProblem, order, orders) -> float:
+    """Fraction of the sampled lists ``orders`` that group the training rows as ``order`` does.
+
+    A list's groups are the rows each of its rules catches first, top to bottom, and the rows none
+    catches (:func:`frl_engine.bits.row_groups`).  Lists with the same groups have the same likelihood
+    for any risks (paper eq. 2 counts only ``n_l`` and ``s_l``); they differ in how their rules are
+    written (``safety = med`` or ``safety is not low`` below ``safety = high``) and in rules that no
+    training row reaches, which the prior may favour (two smaller steps down instead of one large one;
+    :func:`frl_engine.model.drop_unreached_rules`).  The exact list's frequency then splits over many
+    equivalent spellings, so this is the frequency to read when asking whether the sampler visits it.
+    """
+    if not orders:
+        return math.nan
+    groups = row_groups(problem.rules, problem.all_rows, order)
+    counts = Counter(orders)
+    same = sum(n for sampled, n in counts.items()
+               if same_row_groups(problem.rules, problem.all_rows, np.asarray(sampled, dtype=np.int64), groups))
+    return same / len(orders)
+
+
 def dispersed_starts(map_order, other_orders=(), n_chains: int = 4) -> list[tuple[int, ...]]:
     """Starting lists for ``n_chains`` chains: the MAP list first, then the distinct other lists
     (e.g. the search chains' final lists), at most one per chain; the MAP list fills the rest."""
@@ -1195,6 +1215,10 @@ class PosteriorSample:
         ``"start"`` or ``"most frequent sampled list"``.
     map_list_frequency : float
         Fraction of samples whose list equals ``map_list``.
+    map_groups_frequency : float
+        Fraction of samples whose list puts every training row in the same group as ``map_list``
+        does, top to bottom (:func:`same_groups_frequency`): the same list up to how its rules are
+        written and up to rules that reach no training row.
     map_risk : dict
         ``median``, ``lower``, ``upper`` (95% central credible interval) and ``mean``
         of each position's risk ``p_l``, default last (arrays of length ``L+1``), from a
@@ -1242,6 +1266,7 @@ class PosteriorSample:
     map_order: tuple = field(repr=False)
     map_list_source: str
     map_list_frequency: float
+    map_groups_frequency: float
     map_risk: dict = field(repr=False)
     n_chains: int
     n_samples: int
@@ -1293,6 +1318,7 @@ class PosteriorSample:
             "method": self.map_risk["method"],
             "risk_ess": self.map_risk.get("ess"),
             "list_frequency": self.map_list_frequency,
+            "groups_frequency": self.map_groups_frequency,
             "n_chains": self.n_chains,
             "samples_per_chain": self.n_samples,
             "burn_in": self.burn_in,
@@ -1331,6 +1357,7 @@ class PosteriorSample:
             "map_list": {
                 "rules": list(self.map_list), "indices": list(self.map_order), "source": self.map_list_source,
                 "frequency_in_sample": self.map_list_frequency,
+                "groups_frequency_in_sample": self.map_groups_frequency,
                 "n_samples": self.map_risk["n_draws"], "method": self.map_risk["method"],
                 "risk_median": self.map_risk["median"], "risk_lower": self.map_risk["lower"],
                 "risk_upper": self.map_risk["upper"], "risk_mean": self.map_risk["mean"],
@@ -1382,7 +1409,8 @@ class PosteriorSample:
         lines.append(f"Risks of the {'MAP' if self.map_list_source == 'start' else 'most frequent'} list "
                      f"(posterior median and 95% interval; {risk['method']}, {risk['n_draws']} draws"
                      f"{', ESS at least ' + format(risk['ess'], ',.0f') if 'ess' in risk else ''}; "
-                     f"this list is {100 * self.map_list_frequency:.1f}% of the samples):")
+                     f"this list is {100 * self.map_list_frequency:.1f}% of the samples, and "
+                     f"{100 * self.map_groups_frequency:.1f}% group the training patients as it does):")
         labels = [str(name) for name in self.map_list] + ["ELSE (default)"]
         width = min(max(len(label) for label in labels), 60)
         for pos, label in enumerate(labels):  # numbered from 1, as the list and the card number its rules
@@ -1676,6 +1704,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         source = "most frequent sampled list"
         fixed_start = _start_from_list(problem, map_order)
     frequency = sum(1 for o in orders if o == map_order) / n_total
+    groups_frequency = same_groups_frequency(problem, map_order, orders)
     n_draws = n_chains * n_samples
     fixed = _fixed_list_draws(risk_rng, problem, fixed_start, n_draws, burn_in, thin)
     map_risk = {
@@ -1694,7 +1723,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         log_posterior_trace=log_post_trace, length_trace=length_trace, acceptance=acceptance,
         acceptance_per_chain=per_chain, proposals=proposals, rhat=rhat, ess=ess, inclusion=inclusion,
         map_list=tuple(names[i] for i in map_order), map_order=map_order, map_list_source=source,
-        map_list_frequency=frequency, map_risk=map_risk, n_chains=n_chains, n_samples=n_samples,
+        map_list_frequency=frequency, map_groups_frequency=groups_frequency, map_risk=map_risk, n_chains=n_chains, n_samples=n_samples,
         burn_in=earlier_sweeps + burn_in, thin=thin, rule_names=rule_names, map_draws=fixed,
         refresh_acceptance=refresh_acceptance, refresh=refresh, n_starts=n_starts,
         temperatures=tuple(float(b) for b in betas), swap_acceptance=swap_acceptance,

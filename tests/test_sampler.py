@@ -291,6 +291,53 @@ def test_rhat_near_one_on_clear_signal():
     assert np.all(np.diff(result.map_risk["median"]) <= 0)  # falling
 
 
+def _row_groups_by_hand(coverage, order):
+    """The rows each position catches first, as frozensets, positions catching none left out (plain Python)."""
+    caught, groups = set(), []
+    for rule in order:
+        rows = frozenset(int(i) for i in np.flatnonzero(coverage[:, rule])) - caught
+        if rows:
+            groups.append(rows)
+            caught |= rows
+    return groups
+
+
+def test_lists_that_group_the_patients_alike_are_counted_as_the_map_list():
+    """Two lists with the same groups of rows, top to bottom, have the same likelihood for any risks: a rule
+    written differently that catches the same rows, or a rule that catches no row, leaves the list the same."""
+    from frl_engine.sampler import same_groups_frequency
+
+    rows = {0: {0, 1}, 1: {0, 2, 3}, 2: {2, 3}, 3: {1}, 4: {4}}
+    coverage = np.zeros((8, 5), dtype=bool)
+    for rule, caught in rows.items():
+        coverage[sorted(caught), rule] = True
+    problem = PackedProblem.from_arrays(coverage, np.arange(8) % 2 == 0, Hyperparameters())
+    same = [(0, 1), (0, 2), (0, 3, 1), (0, 1, 3), (0, 3, 2, 3)]
+    different = [(1, 0), (0,), (0, 1, 4), (0, 2, 4), (3, 0, 1), (4, 0, 1), ()]
+    for order in same + different:  # the definition, by hand
+        assert (_row_groups_by_hand(coverage, order) == _row_groups_by_hand(coverage, (0, 1))) == (order in same)
+    for order in same:
+        assert same_groups_frequency(problem, (0, 1), [order]) == 1.0
+    for order in different:
+        assert same_groups_frequency(problem, (0, 1), [order]) == 0.0
+    assert same_groups_frequency(problem, (0, 1), same + different + same) == pytest.approx(10 / 17)
+    assert same_groups_frequency(problem, (), [(), (3,), (0,)]) == pytest.approx(1 / 3)  # only the default rule
+
+
+def test_the_sample_reports_how_often_it_groups_the_patients_as_the_map_list():
+    coverage, y = small_data()
+    coverage = np.column_stack([coverage, coverage[:, 0]])  # a fourth rule catching exactly the first one's rows
+    hyper, _ = SETTINGS["paper-priors-equal-weights"]
+    problem = PackedProblem.from_arrays(coverage, y, hyper)
+    result = sample_posterior(problem, n_samples=1500, n_chains=2, start=(0, 1), random_state=4, n_jobs=1)
+    reference = _row_groups_by_hand(coverage, result.map_order)
+    by_hand = np.mean([_row_groups_by_hand(coverage, order) == reference for order in result.orders])
+    assert result.map_groups_frequency == pytest.approx(by_hand)
+    assert result.map_groups_frequency > result.map_list_frequency  # (0, 1) and (3, 1) at least are the same
+    assert result.map_risk_summary()["groups_frequency"] == result.map_groups_frequency
+    assert "group the training patients as it does" in result.summary()
+
+
 def test_prior_start_and_summaries():
     coverage, y = small_data()
     hyper, weights = SETTINGS["paper-priors-equal-weights"]

@@ -48,7 +48,9 @@ c3.metric("R-hat, length L", "n/a" if rhat_len is None or math.isnan(rhat_len) e
 acc = view.acceptance.get("all")
 c4.metric("Acceptance (list moves)", charts.pct(acc), border=True)
 c5.metric("Same as list shown", charts.pct(view.map_list_frequency),
-          help="Share of the sampled lists identical to the MAP list on the Rule list page.", border=True)
+          help="Share of the sampled lists identical to the MAP list on the Rule list page; "
+               f"{charts.pct(view.map_groups_frequency)} put every training patient in the same group as it does "
+               "(the same list up to how its rules are written and rules that reach no patient).", border=True)
 
 verdict = convergence_verdict(view.rhat, view.ess, n_chains=view.n_chains)
 if verdict.converged:
