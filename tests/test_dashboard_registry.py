@@ -132,3 +132,37 @@ def test_a_broken_registry_never_stops_a_fit(at, registry_path):
     at.switch_page("views/card.py").run()
     assert not at.exception and "Model registry:" in captions(at)
     assert registry_path.read_bytes() == b"this is not a database " * 100
+
+
+def test_opening_a_model_while_a_job_runs_links_to_the_list_instead_of_switching_pages(at, registry_path):
+    """A page switch made by the server while a progress poll ticks in the browser can blank the page
+    (``ui.go_to``): with a job running, Open makes the model current and offers a link to the list."""
+    import threading
+
+    from dashboard import jobs
+
+    result = fit(at, **{state.W_POSTERIOR: False})
+    second = fit(at, **{state.W_POSTERIOR: False, state.W_SEED: 7, state.W_STEPS: 1000})
+    release = threading.Event()
+
+    def validation_under_way(job):  # a real background job of this session, running until released
+        while not release.wait(0.05):
+            job.token.check()
+
+    job = jobs.Job("validation", "Cross-validating", ["folds"])
+    at.session_state[state.JOBS]["validation"] = jobs.start(job, validation_under_way)
+    try:
+        at.switch_page("views/models.py").run()
+        at.selectbox(key=state.W_MODELS_PICK).set_value(model_identifier(result.model)).run()
+        at.button(key="models_open").click().run()
+        assert not at.exception and not job.done
+        assert [t.value for t in at.title] == ["Models"]  # not switched while the job's poll ticks
+        assert any(link.proto.label == "Read the rule list" for link in at.get("page_link"))
+        assert at.session_state[state.FIT].source == "file"
+    finally:
+        release.set()
+        assert jobs.wait(job, 10)
+    at.run()  # with nothing running, Open switches to the list at once
+    at.selectbox(key=state.W_MODELS_PICK).set_value(model_identifier(second.model)).run()
+    at.button(key="models_open").click().run()
+    assert [t.value for t in at.title] == ["Falling rule list"] and not at.exception
