@@ -284,7 +284,8 @@ def run(quick: bool = False) -> dict:
               f"{r['search_converged']}/5 (chains run {r['chains_run']}); median fit {r['median_fit_seconds']:.2f} s")
         print(f"      posterior: R-hat log posterior {r['rhat']['log_posterior']:.3f}, L {r['rhat']['length']:.3f}; "
               f"ESS {r['ess']['log_posterior']:.0f}, {r['ess']['length']:.0f}; MAP list in "
-              f"{100 * r['map_frequency']:.1f}% of samples (its patient groups in {100 * r['map_groups_frequency']:.1f}%); "
+              f"{100 * r['map_frequency']:.1f}% of samples (its patient groups in "
+              f"{100 * r['map_groups_frequency']:.1f}%); "
               f"burn-in {r['burn_in']:,}, thin {r['thin']} "
               f"(extended when not converged); {r['sample_seconds']:.1f} s; {r['verdict']}")
         if len(r["temperatures"]) > 1:

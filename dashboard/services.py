@@ -528,7 +528,7 @@ class PosteriorView:
     risk_summary: dict  # the model file's "posterior" block
     summary_text: str
     seconds: float
-    map_groups_frequency: float = math.nan  # share of samples grouping the patients as the list shown does
+    map_groups_frequency: float  # share of samples grouping the patients as the list shown does
 
 
 def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
