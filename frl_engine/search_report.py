@@ -139,7 +139,9 @@ def empty_list_note(model: dict, interface: str = "cli") -> str:
     training = model.get("training") or {}
     n_rules, events = training.get("n_candidate_rules") or 0, training.get("n_positive")
     cost = f", about log({n_rules:,} candidate rules) = {math.log(n_rules):.1f} nats" if n_rules > 1 else ""
-    few = f"; with {events:,} events a real difference may not pay for it" if events is not None and events < 200 else ""
+    noun = "event" if events == 1 else "events"
+    few = (f"; with {events:,} {noun} a real difference may not pay for it"
+           if events is not None and events < 200 else "")
     return ("No rule beats the overall risk at these settings: either no subgroup is at a different risk, or the "
             f"data are too few to show one. Each rule must earn its prior cost{cost}{few}. Try fewer, broader "
             f"candidates ({names['conditions']}, {names['support']}), or, for a small subgroup, {names['lower']}.")

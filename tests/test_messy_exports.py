@@ -375,6 +375,19 @@ def test_an_empty_list_on_a_rare_outcome_says_what_a_rule_must_earn_and_what_to_
     assert "--max-conditions 1, a higher --min-support" in out
 
 
+def test_a_single_event_is_one_event_in_every_line(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    died = np.zeros(200, dtype=bool)
+    died[17] = True
+    path = tmp_path / "one.csv"
+    pd.DataFrame({"age": rng.integers(20, 90, 200), "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, out, _ = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 0
+    assert "200 patients, 1 event (0.5%)" in out
+    assert "with 1 event a real difference may not pay for it" in out
+    assert "1 events" not in out
+
+
 def test_a_support_no_column_reaches_says_to_lower_it_and_failed_cells_keep_whole_counts(tmp_path, capsys):
     rng, age, died = _patients(600)
     path = tmp_path / "export.csv"

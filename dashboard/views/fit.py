@@ -21,7 +21,7 @@ except FRLError as exc:
     st.stop()
 
 st.caption(f"**{ui.md(data.name)}** · outcome **{ui.md(inputs.target)} = {ui.md(inputs.event)}** · "
-           f"{inputs.n_events:,} events among {data.n_rows:,} patients · "
+           f"{inputs.n_events:,} {'event' if inputs.n_events == 1 else 'events'} among {data.n_rows:,} patients · "
            f"{len(inputs.choices.exclude)} column(s) left out")
 
 KEEP = {"persist_state": state.PERSIST}  # the settings survive page switches
