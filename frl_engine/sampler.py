@@ -97,7 +97,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .bits import adopt_counts, capture_counts_from, recount_from, row_groups, same_row_groups
-from .diagnostics import ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
+from .diagnostics import RHAT_TARGET, ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
 from .errors import FRLError
 from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
@@ -1401,7 +1401,8 @@ class PosteriorSample:
         lines.append("Convergence (rank-normalised split R-hat, bulk ESS; Vehtari et al. 2021):")
         for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
             rhat = self.rhat[key]
-            note = "  (constant in every chain)" if math.isnan(rhat) else ("  <- not converged" if rhat > 1.1 else "")
+            note = ("  (constant in every chain)" if math.isnan(rhat)
+                    else (f"  <- above {RHAT_TARGET}: not converged" if rhat > RHAT_TARGET else ""))
             lines.append(f"  {label:<14s} R-hat {_fmt(rhat)}   ESS {_fmt(self.ess[key], 0)}{note}")
         lines.append(f"  {self.verdict.message}")
         lines.append("")

@@ -600,6 +600,10 @@ def test_an_unconverged_posterior_is_reported_as_such():
     assert "not converged" in verdict.message and "--samples" in verdict.message
     assert result.map_risk_summary()["converged"] is False
     assert "not converged" in result.summary()
+    # each R-hat line above the verdict's bar of 1.01 is marked, and only those
+    for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
+        line = next(x for x in result.summary().splitlines() if x.strip().startswith(f"{label} ") and "R-hat" in x)
+        assert line.endswith("<- above 1.01: not converged") == (result.rhat[key] > 1.01), line
     # the same problem sampled properly converges
     good = sample_posterior(problem, n_samples=1000, n_chains=4, start=true_order, random_state=0, n_jobs=2)
     assert good.verdict.converged, good.verdict.message
