@@ -7,6 +7,7 @@ dashboard shows must be the list the engine fits directly with the same settings
 import json
 import logging
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -469,6 +470,21 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Search not converged") for w in warnings)
     assert any("did not converge" in w for w in warnings)
+
+
+def test_the_posterior_page_says_why_the_list_shown_is_rarely_sampled(at):
+    """On data where the posterior spreads over many similar lists (UCI breast cancer: 0.0%), the page explains."""
+    result = fit(at)
+    why = "That is expected when the posterior spreads over many similar lists"
+    at.switch_page("views/posterior.py").run()
+    assert result.posterior.map_groups_frequency >= 0.01  # the sample data's list is sampled often
+    assert not any(why in c.value for c in at.caption)
+    at.session_state[state.FIT] = replace(result, posterior=replace(result.posterior, map_list_frequency=0.0,
+                                                                    map_groups_frequency=0.001))
+    at.run()
+    assert not at.exception
+    note = next(c.value for c in at.caption if why in c.value)
+    assert note.startswith("The list shown is 0.0% of the sampled lists, and 0.1% group the training patients")
 
 
 def test_a_list_that_uses_race_is_flagged_on_the_rule_list_page(at):

@@ -9,6 +9,7 @@ from frl_engine.diagnostics import convergence_verdict
 from frl_engine.errors import FRLError
 
 ss = st.session_state
+RARELY_SAMPLED = 0.01  # below this share of the samples, say why the list shown is rarely drawn
 
 ui.header("Posterior", "What the sampler says about the list (paper section 3.2): its length, the rules it "
                        "contains, and whether independent chains agree.")
@@ -58,6 +59,13 @@ if verdict.converged:
 else:
     st.warning(verdict.message.replace("(--samples, --burn-in)", "(more samples per chain on the Fit page)"),
                icon=":material/warning:")
+if view.map_groups_frequency < RARELY_SAMPLED:
+    # A clinician reading "0.0%" next to their card deserves the reason (docs/search.md section 4).
+    st.caption(f"The list shown is {charts.pct(view.map_list_frequency)} of the sampled lists, and "
+               f"{charts.pct(view.map_groups_frequency)} group the training patients as it does. That is expected "
+               "when the posterior spreads over many similar lists: the list shown is its highest point, and many "
+               "slightly different lists share the rest of the probability. The risks and intervals of the list "
+               "shown come from a separate run on that list alone.")
 
 map_length = len(fit.model["rules"])
 left, right = st.columns(2, gap="large")
