@@ -54,8 +54,8 @@ m3.metric("ELSE risk", charts.pct(table["risk"].iloc[-1]), border=True)
 n_rows, n_events = int(table["support"].sum()), int(table["events"].sum())
 m4.metric("Patients", f"{n_rows:,}", border=True)
 events_word = "event" if n_events == 1 else "events"
-m5.metric("Event rate", f"{n_events / max(n_rows, 1):.1%}", help=f"{n_events:,} {events_word} among {n_rows:,} patients",
-          border=True)
+m5.metric("Event rate", f"{n_events / max(n_rows, 1):.1%}", border=True,
+          help=f"{n_events:,} {events_word} among {n_rows:,} patients")
 
 if state.running("fit") and fit.posterior is None and fit.source == "fit":
     ui.job_progress("fit")
