@@ -186,7 +186,7 @@ def print_model(model: dict, stream=None) -> None:
     if training.get("n_rows"):
         who = (f"{training['n_rows']} rows of {training['n_patients']:,} patients ({training['patient_column']})"
                if training.get("n_patients") else f"{training['n_rows']} patients")
-        events = training.get('n_positive')
+        events = training.get("n_positive")
         print(f"\n{who}, {events} {'event' if events == 1 else 'events'} "
               f"({100 * training.get('positive_rate', 0):.1f}%); {training.get('n_candidate_rules')} candidate rules; "
               f"log posterior {model.get('parameters', {}).get('log_posterior', float('nan')):.3f}", file=stream)
