@@ -449,7 +449,7 @@ class FitSettings:
 
 @dataclass(frozen=True)
 class PosteriorSettings:
-    n_samples: int = 10_000
+    n_samples: int = 1_000  # the engine's and `frl sample`'s default
     n_chains: int = 4
 
 

@@ -83,7 +83,7 @@ WIDGET_DEFAULTS = {
     W_CHAINS: 4,
     W_SEED: 0,
     W_POSTERIOR: True,
-    W_POST_SAMPLES: 10_000,
+    W_POST_SAMPLES: 1_000,
     W_POST_CHAINS: 4,
     W_CV_FOLDS: 5,
     W_CV_METHODS: ["frl", "logreg", "cart", "rf", "svm", "hgb"],

@@ -193,6 +193,7 @@ def test_upload_fit_download_and_bad_files(app_url, chromium, tmp_path):
     assert rows.count() == len(engine.rules_) + 1
     # The posterior arrives after the list (seconds; longer if numba's kernel cache had to be rebuilt).
     page.get_by_text("95% CrI", exact=True).first.wait_for(timeout=90_000)
+    print(f"posterior (default sample) on screen after the list: {time.perf_counter() - started - fit_to_list:.2f} s")
     _shot(page, "4-rule-list", 1900)
     if os.environ.get("FRL_UPDATE_SCREENSHOT") == "1":  # the README's picture: the list, its charts, no form
         page.set_viewport_size({"width": 1440, "height": 1120})

@@ -60,9 +60,11 @@ with right:
         st.toggle("Sample the posterior", key=state.W_POSTERIOR, **KEEP,
                   help="Runs after the list is shown; its results fill in when ready (paper section 3.2).")
         st.caption("Credible intervals for each risk, the posterior of L, R-hat.")
-        st.number_input("Samples per chain", min_value=100, max_value=100_000, step=1000, key=state.W_POST_SAMPLES,
-                        disabled=not ss[state.W_POSTERIOR], **KEEP)
-        st.caption("Kept after a burn-in of the same length.")
+        st.number_input("Samples per chain", min_value=100, max_value=100_000, step=500, key=state.W_POST_SAMPLES,
+                        disabled=not ss[state.W_POSTERIOR], **KEEP,
+                        help="When the chains have not converged, the sampler continues them, longer and tempered, "
+                             "until they agree or its schedule ends; the time grows with the samples kept.")
+        st.caption("Kept after a burn-in; run longer until the chains agree.")
         st.number_input("Sampler chains", min_value=1, max_value=8, step=1, key=state.W_POST_CHAINS,
                         disabled=not ss[state.W_POSTERIOR], **KEEP)
         st.caption("Several chains let R-hat check convergence.")
