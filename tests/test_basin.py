@@ -111,3 +111,71 @@ def test_the_report_counts_the_chains_hopping_improved():
     plain = anneal(problem, n_chains=2, n_steps=500, hop_patience=None, random_state=0).report
     assert plain.n_hopped is None and "n_hopped" not in plain.to_dict()
     assert SearchReport.from_dict(plain.to_dict()) == plain
+
+
+# A REPLACE or an ADD can leave a later rule reaching no row; the polish also tries each such move followed by the
+# removal of those rules (paper section 3.1's search space is unchanged: these are lists two or more moves away).
+
+
+def _split_rule_problem(seed=1, n_rows=3000, n_noise=60):
+    """Rule 0 is a strong rule A; rules 1 and 2 are A AND x, A AND z, which together hold nearly all of A's rows."""
+    rng = np.random.default_rng(seed)
+    a = rng.random(n_rows) < 0.2
+    x = rng.random(n_rows) < 0.7
+    z = ~x | (rng.random(n_rows) < 0.2)
+    y = rng.random(n_rows) < np.where(a & x, 0.5, np.where(a, 0.38, 0.08))
+    noise = [rng.random(n_rows) < rng.uniform(0.05, 0.4) for _ in range(n_noise)]
+    coverage = np.stack([a, a & x, a & z, *noise], axis=1)
+    return coverage, PackedProblem.from_arrays(coverage, y, Hyperparameters(lam=3.0))
+
+
+def _after_dropping_unreached(order, changed, coverage):
+    """``order`` without its rules after position ``changed`` that capture no row (plain numpy)."""
+    left = np.ones(coverage.shape[0], dtype=bool)
+    kept = []
+    for pos, rule in enumerate(order):
+        caught = left & coverage[:, rule]
+        left &= ~caught
+        if pos <= changed or caught.any():
+            kept.append(rule)
+    return kept
+
+
+def _neighbours_dropping_unreached(order, coverage):
+    """Every REPLACE and ADD neighbour of ``order`` with the later rules it leaves unreached removed."""
+    order = list(order)
+    out = []
+    for rule in (r for r in range(coverage.shape[1]) if r not in order):
+        for i in range(len(order)):
+            out.append(_after_dropping_unreached(order[:i] + [rule] + order[i + 1:], i, coverage))
+        for i in range(len(order) + 1):
+            out.append(_after_dropping_unreached(order[:i] + [rule] + order[i:], i, coverage))
+    return out
+
+
+def test_a_strong_rule_split_in_two_is_merged_again_by_the_polish():
+    """The trap of real exports (`number_inpatient >= 2 AND glimepiride = No`, then `... AND rosiglitazone = No`):
+    no single move improves the split list, yet the list with the strong rule alone is 4.9 nats better."""
+    from test_anneal import _neighbours
+
+    coverage, problem = _split_rule_problem()
+    split = fit_list(problem, [1, 2]).log_posterior
+    merged = fit_list(problem, [0]).log_posterior
+    assert merged > split + 4
+    assert max(fit_list(problem, n).log_posterior for n in _neighbours([1, 2], coverage.shape[1])) <= split + 1e-9
+    order, value = polish(problem, [1, 2])
+    assert value >= merged - 1e-9 and 0 in order
+    assert value == pytest.approx(fit_list(problem, order).log_posterior, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_no_move_that_drops_the_rules_it_leaves_unreached_improves_a_polished_list(seed):
+    from test_anneal import _neighbours
+
+    coverage, problem = _split_rule_problem(seed, n_rows=1500, n_noise=12)
+    rng = np.random.default_rng(seed)
+    for start in ([], [1, 2], [1, 2, 5], list(rng.choice(15, 6, replace=False))):
+        order, value = polish(problem, start)
+        assert value == pytest.approx(fit_list(problem, order).log_posterior, abs=1e-9)
+        neighbours = _neighbours(order, 15) + _neighbours_dropping_unreached(order, coverage)
+        assert max(fit_list(problem, n).log_posterior for n in neighbours) <= value + 1e-9, (start, order)
