@@ -159,6 +159,23 @@ def _cells(rules, order, length, remaining):
 
 
 @numba.njit(inline="always")
+def _add_neighbour(order, length, i, r, n_cap, n_pos, a, b, suf_a, suf_b, proposal, n_cap_new, n_pos_new):
+    """The list with ``r`` added at insertion point ``i`` and its capture counts, from the cells' sums."""
+    for pos in range(i):
+        n_cap_new[pos] = n_cap[pos]
+        n_pos_new[pos] = n_pos[pos]
+        proposal[pos] = order[pos]
+    n_cap_new[i] = suf_a[i]
+    n_pos_new[i] = suf_b[i]
+    proposal[i] = r
+    for k in range(i, length + 1):
+        n_cap_new[k + 1] = n_cap[k] - a[k]
+        n_pos_new[k + 1] = n_pos[k] - b[k]
+        if k < length:
+            proposal[k + 1] = order[k]
+
+
+@numba.njit(inline="always")
 def _earlier(move, i, r, best_move, best_i, best_j):
     """Whether neighbour ``(move, i, r)`` comes before the best so far in the scan order of :func:`polish_list`."""
     if best_move == _SWAP or best_move == _REMOVE:
@@ -325,18 +342,7 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
         # ADD r at insertion point i
         for i in range(size):
             if i <= swallowed:   # ADD, then remove the later rules left reaching no row
-                for pos in range(i):
-                    n_cap_new[pos] = n_cap[pos]
-                    n_pos_new[pos] = n_pos[pos]
-                    proposal[pos] = order[pos]
-                n_cap_new[i] = suf_a[i]
-                n_pos_new[i] = suf_b[i]
-                proposal[i] = r
-                for k in range(i, size):
-                    n_cap_new[k + 1] = n_cap[k] - a[k]
-                    n_pos_new[k + 1] = n_pos[k] - b[k]
-                    if k < length:
-                        proposal[k + 1] = order[k]
+                _add_neighbour(order, length, i, r, n_cap, n_pos, a, b, suf_a, suf_b, proposal, n_cap_new, n_pos_new)
                 v = _dropped_value(cum_weights, log_weights, consts, proposal, length + 1, i, n_cap_new, n_pos_new,
                                    x, work, free, short, short_cap, short_pos, best_value)
                 if v > best_value or (v == best_value and best_move >= 0
@@ -346,18 +352,7 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
             bound = add_const + prior + pref_ll[i] + _binomial_max(suf_a[i], suf_b[i]) + suf_d[i]
             if bound <= best_value:
                 continue
-            for pos in range(i):
-                n_cap_new[pos] = n_cap[pos]
-                n_pos_new[pos] = n_pos[pos]
-                proposal[pos] = order[pos]
-            n_cap_new[i] = suf_a[i]
-            n_pos_new[i] = suf_b[i]
-            proposal[i] = r
-            for k in range(i, size):
-                n_cap_new[k + 1] = n_cap[k] - a[k]
-                n_pos_new[k + 1] = n_pos[k] - b[k]
-                if k < length:
-                    proposal[k + 1] = order[k]
+            _add_neighbour(order, length, i, r, n_cap, n_pos, a, b, suf_a, suf_b, proposal, n_cap_new, n_pos_new)
             v = log_posterior_into(proposal, length + 1, n_cap_new, n_pos_new, cum_weights, log_weights, consts, x,
                                    work, free)
             if v > best_value or (v == best_value and best_move >= 0 and _earlier(_ADD, i, r, best_move, best_i,
