@@ -22,7 +22,10 @@ other lists the search ended in):
    time), and the search alone with and without basin hopping on the same mined rules.
 
 Run: ``.venv/bin/python benchmarks/bench_search.py`` (a few minutes; ``--quick`` skips parts 3
-and 4; ``--spambase`` runs part 4 only).
+and 4; ``--spambase`` runs part 4 only).  Two more, on their own: ``--raw100k`` (five seeds of the
+default fit on the raw export at 100,000 rows, data seeds 0 and 7) and ``--spambase-chains`` (one
+round of 24 annealing chains from the prior on Spambase: how many end above the list the default
+fit prints).
 """
 
 from __future__ import annotations
@@ -294,8 +297,56 @@ def run(quick: bool = False) -> dict:
     return figures
 
 
+def raw_export_100k(data_seeds=(0, 7), n_seeds: int = 5) -> None:
+    """Five seeds of the default fit on the raw export at 100,000 rows: spread, searches converged, time."""
+    from make_raw_export import make_raw_export
+
+    from frl_engine import FallingRuleListClassifier
+
+    for data_seed in data_seeds:
+        frame = make_raw_export(100_000, seed=data_seed)
+        y = (frame.pop("readmitted").astype(str) == "<30").to_numpy()
+        values, times, converged, chains = [], [], 0, []
+        for seed in range(n_seeds):
+            started = time.perf_counter()
+            model = FallingRuleListClassifier(random_state=seed, exclude=["encounter_id", "patient_nbr"]).fit(frame, y)
+            times.append(time.perf_counter() - started)
+            values.append(model.map_fit_.log_posterior)
+            converged += bool(model.search_report_.converged)
+            chains.append(model.search_report_.n_chains)
+        print(f"raw export, 100,000 rows (data seed {data_seed}): five-seed spread {max(values) - min(values):.4f} "
+              f"nats; search converged on {converged}/{n_seeds} (chains run {chains}); median fit "
+              f"{np.median(times):.2f} s (fits {', '.join(f'{t:.1f}' for t in times)} s)")
+
+
+def spambase_chains(n_chains: int = 24, n_steps: int = 5000, random_state: int = 100) -> None:
+    """One round of annealing chains from the prior on Spambase: where they end, against the default fit."""
+    spam = _uci("spam")
+    if isinstance(spam, str):
+        print(f"Spambase chains: not run ({spam})")
+        return
+    from frl_engine import FallingRuleListClassifier
+
+    X, y, options = spam
+    model = FallingRuleListClassifier(random_state=0, **options).fit(X, y)
+    fitted = model.map_fit_.log_posterior
+    started = time.perf_counter()
+    result = anneal(model.problem_, n_steps=n_steps, n_chains=n_chains, max_chains=n_chains,
+                    random_state=random_state)
+    values = np.array(result.chain_values)
+    print(f"Spambase, {n_chains} chains x {n_steps} steps from the prior (one round, seed {random_state}, "
+          f"{time.perf_counter() - started:.1f} s): the default fit (seed 0) prints a list at {fitted:.4f}; "
+          f"{int(np.sum(values > fitted + 0.1))} chain(s) end above it (best {values.max():.4f}, "
+          f"{values.max() - fitted:+.2f} nats), {int(np.sum(np.abs(values - fitted) <= 0.1))} within 0.1 nats, "
+          f"{int(np.sum(values < fitted - 0.1))} below")
+
+
 if __name__ == "__main__":
-    if "--spambase" in sys.argv:
+    if "--raw100k" in sys.argv:
+        raw_export_100k()
+    elif "--spambase-chains" in sys.argv:
+        spambase_chains()
+    elif "--spambase" in sys.argv:
         anneal(planted_problem()[1], n_steps=50, n_chains=1, random_state=0)  # compile / load the kernels
         print_spambase(spambase_search())
     else:
