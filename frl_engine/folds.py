@@ -12,6 +12,7 @@ fold.  No global random state is used.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -53,6 +54,15 @@ def stratified_folds(y: np.ndarray, n_folds: int, random_state: int,
     return list(splitter.split(np.zeros(len(y)), y))
 
 
+@functools.lru_cache(maxsize=64)
+def _patient_column_names(names: tuple) -> tuple:
+    """The names among ``names`` that name a patient identifier (cached: a fit asks for every column's name)."""
+    from .columns import has_identifier_name
+
+    return tuple(name for name in names if (_PATIENT_WORDS.search(str(name)) and has_identifier_name(name))
+                 or _PATIENT_ID_NAME.match(str(name).strip()))
+
+
 def patient_groups(frame) -> tuple[str, np.ndarray] | None:
     """The column that numbers the patients of an encounter-level table, and each row's patient.
 
@@ -79,9 +89,8 @@ def patient_groups(frame) -> tuple[str, np.ndarray] | None:
     # the patient number as the index (df.set_index("MRN")), then as a column
     named = [(name, frame.index.get_level_values(level)) for level, name in enumerate(frame.index.names)
              if name is not None and _PATIENT_WORDS.search(str(name)) and has_identifier_name(name)]
-    named += [(name, frame[name]) for name in frame.columns
-              if ((_PATIENT_WORDS.search(str(name)) and has_identifier_name(name))
-                  or _PATIENT_ID_NAME.match(str(name).strip())) and not isinstance(frame[name], pd.DataFrame)]
+    named += [(name, frame[name]) for name in _patient_column_names(tuple(frame.columns.tolist()))
+              if not isinstance(frame[name], pd.DataFrame)]
     for name, values in named:
         groups = repeated_patients(values)
         if groups is not None:

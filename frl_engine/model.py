@@ -100,8 +100,14 @@ class Hyperparameters:
             self.alpha * math.log(self.beta) - special.gammaln(self.alpha) - math.log(special.gammaincc(self.alpha, self.beta))
         )
         consts[LOG_K_NORM] = self.alpha_K * math.log(self.beta_K) - special.gammaln(self.alpha_K)
-        consts[LOG_L_TRUNC] = stats.poisson.logcdf(n_rules, self.lam)
+        consts[LOG_L_TRUNC] = log_poisson_cdf(n_rules, self.lam)
         return consts
+
+
+def log_poisson_cdf(n: int, lam: float) -> float:
+    """``log P(Poisson(lam) <= n)``: ``special.pdtr`` (microseconds), ``stats.poisson.logcdf`` where it underflows."""
+    cdf = special.pdtr(n, lam)
+    return math.log(cdf) if cdf > 1e-300 else float(stats.poisson.logcdf(n, lam))
 
 
 # ----------------------------------------------------------------------------------------

@@ -164,3 +164,12 @@ def test_the_cheap_upper_bound_never_falls_below_the_exact_objective():
             bound = log_posterior_upper_bound(order, length, n_cap, n_pos, problem.cum_weights, problem.log_weights,
                                               problem.consts)
             assert bound >= fit_list(problem, order).log_posterior - 1e-9
+
+
+@pytest.mark.parametrize("n, lam", [(0, 0.5), (3, 8.0), (17, 8.0), (550, 3.0), (5000, 8.0), (2, 400.0), (0, 800.0)])
+def test_the_list_lengths_truncation_constant_is_the_poisson_log_cdf(n, lam):
+    from scipy import stats
+
+    from frl_engine.model import log_poisson_cdf
+
+    assert log_poisson_cdf(n, lam) == pytest.approx(float(stats.poisson.logcdf(n, lam)), rel=1e-10, abs=1e-12)
