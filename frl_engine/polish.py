@@ -159,6 +159,20 @@ def _cells(rules, order, length, remaining):
 
 
 @numba.njit(inline="always")
+def _replace_head(order, length, i, r, n_cap, n_pos, suf_a, suf_b, proposal, n_cap_new, n_pos_new):
+    """The list with position ``i`` replaced by ``r``, and the counts of positions ``0..i`` (the caller sets
+    those below ``i``, which receive the rows ``r`` does not hold)."""
+    for pos in range(i):
+        n_cap_new[pos] = n_cap[pos]
+        n_pos_new[pos] = n_pos[pos]
+    n_cap_new[i] = suf_a[i]
+    n_pos_new[i] = suf_b[i]
+    for pos in range(length):
+        proposal[pos] = order[pos]
+    proposal[i] = r
+
+
+@numba.njit(inline="always")
 def _add_neighbour(order, length, i, r, n_cap, n_pos, a, b, suf_a, suf_b, proposal, n_cap_new, n_pos_new):
     """The list with ``r`` added at insertion point ``i`` and its capture counts, from the cells' sums."""
     for pos in range(i):
@@ -291,14 +305,7 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
                     if j < length and n_cap_new[j] == 0.0 and n_cap[j] > 0.0:
                         emptied = True
                 if emptied:
-                    for pos in range(i):
-                        n_cap_new[pos] = n_cap[pos]
-                        n_pos_new[pos] = n_pos[pos]
-                    n_cap_new[i] = suf_a[i]
-                    n_pos_new[i] = suf_b[i]
-                    for pos in range(length):
-                        proposal[pos] = order[pos]
-                    proposal[i] = r
+                    _replace_head(order, length, i, r, n_cap, n_pos, suf_a, suf_b, proposal, n_cap_new, n_pos_new)
                     v = _dropped_value(cum_weights, log_weights, consts, proposal, length, i, n_cap_new, n_pos_new,
                                        x, work, free, short, short_cap, short_pos, best_value)
                     if v > best_value or (v == best_value and best_move >= 0
@@ -324,14 +331,7 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
                 tight += _binomial_max(n_cap_new[j], n_pos_new[j])
             if tight <= best_value:
                 continue
-            for pos in range(i):
-                n_cap_new[pos] = n_cap[pos]
-                n_pos_new[pos] = n_pos[pos]
-            n_cap_new[i] = suf_a[i]
-            n_pos_new[i] = suf_b[i]
-            for pos in range(length):
-                proposal[pos] = order[pos]
-            proposal[i] = r
+            _replace_head(order, length, i, r, n_cap, n_pos, suf_a, suf_b, proposal, n_cap_new, n_pos_new)
             v = log_posterior_into(proposal, length, n_cap_new, n_pos_new, cum_weights, log_weights, consts, x,
                                    work, free)
             if v > best_value or (v == best_value and best_move >= 0 and _earlier(_REPLACE, i, r, best_move,
