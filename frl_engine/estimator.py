@@ -319,8 +319,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
         # only what the note reads (the whole model dictionary costs as much as a tenth of a small fit)
         note = leakage_note({"rules": self._rule_dicts(),
-                             "default": {"support": int(self.supports_[-1]), "n_positive": int(self.positives_[-1]),
-                                         "probability": float(self.probabilities_[-1])},
+                             "default": self._default_dict(),
                              "outcome": {"target": getattr(self, "target_name_", None)}}, "api")
         if note:
             warnings.warn(note, PossibleLeakWarning, stacklevel=3)
@@ -570,6 +569,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             for i, rule in enumerate(self.rule_objects_)
         ]
 
+    def _default_dict(self) -> dict:
+        """The ELSE rule as the model file writes it."""
+        return {"probability": float(self.probabilities_[-1]), "support": int(self.supports_[-1]),
+                "n_positive": int(self.positives_[-1])}
+
     def to_dict(self, *, target: str | None = None, data_name: str | None = None, title: str | None = None,
                 event_label=None) -> dict:
         """The fitted model as a JSON-safe dictionary (docs/model-format.md).
@@ -607,8 +611,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          **({"patient_column": self.patients_[0], "n_patients": self.patients_[1]}
                             if getattr(self, "patients_", None) else {})},
             "rules": rules,
-            "default": {"probability": float(self.probabilities_[-1]), "support": int(self.supports_[-1]),
-                        "n_positive": int(self.positives_[-1])},
+            "default": self._default_dict(),
             "parameters": {"K": float(self.K_), "gammas": [float(g) for g in self.gammas_],
                            "log_posterior": float(self.log_posterior_)},
             "binarizer": None if binarizer is None else {"columns": [spec.to_dict() for spec in binarizer.specs_]},
