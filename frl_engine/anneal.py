@@ -188,6 +188,8 @@ def polish(problem: PackedProblem, order) -> tuple[tuple[int, ...], float]:
 
 # Improving moves a polish may take (each strictly improves the objective, so it always ends well before).
 MAX_POLISH_MOVES = 10_000
+# Rounds of ``n_chains`` the default budget allows (``max_chains``).
+DEFAULT_ROUNDS = 4
 
 
 def _run_chain(rng: np.random.Generator, problem: PackedProblem, temperatures: np.ndarray, start, do_polish: bool,
@@ -236,8 +238,10 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     (:mod:`frl_engine.polish`) and improved by basin hopping (:mod:`frl_engine.basin`:
     tail re-growth and random kicks, each kept only if it improves).  The first chain starts from the greedy list
     (:func:`greedy_list`), every other from its own draw of the prior.  Rounds are
-    repeated until the best objective has been reached by at least two chains or
-    ``max_chains`` chains have run; :attr:`AnnealResult.report` says which.
+    repeated until the search has converged (the best objective reached by at least two
+    chains, and at most a quarter of further chains expected to end at a list not found
+    yet: :func:`frl_engine.search_report.unseen_share`) or ``max_chains`` chains have
+    run; :attr:`AnnealResult.report` says which.
 
     Parameters
     ----------
@@ -259,8 +263,9 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         Start the first chain from the greedy list (False: every chain from the prior).
         Default: as ``polish``.
     max_chains : int or None
-        Budget of chains, restarts included (default ``2 * n_chains``, at least 4, when
-        polishing).  ``n_chains`` when ``polish`` is False: the paper's plain annealing
+        Budget of chains, restarts included (default ``4 * n_chains``, at least 4, when
+        polishing: data whose chains agree stop after the first round, and data with many
+        local maxima get up to three more rounds).  ``n_chains`` when ``polish`` is False: the paper's plain annealing
         runs exactly the chains asked for.
     hop_patience : int or None, default 0
         Basin hopping after the polish: random kicks in a row without improvement before a
@@ -272,7 +277,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     temperatures = temperature_schedule(n_steps, temperature, cooling)
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     if max_chains is None:
-        max_chains = max(2 * n_chains, 4) if polish else n_chains
+        max_chains = max(DEFAULT_ROUNDS * n_chains, 4) if polish else n_chains
     max_chains = max(int(max_chains), n_chains)
     if greedy_start is None:
         greedy_start = polish

@@ -1,5 +1,7 @@
 """Simulated annealing finds the MAP list (paper sections 3.1 and 4)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -146,6 +148,78 @@ def test_an_unconverged_search_is_reported_as_such():
     from frl_engine.anneal import SearchReport
 
     assert SearchReport.from_dict(report.to_dict()) == report
+
+
+def _posterior_unseen_share(n_starts, n_found, k_max=200_000):
+    """E[relative size of the basins not found | n starts ended at w different local maxima], by summation.
+
+    Written from the model, independently of the engine: k local maxima with k uniform on 1, 2, ...
+    (improper), basin sizes ~ Dirichlet(1, ..., 1).  Given k, P(the starts' ends | k) is proportional to
+    k! / (k - w)! * Gamma(k) / Gamma(n + k) and the unseen mass has expectation (k - w) / (n + k).
+    """
+    from math import exp, lgamma
+
+    weight = total = 0.0
+    for k in range(n_found, k_max):
+        p = exp(lgamma(k + 1) - lgamma(k - n_found + 1) + lgamma(k) - lgamma(n_starts + k))
+        weight += p
+        total += p * (k - n_found) / (n_starts + k)
+    return total / weight
+
+
+def test_the_unseen_share_is_the_posterior_expectation_of_boender_and_rinnooy_kan():
+    from frl_engine.search_report import count_distinct, unseen_share
+
+    for n, w in [(4, 1), (4, 2), (8, 2), (8, 3), (12, 5), (16, 9)]:
+        # (the sum's tail falls as k ** (w - n), so the truncation leaves up to 2e-5 when n = w + 2)
+        assert unseen_share(n, w) == pytest.approx(_posterior_unseen_share(n, w), abs=1e-4), (n, w)
+    assert unseen_share(1, 1) == 1.0 and unseen_share(4, 4) == 1.0   # nothing known; capped
+    assert count_distinct([-1.0, -1.0 + 1e-8, -2.0, -2.5]) == 3
+
+
+def test_two_agreeing_chains_are_not_enough_when_the_chains_end_everywhere():
+    """Eight chains, two at the best list and six at six other lists: 7 * 8 / 56 = all further chains
+    would find a new list, so the search is not called converged, and the message says why."""
+    from frl_engine.search_report import UNSEEN_SHARE_MAX, SearchReport, search_report
+
+    scattered = search_report([-10.0, -10.0, -11, -12, -13, -14, -15, -16], 16)
+    assert scattered.n_reached_best == 2 and scattered.n_distinct == 7 and scattered.unseen_share == 1.0
+    assert not scattered.converged and scattered.unexplored
+    line = scattered.message()
+    assert "7 different lists" in line and "100% of further chains" in line and "--chains" in line
+    assert "Chains on the Fit page" in scattered.message("dashboard")
+    # the same agreement with the other chains' ends repeated: two lists, 2 * 3 / 56 = 0.107
+    repeated = search_report([-10.0, -10.0, -11, -11, -11, -11, -11, -11], 16)
+    assert repeated.converged and repeated.unseen_share == pytest.approx(6 / 56)
+    assert repeated.unseen_share <= UNSEEN_SHARE_MAX
+    assert "2 different lists" in repeated.message() and "11% of further chains" in repeated.message()
+    # a model file round trip keeps the new figures; a file written before them still loads
+    assert SearchReport.from_dict(scattered.to_dict()) == scattered
+    old = {k: v for k, v in scattered.to_dict().items() if k not in ("n_distinct", "unseen_share")}
+    assert SearchReport.from_dict(old).unseen_share is None and "not converged" in SearchReport.from_dict(old).message()
+
+
+UCI = Path(__file__).resolve().parents[2] / "shared" / "uci"
+
+
+@pytest.mark.skipif(not UCI.is_dir(), reason=f"UCI files not found at {UCI}")
+def test_the_search_restarts_while_its_chains_end_at_too_many_different_lists():
+    """UCI breast cancer (683 rows, 1,441 rules), seed 1: after two rounds of 4 chains two chains agree on the
+    best list, but the eight ended at three different lists (unseen share 3/14 > 0.2): a third round runs."""
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.datasets import load_dataset
+    from frl_engine.search_report import UNSEEN_SHARE_MAX, search_report
+
+    data = load_dataset("breast", UCI)
+    model = FallingRuleListClassifier(random_state=1).fit(data.X, data.y)
+    values = model.anneal_result_.chain_values
+    report = model.search_report_
+    # the stopping rule: every round before the last had not converged; the last converged or spent the budget
+    assert all(not search_report(values[:k]).converged for k in range(4, len(values), 4))
+    assert report.converged or report.n_chains == report.max_chains
+    eight = search_report(values[:8])
+    assert eight.n_reached_best >= 2 and eight.unseen_share > UNSEEN_SHARE_MAX   # "two agree" alone stopped here
+    assert len(values) > 8 and report.max_chains == 16
 
 
 def test_restarts_are_reproducible_whatever_the_number_of_workers():
