@@ -222,7 +222,7 @@ def spambase_search(n_seeds: int = 5) -> dict:
            "fit_distinct": len({tuple(m.map_fit_.order) for m in fits})}
     for label, options in (("with basin hopping (default)", {}),
                            ("without (polish only, 16-chain budget)", {"hop_patience": None, "max_chains": 16})):
-        values, orders, times, passes, converged, chains = [], set(), [], [], 0, []
+        values, orders, times, passes, converged, chains, unseen = [], set(), [], [], 0, [], []
         for seed in range(n_seeds):
             started = time.perf_counter()
             result = anneal(problem, n_steps=5000, n_chains=4, random_state=seed, **options)
@@ -232,9 +232,10 @@ def spambase_search(n_seeds: int = 5) -> dict:
             passes.append(result.n_polish_passes)
             converged += bool(result.report.converged)
             chains.append(result.report.n_chains)
+            unseen.append(result.report.unseen_share)
         out[label] = {"best": max(values), "spread": max(values) - min(values), "distinct": len(orders),
                       "median_seconds": float(np.median(times)), "converged": converged, "chains": chains,
-                      "values": values}
+                      "values": values, "unseen": unseen}
     return out
 
 
@@ -248,7 +249,8 @@ def print_spambase(spam: dict) -> None:
     for label in ("with basin hopping (default)", "without (polish only, 16-chain budget)"):
         r = spam[label]
         print(f"  search {label:<40s}: best {r['best']:.4f}; five-seed spread {r['spread']:.4f} nats, "
-              f"{r['distinct']} distinct list(s); converged {r['converged']}/5 (chains {r['chains']}); "
+              f"{r['distinct']} distinct list(s); converged {r['converged']}/5 (chains {r['chains']}; unseen "
+              f"share {' '.join(f'{u:.2f}' for u in r['unseen'])}); "
               f"median {r['median_seconds']:.2f} s")
 
 

@@ -261,6 +261,13 @@ def test_the_search_report_reaches_the_model_file_and_the_cli(tmp_path, capsys):
                                         converged=False, max_chains=16)
     line = search_warning(model)
     assert line.startswith("Warning: Search not converged") and "\n" not in line and "--steps" in line
+    # two chains agreed, but the chains ended at too many different lists: the line says so, and asks for chains
+    model.search_report_ = SearchReport(n_chains=16, n_reached_best=8, spread_nats=10.3, runner_up_gap_nats=2.7,
+                                        converged=False, max_chains=16, n_distinct=8, unseen_share=0.3)
+    line = search_warning(model)
+    assert line.startswith("Warning: Search not converged: 8 of 16 chains reached the same best list")
+    assert "8 different lists" in line and "30% of further chains" in line and "--chains" in line
+    assert "\n" not in line
     # `frl fit` prints no warning when the chains agreed
     csv = tmp_path / "d.csv"
     frame.assign(outcome=np.where(data.y, "yes", "no")).to_csv(csv, index=False)

@@ -470,6 +470,12 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Search not converged") for w in warnings)
     assert any("did not converge" in w for w in warnings)
+    # chains that agreed on the best list but ended at many different lists (UCI Spambase at the defaults)
+    result.model["search"] = {**result.model["search"], "converged": False, "n_reached_best": 8, "n_chains": 16,
+                              "n_distinct": 8, "unseen_share": 0.3}
+    at.switch_page("views/rules.py").run()
+    scattered = [w.value for w in at.warning if w.value.startswith("Search not converged")]
+    assert scattered and "8 different lists" in scattered[0] and "raise Chains on the Fit page" in scattered[0]
 
 
 def test_the_posterior_page_says_why_the_list_shown_is_rarely_sampled(at):
