@@ -619,6 +619,32 @@ def test_dispersed_starts_and_focus_are_reproducible_whatever_n_jobs():
     assert one.refresh_acceptance == two.refresh_acceptance
 
 
+def test_the_posterior_starts_and_focus_come_from_the_searchs_first_round_only():
+    """Restart rounds (up to 16 chains on UCI Spambase) do not change the sample: its starts and its focus set
+    use the lists of the first n_chains search chains, so a search that ran more rounds samples the same."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.simulate import simulate_rule_list_data
+
+    data = simulate_rule_list_data(np.random.default_rng(4), 800, n_rules=30, probabilities=(0.8, 0.5, 0.3, 0.1))
+    frame = pd.DataFrame(data.coverage, columns=[f"r{j}" for j in range(30)])
+    model = FallingRuleListClassifier(mine_rules=False, n_chains=2, random_state=0).fit(frame, data.y)
+    kwargs = dict(n_samples=150, n_chains=3, random_state=5, n_jobs=1, extend=False)
+    first = model.sample_posterior(**kwargs)
+    result = model.anneal_result_
+    more_rounds = ((7, 9, 11), (12, 2), (20, 21, 22, 23))   # lists a later round might have ended in
+    model.anneal_result_ = replace(result, chain_orders=result.chain_orders[:2] + more_rounds)
+    again = model.sample_posterior(**kwargs)
+    assert again.lists == first.lists
+    np.testing.assert_array_equal(again.log_posterior_trace, first.log_posterior_trace)
+    # while the first round's own lists do reach the sample (a different second list changes the draws)
+    model.anneal_result_ = replace(result, chain_orders=((7, 9, 11), (12, 2)) + result.chain_orders[2:])
+    assert model.sample_posterior(**kwargs).lists != first.lists
+
+
 @pytest.mark.parametrize("kwargs", [{"refresh": -1}, {"refresh": 1.5}, {"focus_share": 1.0}, {"focus": [99]},
                                     {"local_share": 1.5}, {"local_share": -0.1}, {"local_share": True},
                                     {"starts": []}, {"starts": [[0]], "start": [1]}])
@@ -841,8 +867,8 @@ def test_the_default_sample_continues_its_chains():
     problem, true_order = planted_problem()
     kwargs = dict(n_samples=12, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, refresh=2)
     results = [sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=jobs,
-                                                         **kwargs) for jobs in (1, 2)]
-    # chains still far apart after 4x (worst R-hat above LONG_WITHIN) are not run on for the long attempt
+                                                         long_within=1.05, **kwargs) for jobs in (1, 2)]
+    # with a finite long_within, chains still far apart after 4x are not run on for the long attempt
     assert results[0].attempts[-1]["worst_rhat"] > 1.05
     assert [(a["factor"], a["replicas"], a["continued"]) for a in results[0].attempts] == [
         (1, 1, False), (1, 4, True), (2, 6, True), (4, 6, True)]
@@ -857,9 +883,8 @@ def test_the_default_sample_continues_its_chains():
         assert result.lists == by_hand.lists
         assert result.thin == 4 and result.burn_in == 17 + 17 + 24
     assert "continued, tempered (6 replicas" in results[0].summary()
-    # within reach (here: any R-hat), one more attempt at 8x continues the same chains
-    longer = sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=1,
-                                                       long_within=math.inf, **kwargs)
+    # by default (any R-hat is within reach), one more attempt at 8x continues the same chains
+    longer = sample_posterior_tempered_until_converged(problem, burn_in=5, min_top_swap=1.01, n_jobs=1, **kwargs)
     assert [(a["factor"], a["replicas"], a["continued"]) for a in longer.attempts][-2:] == [(4, 6, True),
                                                                                          (8, 6, True)]
     by_hand = sample_posterior(problem, burn_in=0, thin=8, temperatures=temperature_ladder(6, 0.5), resume=by_hand,
