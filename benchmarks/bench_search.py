@@ -276,7 +276,7 @@ def run(quick: bool = False) -> dict:
     figures["spambase"] = spambase_search()
     print_spambase(figures["spambase"])
     print("Real-size data: five seeds of the default fit, then the default posterior sample "
-          "(4 chains x 1000 kept; burn-in 1000, continued with parallel tempering, then 2x, 4x and (when close) 8x longer, while not converged)")
+          "(4 chains x 1000 kept; burn-in 1000, continued with parallel tempering, then 2x, 4x and 8x longer, while not converged)")
     figures["data"] = {}
     for name, loader in DATASETS.items():
         r = real_size(name, loader)
