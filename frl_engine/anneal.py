@@ -159,6 +159,9 @@ class AnnealResult:
     n_polish_passes : int
         Passes over the whole neighbourhood that the polishes of the basin hopping took (its cost,
         independent of the machine; 0 without basin hopping).
+    round_size : int
+        Chains per round (``n_chains``): ``chain_orders[:round_size]`` are the first round's lists
+        (0: not recorded, every chain).
     """
 
     best: ListFit
@@ -169,6 +172,7 @@ class AnnealResult:
     chain_starts: tuple[str, ...] = field(default=(), repr=False)
     chain_polished_values: tuple[float, ...] = field(default=(), repr=False)
     n_polish_passes: int = 0
+    round_size: int = 0
 
 
 def greedy_list(problem: PackedProblem) -> np.ndarray:
@@ -239,7 +243,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     tail re-growth and random kicks, each kept only if it improves).  The first chain starts from the greedy list
     (:func:`greedy_list`), every other from its own draw of the prior.  Rounds are
     repeated until the search has converged (the best objective reached by at least two
-    chains, and at most a quarter of further chains expected to end at a list not found
+    chains, and at most a fifth of further chains expected to end at a list not found
     yet: :func:`frl_engine.search_report.unseen_share`) or ``max_chains`` chains have
     run; :attr:`AnnealResult.report` says which.
 
@@ -312,4 +316,4 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
                         acceptance_rates=tuple(run[2] for run in runs),
                         report=search_report(values, max_chains, polished if hopped else None),
                         chain_starts=tuple(starts), chain_polished_values=polished,
-                        n_polish_passes=cache.n_passes)
+                        n_polish_passes=cache.n_passes, round_size=int(n_chains))

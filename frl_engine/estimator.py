@@ -445,7 +445,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         # chains on UCI Spambase), and the rules of all their lists made the focus set too large for the
         # list move to propose each one often (Spambase, sampler seeds 0 and 1: worst R-hat 1.348 and 1.184,
         # against 1.178 and 1.066 with the first round's; docs/search.md section 4).
-        chain_orders = getattr(getattr(self, "anneal_result_", None), "chain_orders", ())[:int(self.n_chains)]
+        search = getattr(self, "anneal_result_", None)
+        chain_orders = () if search is None else search.chain_orders[:search.round_size or None]
         run = sample_posterior_until_converged if extend else sample_posterior
         if temperatures is not None:
             run = partial(run, temperatures=temperatures)

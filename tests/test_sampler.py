@@ -637,6 +637,7 @@ def test_the_posterior_starts_and_focus_come_from_the_searchs_first_round_only()
     result = model.anneal_result_
     more_rounds = ((7, 9, 11), (12, 2), (20, 21, 22, 23))   # lists a later round might have ended in
     model.anneal_result_ = replace(result, chain_orders=result.chain_orders[:2] + more_rounds)
+    model.set_params(n_chains=5)   # the search's own round size counts, not a setting changed after the fit
     again = model.sample_posterior(**kwargs)
     assert again.lists == first.lists
     np.testing.assert_array_equal(again.log_posterior_trace, first.log_posterior_trace)
