@@ -32,6 +32,7 @@ from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_pos
 from .moves import FIRST_CHANGED, propose
 from .polish import polish_list
 from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
+from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_stage
 
 COOLING_SCHEDULES = ("constant", "geometric")
 
@@ -162,6 +163,9 @@ class AnnealResult:
     round_size : int
         Chains per round (``n_chains``): ``chain_orders[:round_size]`` are the first round's lists
         (0: not recorded, every chain).
+    walks : tuple of WalkStage
+        The posterior walks run after the rounds had not converged (:mod:`frl_engine.walk`); empty
+        when none ran.  ``best`` is a walk's end only when it beats every chain's list.
     """
 
     best: ListFit
@@ -173,6 +177,7 @@ class AnnealResult:
     chain_polished_values: tuple[float, ...] = field(default=(), repr=False)
     n_polish_passes: int = 0
     round_size: int = 0
+    walks: tuple = field(default=(), repr=False)
 
 
 def greedy_list(problem: PackedProblem) -> np.ndarray:
@@ -234,7 +239,7 @@ def _thread_pool(workers: int) -> ThreadPoolExecutor:
 def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, temperature: float = 1.0,
            cooling: str = "constant", random_state=None, n_jobs: int | None = None, polish: bool = True,
            greedy_start: bool | None = None, max_chains: int | None = None,
-           hop_patience: int | None = DEFAULT_PATIENCE) -> AnnealResult:
+           hop_patience: int | None = DEFAULT_PATIENCE, walks: int | None = None) -> AnnealResult:
     """Search for the MAP falling rule list; restart until two independent chains agree.
 
     Each round runs ``n_chains`` annealing chains; each chain's best visited list is
@@ -275,6 +280,11 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         Basin hopping after the polish: random kicks in a row without improvement before a
         chain stops (0: tail re-growth only; None: no basin hopping, polish only).  Ignored
         when ``polish`` is False.
+    walks : int or None
+        Posterior walk stages (:mod:`frl_engine.walk`) run when the rounds have spent the budget
+        without converging (default ``DEFAULT_WALKS`` when basin hopping, else 0).  Each uses the
+        next generator spawned from ``random_state`` after the chains'.  A walk's end replaces the
+        best chain's list only when it is better.
     """
     if problem.n_rules == 0:
         raise FRLError("There are no candidate rules to build a list from")
@@ -310,10 +320,28 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     values = [run[1] for run in runs]
     polished = tuple(run[3] for run in runs) if polish else ()
     winner = int(np.argmax(values))
-    best = fit_list(problem, runs[winner][0])
+    best_order, best_value = runs[winner][0], values[winner]
     hopped = polish and hop_patience is not None
+    if walks is None:
+        walks = DEFAULT_WALKS if hopped else 0
+    stages = []
+    if polish and walks and not search_report(values).converged:
+        cpus = os.cpu_count() or 1
+        workers = min(WALK_CHAINS, cpus) if not n_jobs else (n_jobs if n_jobs > 0 else max(1, cpus + 1 + n_jobs))
+        map_jobs = map if workers == 1 else _thread_pool(workers).map
+        ends = [(run[0], run[1]) for run in runs]
+        for _ in range(int(walks)):
+            stage = walk_stage(problem, ends, rng.spawn(1)[0], cache=cache, map_jobs=map_jobs)
+            stages.append(stage)
+            ends.extend(zip(stage.ends, stage.values))
+            for order, value in zip(stage.ends, stage.values):
+                if value > best_value + AGREEMENT_TOL:
+                    best_order, best_value = order, value
+    best = fit_list(problem, best_order)
+    walk_values = tuple(v for stage in stages for v in stage.values) if stages else None
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(run[0] for run in runs),
                         acceptance_rates=tuple(run[2] for run in runs),
-                        report=search_report(values, max_chains, polished if hopped else None),
+                        report=search_report(values, max_chains, polished if hopped else None, walk_values,
+                                             len(stages)),
                         chain_starts=tuple(starts), chain_polished_values=polished,
-                        n_polish_passes=cache.n_passes, round_size=int(n_chains))
+                        n_polish_passes=cache.n_passes, round_size=int(n_chains), walks=tuple(stages))

@@ -103,6 +103,12 @@ class SearchReport:
     unseen_share : float or None
         :func:`unseen_share`: the expected share of further chains that would end at a list none
         has found yet (None: as ``n_distinct``).
+    n_walks : int or None
+        Posterior walk stages run after the chains had not converged (:mod:`frl_engine.walk`; None:
+        none ran).
+    walk_gain_nats : float or None
+        How much better the walks' best list is than every chain's (0: they found nothing better;
+        None: no walks).  When positive, the best list is the walks' and no chain reached it.
     """
 
     n_chains: int
@@ -115,12 +121,19 @@ class SearchReport:
     hop_gain_nats: float | None = None
     n_distinct: int | None = None
     unseen_share: float | None = None
+    n_walks: int | None = None
+    walk_gain_nats: float | None = None
+
+    @property
+    def walk_found_better(self) -> bool:
+        """The printed list came from a posterior walk, better than every chain's list."""
+        return bool(self.walk_gain_nats is not None and self.walk_gain_nats > AGREEMENT_TOL)
 
     @property
     def unexplored(self) -> bool:
         """The best list was reached by two chains, but too many chains ended at lists no other reached."""
         return (not self.converged and self.n_reached_best >= 2 and self.unseen_share is not None
-                and self.unseen_share > UNSEEN_SHARE_MAX)
+                and self.unseen_share > UNSEEN_SHARE_MAX and not self.walk_found_better)
 
     def message(self, interface: str = "cli") -> str:
         """One plain sentence for the user: what was found and, if not converged, what to do (in the
@@ -137,16 +150,29 @@ class SearchReport:
                     "use 2 or more chains" + (" (Chains on the Fit page)." if interface == "dashboard" else "."))
         what = ("raise Steps per chain or Chains on the Fit page and fit again" if interface == "dashboard"
                 else "use more steps (--steps) or more chains (--chains)")
+        walks = ""
+        if self.n_walks:
+            walks = (f"; {self._walks_text()} from the best lists found nothing better")
+        if self.walk_found_better:
+            what = ("raise Chains on the Fit page and fit again" if interface == "dashboard"
+                    else "use more chains (--chains)")
+            return (f"Search not converged: the {self.n_chains} chains ended at {self.n_distinct} different lists, "
+                    f"and {self._walks_text()} from the best of them found a list {self._nats(self.walk_gain_nats)} "
+                    f"better than any chain's, which is the one printed; no chain reached it, so a better one may "
+                    f"exist and another run may print a different list: {what}.")
         if self.unexplored:
             what = ("raise Chains on the Fit page and fit again" if interface == "dashboard"
                     else "use more chains (--chains)")
             return (f"Search not converged: {self.n_reached_best} of {self.n_chains} chains reached the same best "
                     f"list, but the chains ended at {self.n_distinct} different lists, so about "
                     f"{self._share_text()} of further chains would end at a list none has found yet, which may "
-                    f"be better; another run may print a different list: {what}.")
+                    f"be better{walks}; another run may print a different list: {what}.")
         return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
-                f"(the next best chain is {self._gap_text()} worse, the worst {self.spread_nats:.1f} nats); "
+                f"(the next best chain is {self._gap_text()} worse, the worst {self.spread_nats:.1f} nats{walks}); "
                 f"another run may print a different list: {what}.")
+
+    def _walks_text(self) -> str:
+        return "a walk of the posterior" if self.n_walks == 1 else f"{self.n_walks} walks of the posterior"
 
     def _distinct_text(self) -> str:
         if self.n_distinct is None:
@@ -164,7 +190,10 @@ class SearchReport:
         return f"{min(round(100 * share), 99 if share < 1 else 100)}%"
 
     def _gap_text(self) -> str:
-        gap = self.runner_up_gap_nats if self.runner_up_gap_nats is not None else self.spread_nats
+        return self._nats(self.runner_up_gap_nats if self.runner_up_gap_nats is not None else self.spread_nats)
+
+    @staticmethod
+    def _nats(gap: float) -> str:
         return f"{gap:.3f} nats" if gap < 0.1 else f"{gap:.1f} nats"
 
     def to_dict(self) -> dict:
@@ -178,6 +207,8 @@ class SearchReport:
             data.update(n_hopped=self.n_hopped, hop_gain_nats=self.hop_gain_nats)
         if self.n_distinct is not None:
             data.update(n_distinct=self.n_distinct, unseen_share=self.unseen_share)
+        if self.n_walks is not None:
+            data.update(n_walks=self.n_walks, walk_gain_nats=self.walk_gain_nats)
         return to_jsonable(data)
 
     @classmethod
@@ -185,19 +216,26 @@ class SearchReport:
         gap = data.get("runner_up_gap_nats")
         hopped, gain = data.get("n_hopped"), data.get("hop_gain_nats")
         distinct, unseen = data.get("n_distinct"), data.get("unseen_share")
+        walks, walk_gain = data.get("n_walks"), data.get("walk_gain_nats")
         return cls(n_chains=int(data["n_chains"]), n_reached_best=int(data["n_reached_best"]),
                    spread_nats=float(data["spread_nats"]), runner_up_gap_nats=None if gap is None else float(gap),
                    converged=bool(data["converged"]), max_chains=int(data.get("max_chains", data["n_chains"])),
                    n_hopped=None if hopped is None else int(hopped),
                    hop_gain_nats=None if gain is None else float(gain),
                    n_distinct=None if distinct is None else int(distinct),
-                   unseen_share=None if unseen is None else float(unseen))
+                   unseen_share=None if unseen is None else float(unseen),
+                   n_walks=None if walks is None else int(walks),
+                   walk_gain_nats=None if walk_gain is None else float(walk_gain))
 
 
-def search_report(chain_values, max_chains: int | None = None, polished_values=None) -> SearchReport:
+def search_report(chain_values, max_chains: int | None = None, polished_values=None, walk_values=None,
+                  n_walks: int | None = None) -> SearchReport:
     """The :class:`SearchReport` of a set of chains' final objectives.
 
     ``polished_values``: each chain's objective before basin hopping, when the search hopped.
+    ``walk_values``: the objectives the posterior walks ended at (:mod:`frl_engine.walk`), when ``n_walks``
+    stages ran; the best list is then the best of the chains' and the walks', and when a walk's is
+    better no chain reached it (the search has not converged).
     """
     values = np.asarray(chain_values, dtype=float)
     n_hopped = gain = None
@@ -205,6 +243,10 @@ def search_report(chain_values, max_chains: int | None = None, polished_values=N
         gains = values - np.asarray(polished_values, dtype=float)
         n_hopped, gain = int((gains > AGREEMENT_TOL).sum()), float(max(gains.max(), 0.0))
     best = float(values.max())
+    walk_gain = None
+    if n_walks:
+        walk_gain = max(float(np.max(walk_values)) - best, 0.0) if len(walk_values) else 0.0
+        best += walk_gain if walk_gain > AGREEMENT_TOL else 0.0
     reached = values >= best - AGREEMENT_TOL
     others = values[~reached]
     n_distinct = count_distinct(values)
@@ -213,7 +255,8 @@ def search_report(chain_values, max_chains: int | None = None, polished_values=N
                         runner_up_gap_nats=best - float(others.max()) if len(others) else None,
                         converged=bool(reached.sum() >= 2 and unseen <= UNSEEN_SHARE_MAX),
                         max_chains=int(max_chains or len(values)), n_hopped=n_hopped, hop_gain_nats=gain,
-                        n_distinct=n_distinct, unseen_share=unseen)
+                        n_distinct=n_distinct, unseen_share=unseen,
+                        n_walks=int(n_walks) if n_walks else None, walk_gain_nats=walk_gain)
 
 
 #: How each interface names the settings an empty list's note suggests.

@@ -1,0 +1,157 @@
+"""Posterior walks: the sampler's list moves as a last step of the MAP search (docs/search.md section 1, step 6).
+
+On data with thousands of candidate rules (UCI Spambase: 5,000) the polished ends of the annealing
+chains are many local maxima a few nats apart, and the better ones are reached by few chains: the
+annealing moves draw one rule of |B| from the prior, and a good rule is rarely proposed.  The
+posterior sampler's moves with fresh risks (:mod:`frl_engine.refresh`) propose the rules of a focus
+set and redraw the risks with the list, so a chain of the sampler at temperature 1 travels between
+such lists: on Spambase, from the common local maximum (-1162.18) it visits lists 7 to 11 rules away
+within a few thousand sweeps.  It does not maximise anything; it only shows where good lists are.
+
+A walk stage therefore:
+
+1. runs ``n_walkers`` chains of the sampler (all of its kernels; burn-in 0, every sweep kept) from
+   the best different lists the search has ended at so far, for ``n_sweeps`` sweeps each, with the
+   rules of those lists as the focus set;
+2. scores every different list the walkers visited by the search's own objective, the exact
+   maximum over ``K`` and the gammas (:func:`frl_engine.model.fit_list`);
+3. picks the ``n_picks`` best of them that differ from each other in at least ``min_distance``
+   rules (:func:`pick_diverse`: the best visited lists are mostly one move from the start, and
+   all return to it);
+4. polishes each pick and re-grows its tails (:func:`frl_engine.basin.hop`, no kicks), as the
+   annealing chains' lists are.
+
+The search keeps a walk's end only when it beats every chain's, so the step never makes the
+printed list worse.  Each walker has its own generator spawned from the stage's, the picks are
+polished in their order, and the polish is deterministic, so the result does not depend on the
+number of workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .basin import PolishCache, hop
+from .model import PackedProblem, fit_list
+
+#: Walk stages after the annealing rounds, run only when those have not converged.
+DEFAULT_WALKS = 2
+#: Sweeps per walker (every sweep is kept).  On Spambase, 10,000 sweeps of 4 walkers take about 6 s on 2
+#: cores; 1,000 never left the start's neighbourhood (docs/search.md section 4).
+WALK_SWEEPS = 10_000
+WALK_CHAINS = 4
+#: Visited lists polished per stage, and how many rules each must differ by from every other pick.
+WALK_PICKS = 6
+PICK_DISTANCE = 4
+
+
+@dataclass(frozen=True)
+class WalkStage:
+    """What one walk stage did.
+
+    Attributes
+    ----------
+    starts : tuple of tuple of int
+        The walkers' starting lists (the best different lists found before the stage).
+    n_visited : int
+        Different lists the walkers visited.
+    picks : tuple of tuple of int
+        The visited lists polished (:func:`pick_diverse`).
+    ends : tuple of tuple of int
+        Each pick's list after polishing and tail re-growth, in the order of ``picks``.
+    values : tuple of float
+        The objective of each end.
+    """
+
+    starts: tuple
+    n_visited: int
+    picks: tuple
+    ends: tuple
+    values: tuple
+
+
+def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE) -> list[tuple]:
+    """The best lists, each differing from every list picked before it in at least ``min_distance`` rules.
+
+    Parameters
+    ----------
+    scored : iterable of (float, tuple of int)
+        Lists with their objectives, in any order.
+    n_picks : int
+    min_distance : int
+        Size of the symmetric difference of two lists' rule sets (their order is ignored).
+
+    Returns
+    -------
+    list of tuple of int
+        At most ``n_picks`` lists, best first (ties: the list first in ``scored``).
+    """
+    ranked = sorted(enumerate(scored), key=lambda item: (-item[1][0], item[0]))
+    picked: list[tuple] = []
+    rule_sets: list[set] = []
+    for _, (_, order) in ranked:
+        if len(picked) == n_picks:
+            break
+        rules = set(order)
+        if all(len(rules ^ other) >= min_distance for other in rule_sets):
+            picked.append(tuple(order))
+            rule_sets.append(rules)
+    return picked
+
+
+def _walker_lists(output) -> list[tuple]:
+    """The lists one walker visited, sweep by sweep."""
+    ends = np.cumsum(output.lengths).tolist()
+    flat = output.orders_flat.tolist()
+    return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
+
+
+def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_sweeps: int = WALK_SWEEPS,
+               n_walkers: int = WALK_CHAINS, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE,
+               cache: PolishCache | None = None, map_jobs=map) -> WalkStage:
+    """One walk stage from the search's ends so far (module docstring).
+
+    Parameters
+    ----------
+    problem : PackedProblem
+    ends : sequence of (tuple of int, float)
+        Lists the search has ended at, with their objectives.
+    rng : numpy.random.Generator
+        The stage's generator; walker ``i`` uses the ``i``-th generator spawned from it.
+    n_sweeps, n_walkers, n_picks, min_distance : int
+    cache : PolishCache or None
+        The search's polished lists (same results, less time).
+    map_jobs : callable
+        ``map`` or a thread pool's ``map``: runs the walkers and the polishes (the results do not depend on it).
+    """
+    from .sampler import DEFAULT_REFRESH, _check_chain, _run_one, _start_from_list, focus_rules, focus_weights
+
+    cache = cache or PolishCache()
+    best_first = sorted(((value, tuple(int(i) for i in order)) for order, value in ends), key=lambda t: -t[0])
+    starts: list[tuple] = []
+    for _, order in best_first:
+        if order not in starts:
+            starts.append(order)
+        if len(starts) == n_walkers:
+            break
+    starts += [starts[0]] * (n_walkers - len(starts))
+    focus = focus_weights(problem, focus_rules(problem, starts), 0.8)
+    states = [_start_from_list(problem, order) for order in starts]
+    walker_rngs = rng.spawn(n_walkers)
+    # Compile (or load) the sampler's kernel once here rather than in every thread; a throwaway generator.
+    _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
+    outputs = list(map_jobs(lambda r, state: _run_one(r, problem, state, 0, n_sweeps, 1, False, DEFAULT_REFRESH,
+                                                      focus),
+                            walker_rngs, states))
+    visited: dict[tuple, float] = {}
+    for walker, output in enumerate(outputs):
+        _check_chain(f"walk {walker}", output)
+        for order in _walker_lists(output):
+            if order not in visited:
+                visited[order] = fit_list(problem, order).log_posterior
+    picks = pick_diverse([(value, order) for order, value in visited.items()], n_picks, min_distance)
+    results = list(map_jobs(lambda order: hop(problem, order, None, patience=0, cache=cache), picks))
+    return WalkStage(starts=tuple(starts), n_visited=len(visited), picks=tuple(picks),
+                     ends=tuple(r.order for r in results), values=tuple(r.value for r in results))

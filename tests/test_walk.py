@@ -1,0 +1,84 @@
+"""Posterior walks: the sampler's list moves as the search's last step (docs/search.md section 1, step 6)."""
+
+import numpy as np
+import pytest
+
+from frl_engine.anneal import anneal
+from frl_engine.basin import polish_order
+from frl_engine.model import Hyperparameters, PackedProblem, fit_list
+from frl_engine.search_report import SearchReport, search_report
+from frl_engine.simulate import simulate_rule_list_data
+from frl_engine.walk import pick_diverse, walk_stage
+
+
+def test_the_picks_are_the_best_lists_that_differ_from_every_earlier_pick():
+    scored = [(-10.0, (1, 2, 3)), (-9.0, (1, 2, 4)), (-12.0, (5, 6, 7)), (-9.5, (3, 2, 1, 8)), (-11.0, (4, 6, 7)),
+              (-9.0, (9, 2, 4))]
+    # Best first, ties by their place in ``scored``; rule sets compared regardless of order.
+    assert pick_diverse(scored, n_picks=3, min_distance=1) == [(1, 2, 4), (9, 2, 4), (3, 2, 1, 8)]
+    # (9, 2, 4) differs from (1, 2, 4) in 2 rules, (3, 2, 1, 8) in 3, (4, 6, 7) in 4; (5, 6, 7) differs
+    # from (4, 6, 7) in 2: a distance of 4 keeps only far lists.
+    assert pick_diverse(scored, n_picks=3, min_distance=4) == [(1, 2, 4), (4, 6, 7)]
+    assert pick_diverse(scored, n_picks=1, min_distance=0) == [(1, 2, 4)]
+    assert pick_diverse([], n_picks=3) == []
+
+
+def _small_problem(seed=2, n_rows=1500, n_rules=80):
+    data = simulate_rule_list_data(np.random.default_rng(seed), n_rows, n_rules=n_rules)
+    return PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters())
+
+
+def test_a_walk_stage_ends_at_polished_lists_with_their_exact_objectives():
+    problem = _small_problem()
+    start = tuple(int(i) for i in polish_order(problem, ())[0])
+    stage = walk_stage(problem, [(start, fit_list(problem, start).log_posterior)], np.random.default_rng(0),
+                       n_sweeps=300, n_walkers=2, n_picks=3, min_distance=2)
+    assert stage.starts == (start, start)          # padded with the best list
+    assert stage.n_visited > 1 and 1 <= len(stage.picks) <= 3
+    for a, pick in enumerate(stage.picks):       # the picks are visited lists, far enough apart
+        for other in stage.picks[:a]:
+            assert len(set(pick) ^ set(other)) >= 2
+    for end, value in zip(stage.ends, stage.values):
+        assert fit_list(problem, end).log_posterior == pytest.approx(value, abs=1e-9)
+        # each end is a local maximum: polishing it again changes nothing
+        assert polish_order(problem, end)[1] == pytest.approx(value, abs=1e-9)
+
+
+def test_walks_run_after_an_unconverged_search_and_never_make_its_list_worse():
+    """Two chains can never converge (the unseen share of 2 starts is 1), so the walks run; the printed list is
+    the best of the chains' and the walks' ends, the same on 1 or 2 threads."""
+    problem = _small_problem(seed=5, n_rows=1200, n_rules=120)
+    runs = [anneal(problem, n_steps=200, n_chains=2, max_chains=2, walks=1, random_state=4, n_jobs=jobs)
+            for jobs in (1, 2)]
+    one, two = runs
+    assert len(one.walks) == 1 and one.walks[0].values
+    assert one.best.order == two.best.order and one.walks[0].ends == two.walks[0].ends
+    assert one.report == two.report
+    best = max(max(one.chain_values), max(one.walks[0].values))
+    assert one.best.log_posterior == pytest.approx(best, abs=1e-9)
+    assert one.report.n_walks == 1
+    assert one.report.walk_gain_nats == pytest.approx(max(0.0, max(one.walks[0].values) - max(one.chain_values)))
+    # a converged search runs none
+    converged = anneal(problem, n_steps=200, n_chains=4, random_state=4)
+    assert converged.report.converged and converged.walks == () and converged.report.n_walks is None
+    # walks=0 turns them off
+    assert anneal(problem, n_steps=200, n_chains=2, max_chains=2, walks=0, random_state=4).walks == ()
+
+
+def test_a_list_found_only_by_a_walk_is_reported_as_unconverged():
+    chains = [-110.0, -110.0, -112.0, -115.0]
+    report = search_report(chains, 4, None, walk_values=[-112.0, -108.5], n_walks=2)
+    assert report.walk_found_better and report.walk_gain_nats == pytest.approx(1.5)
+    assert report.n_reached_best == 0 and not report.converged
+    assert report.runner_up_gap_nats == pytest.approx(1.5) and report.spread_nats == pytest.approx(6.5)
+    message = report.message()
+    assert "2 walks of the posterior" in message and "1.5 nats better than any chain's" in message
+    assert "--chains" in message and "Chains on the Fit page" in report.message("dashboard")
+    assert SearchReport.from_dict(report.to_dict()) == report
+    # walks that found nothing better are named in the usual message
+    nothing = search_report(chains, 4, None, walk_values=[-111.0], n_walks=1)
+    assert nothing.walk_gain_nats == 0.0 and not nothing.walk_found_better and nothing.n_reached_best == 2
+    assert "a walk of the posterior from the best lists found nothing better" in nothing.message()
+    # a model file written before walks existed still loads
+    old = {k: v for k, v in nothing.to_dict().items() if k not in ("n_walks", "walk_gain_nats")}
+    assert SearchReport.from_dict(old).n_walks is None
