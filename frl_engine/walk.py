@@ -16,8 +16,9 @@ A walk stage therefore:
 2. scores every different list the walkers visited by the search's own objective, the exact
    maximum over ``K`` and the gammas (:func:`frl_engine.model.fit_list`);
 3. picks the ``n_picks`` best of them that differ from each other in at least ``min_distance``
-   rules (:func:`pick_diverse`: the best visited lists are mostly one move from the start, and
-   all return to it);
+   rules and from every list the search had ended at in at least ``avoid_distance``
+   (:func:`pick_diverse`: the best visited lists are mostly a move or two from a start, and
+   polish back to it);
 4. polishes each pick and re-grows its tails (:func:`frl_engine.basin.hop`, no kicks), as the
    annealing chains' lists are.
 
@@ -36,15 +37,18 @@ import numpy as np
 from .basin import PolishCache, hop
 from .model import PackedProblem, fit_list
 
-#: Walk stages after the annealing rounds, run only when those have not converged.
-DEFAULT_WALKS = 2
+#: Walk stages after the annealing rounds, run only when those have not converged.  On Spambase one stage from
+#: the common local maximum finds the best known list (-1159.50) about 4 times in 10 (docs/search.md section 4).
+DEFAULT_WALKS = 4
 #: Sweeps per walker (every sweep is kept).  On Spambase, 10,000 sweeps of 4 walkers take about 6 s on 2
 #: cores; 1,000 never left the start's neighbourhood (docs/search.md section 4).
 WALK_SWEEPS = 10_000
 WALK_CHAINS = 4
-#: Visited lists polished per stage, and how many rules each must differ by from every other pick.
+#: Visited lists polished per stage, how many rules each must differ by from every other pick, and from
+#: every list the search had ended at before the stage (its neighbours polish back to it).
 WALK_PICKS = 6
 PICK_DISTANCE = 4
+AVOID_DISTANCE = 6
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,8 @@ class WalkStage:
     values: tuple
 
 
-def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE) -> list[tuple]:
+def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE, avoid=(),
+                 avoid_distance: int = 0) -> list[tuple]:
     """The best lists, each differing from every list picked before it in at least ``min_distance`` rules.
 
     Parameters
@@ -82,6 +87,10 @@ def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DIS
     n_picks : int
     min_distance : int
         Size of the symmetric difference of two lists' rule sets (their order is ignored).
+    avoid : iterable of tuple of int
+        Lists (e.g. the walks' starts) whose neighbourhoods are left out: a list is picked only if it
+        differs from each of them in at least ``avoid_distance`` rules.
+    avoid_distance : int
 
     Returns
     -------
@@ -91,11 +100,13 @@ def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DIS
     ranked = sorted(enumerate(scored), key=lambda item: (-item[1][0], item[0]))
     picked: list[tuple] = []
     rule_sets: list[set] = []
+    avoided = [set(order) for order in avoid]
     for _, (_, order) in ranked:
         if len(picked) == n_picks:
             break
         rules = set(order)
-        if all(len(rules ^ other) >= min_distance for other in rule_sets):
+        if all(len(rules ^ other) >= min_distance for other in rule_sets) and \
+                all(len(rules ^ other) >= avoid_distance for other in avoided):
             picked.append(tuple(order))
             rule_sets.append(rules)
     return picked
@@ -110,7 +121,7 @@ def _walker_lists(output) -> list[tuple]:
 
 def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_sweeps: int = WALK_SWEEPS,
                n_walkers: int = WALK_CHAINS, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE,
-               cache: PolishCache | None = None, map_jobs=map) -> WalkStage:
+               cache: PolishCache | None = None, map_jobs=map, avoid_distance: int = AVOID_DISTANCE) -> WalkStage:
     """One walk stage from the search's ends so far (module docstring).
 
     Parameters
@@ -120,7 +131,8 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
         Lists the search has ended at, with their objectives.
     rng : numpy.random.Generator
         The stage's generator; walker ``i`` uses the ``i``-th generator spawned from it.
-    n_sweeps, n_walkers, n_picks, min_distance : int
+    n_sweeps, n_walkers, n_picks, min_distance, avoid_distance : int
+        See :func:`pick_diverse`; ``avoid_distance`` keeps picks that far from every list in ``ends``.
     cache : PolishCache or None
         The search's polished lists (same results, less time).
     map_jobs : callable
@@ -151,7 +163,10 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
         for order in _walker_lists(output):
             if order not in visited:
                 visited[order] = fit_list(problem, order).log_posterior
-    picks = pick_diverse([(value, order) for order, value in visited.items()], n_picks, min_distance)
+    scored = [(value, order) for order, value in visited.items()]
+    picks = pick_diverse(scored, n_picks, min_distance, [order for order, _ in ends], avoid_distance)
+    if len(picks) < n_picks:   # few lists far from every end (short lists): fill up with the nearer ones
+        picks += pick_diverse(scored, n_picks - len(picks), min_distance, picks, min_distance)
     results = list(map_jobs(lambda order: hop(problem, order, None, patience=0, cache=cache), picks))
     return WalkStage(starts=tuple(starts), n_visited=len(visited), picks=tuple(picks),
                      ends=tuple(r.order for r in results), values=tuple(r.value for r in results))

@@ -1,14 +1,18 @@
 """Posterior walks: the sampler's list moves as the search's last step (docs/search.md section 1, step 6)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from frl_engine.anneal import anneal
+from frl_engine.anneal import MIN_TARGETED_PROPOSALS, anneal, targeted_proposals
 from frl_engine.basin import polish_order
 from frl_engine.model import Hyperparameters, PackedProblem, fit_list
 from frl_engine.search_report import SearchReport, search_report
 from frl_engine.simulate import simulate_rule_list_data
 from frl_engine.walk import pick_diverse, walk_stage
+
+UCI = Path(__file__).resolve().parents[2] / "shared" / "uci"
 
 
 def test_the_picks_are_the_best_lists_that_differ_from_every_earlier_pick():
@@ -20,6 +24,9 @@ def test_the_picks_are_the_best_lists_that_differ_from_every_earlier_pick():
     # from (4, 6, 7) in 2: a distance of 4 keeps only far lists.
     assert pick_diverse(scored, n_picks=3, min_distance=4) == [(1, 2, 4), (4, 6, 7)]
     assert pick_diverse(scored, n_picks=1, min_distance=0) == [(1, 2, 4)]
+    # lists near a known end (here (1, 2, 3, 4)) are left out: only those 4 or more rules from it remain
+    assert pick_diverse(scored, n_picks=3, min_distance=1, avoid=[(1, 2, 3, 4)], avoid_distance=4) == \
+        [(4, 6, 7), (5, 6, 7)]
     assert pick_diverse([], n_picks=3) == []
 
 
@@ -82,3 +89,23 @@ def test_a_list_found_only_by_a_walk_is_reported_as_unconverged():
     # a model file written before walks existed still loads
     old = {k: v for k, v in nothing.to_dict().items() if k not in ("n_walks", "walk_gain_nats")}
     assert SearchReport.from_dict(old).n_walks is None
+
+
+def test_the_rounds_give_way_to_walks_when_annealing_rarely_proposes_a_given_rule():
+    """A chain of n steps proposes a given rule at a given place about n / (4 |B| (L + 1)) times.  UCI breast
+    cancer (1,441 rules, a 4-rule MAP list), seed 1: at 5,000 steps (0.17) the default search runs a third
+    round and converges with no walk; at 500 steps (0.017, below 0.05) the rounds stop after the second and a
+    walk follows."""
+    from frl_engine.datasets import load_dataset
+    from frl_engine import FallingRuleListClassifier
+
+    assert targeted_proposals(5000, 5000, 17) == pytest.approx(5000 / (4 * 5000 * 18))   # UCI Spambase: 0.014
+    assert targeted_proposals(5000, 550, 6) > MIN_TARGETED_PROPOSALS                        # the planted problem
+    data = load_dataset("breast", UCI)
+    model = FallingRuleListClassifier(random_state=1).fit(data.X, data.y)
+    assert model.search_report_.converged and model.search_report_.n_chains == 12
+    assert model.anneal_result_.walks == () and model.search_report_.n_walks is None
+    short = anneal(model.problem_, n_steps=500, n_chains=4, walks=1, random_state=1)
+    assert targeted_proposals(500, model.problem_.n_rules, len(short.best.order)) < MIN_TARGETED_PROPOSALS
+    assert len(short.chain_values) == 8 and len(short.walks) == 1
+    assert not short.report.converged and short.report.n_walks == 1 and short.report.max_chains == 16
