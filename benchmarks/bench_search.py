@@ -342,7 +342,7 @@ def spambase_chains(n_chains: int = 24, n_steps: int = 5000, random_state: int =
     fitted = model.map_fit_.log_posterior
     started = time.perf_counter()
     result = anneal(model.problem_, n_steps=n_steps, n_chains=n_chains, max_chains=n_chains,
-                    random_state=random_state)
+                    random_state=random_state, walks=0)
     values = np.array(result.chain_values)
     print(f"Spambase, {n_chains} chains x {n_steps} steps from the prior (one round, seed {random_state}, "
           f"{time.perf_counter() - started:.1f} s): the default fit (seed 0) prints a list at {fitted:.4f}; "

@@ -150,23 +150,19 @@ class SearchReport:
                     "use 2 or more chains" + (" (Chains on the Fit page)." if interface == "dashboard" else "."))
         what = ("raise Steps per chain or Chains on the Fit page and fit again" if interface == "dashboard"
                 else "use more steps (--steps) or more chains (--chains)")
-        walks = ""
-        if self.n_walks:
-            walks = (f"; {self._walks_text()} from the best lists found nothing better")
+        walks = f"; {self._walks_text()} from the best lists found nothing better" if self.n_walks else ""
+        more_chains = ("raise Chains on the Fit page and fit again" if interface == "dashboard"
+                       else "use more chains (--chains)")
         if self.walk_found_better:
-            what = ("raise Chains on the Fit page and fit again" if interface == "dashboard"
-                    else "use more chains (--chains)")
             return (f"Search not converged: the {self.n_chains} chains ended at {self.n_distinct} different lists, "
                     f"and {self._walks_text()} from the best of them found a list {self._nats(self.walk_gain_nats)} "
                     f"better than any chain's, which is the one printed; no chain reached it, so a better one may "
-                    f"exist and another run may print a different list: {what}.")
+                    f"exist and another run may print a different list: {more_chains}.")
         if self.unexplored:
-            what = ("raise Chains on the Fit page and fit again" if interface == "dashboard"
-                    else "use more chains (--chains)")
             return (f"Search not converged: {self.n_reached_best} of {self.n_chains} chains reached the same best "
                     f"list, but the chains ended at {self.n_distinct} different lists, so about "
                     f"{self._share_text()} of further chains would end at a list none has found yet, which may "
-                    f"be better{walks}; another run may print a different list: {what}.")
+                    f"be better{walks}; another run may print a different list: {more_chains}.")
         return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
                 f"(the next best chain is {self._gap_text()} worse, the worst {self.spread_nats:.1f} nats{walks}); "
                 f"another run may print a different list: {what}.")
