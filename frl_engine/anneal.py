@@ -245,6 +245,12 @@ _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
 
+def _worker_count(tasks: int, n_jobs: int | None) -> int:
+    """Threads for ``tasks`` parallel chains: one per chain up to the CPUs, or ``n_jobs`` (negative: CPUs + 1 + n_jobs)."""
+    cpus = os.cpu_count() or 1
+    return min(tasks, cpus) if not n_jobs else (n_jobs if n_jobs > 0 else max(1, cpus + 1 + n_jobs))
+
+
 def _thread_pool(workers: int) -> ThreadPoolExecutor:
     """A kept pool of ``workers`` threads (starting threads for every fit cost more than a short search)."""
     with _POOLS_LOCK:
@@ -320,6 +326,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     cache = PolishCache()   # polished lists shared by the chains: same results whatever the threads, less time
     greedy = cache.polish(problem, ())[0] if greedy_start else None   # greedy_list(problem), through the cache
     runs, starts = [], []
+    converged = False
     while len(runs) < max_chains:
         size = min(n_chains, max_chains - len(runs))
         chain_rngs = rng.spawn(size)
@@ -330,14 +337,13 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         else:
             # The kernels release the GIL: plain threads, without joblib's pool set-up and polling
             # (which cost more than the 5,000 steps themselves on Spambase-size data).
-            cpus = os.cpu_count() or 1
-            workers = min(size, cpus) if not n_jobs else (n_jobs if n_jobs > 0 else max(1, cpus + 1 + n_jobs))
-            batch = list(_thread_pool(workers).map(
+            batch = list(_thread_pool(_worker_count(size, n_jobs)).map(
                 lambda r, s: _run_chain(r, problem, temperatures, s, polish, hop_patience, cache),
                 chain_rngs, chain_starts))
         runs.extend(batch)
         starts.extend("greedy" if s is not None else "prior" for s in chain_starts)
-        if search_report([run[1] for run in runs]).converged:
+        converged = search_report([run[1] for run in runs]).converged
+        if converged:
             break
         if polish and walks and len(runs) >= ROUNDS_BEFORE_WALKS * n_chains:
             leader = max(runs, key=lambda run: run[1])[0]
@@ -348,9 +354,8 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     winner = int(np.argmax(values))
     best_order, best_value = runs[winner][0], values[winner]
     stages = []
-    if polish and walks and not search_report(values).converged:
-        cpus = os.cpu_count() or 1
-        workers = min(WALK_CHAINS, cpus) if not n_jobs else (n_jobs if n_jobs > 0 else max(1, cpus + 1 + n_jobs))
+    if polish and walks and not converged:
+        workers = _worker_count(WALK_CHAINS, n_jobs)
         map_jobs = map if workers == 1 else _thread_pool(workers).map
         ends = [(run[0], run[1]) for run in runs]
         for _ in range(int(walks)):

@@ -1119,6 +1119,19 @@ def _state_on_ladder(state: ChainState, betas) -> ChainState:
                    sds=state.sds[pick])
 
 
+def load_kernel(problem: PackedProblem) -> None:
+    """Compile (or load) the chain kernel once, before threads would race to do it; a throwaway generator
+    keeps the chains' streams untouched."""
+    _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
+
+
+def draw_slices(lengths) -> list[slice]:
+    """Where each kept draw's list lies in a chain's flat ``orders_flat`` / ``gammas_flat`` (draw ``i`` has
+    ``lengths[i]`` rules)."""
+    ends = np.cumsum(lengths).tolist()
+    return [slice(a, b) for a, b in zip([0, *ends[:-1]], ends)]
+
+
 def _check_chain(chain: int | str, out: _ChainOutput) -> None:
     if out.error_step >= 0:
         where = "its initialisation" if out.error_step == 0 else f"{STEP_NAMES[out.error_step]} of sweep {out.error_sweep}"
@@ -1640,9 +1653,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                    for r, state, init in zip(chain_rngs, chain_states, inits)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
-        # Compile (or load) the kernel here first, once, rather than racing to do it in every thread;
-        # a throwaway generator keeps the chains' streams untouched.
-        _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
+        load_kernel(problem)
         outputs = Parallel(n_jobs=workers, prefer="threads")(
             delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
                               init=init, local_share=local_share, risk_scans=risk_scans)
@@ -1653,11 +1664,10 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     names = rule_names if rule_names is not None else tuple(range(n_rules))
     orders, gammas = [], []
     for out in outputs:
-        ends = np.cumsum(out.lengths).tolist()
-        starts = [0] + ends[:-1]
         flat = out.orders_flat.tolist()
-        orders.extend(tuple(flat[a:b]) for a, b in zip(starts, ends))
-        gammas.extend(out.gammas_flat[a:b] for a, b in zip(starts, ends))
+        for draw in draw_slices(out.lengths):
+            orders.append(tuple(flat[draw]))
+            gammas.append(out.gammas_flat[draw])
     if rule_names is None:
         lists = orders
     else:

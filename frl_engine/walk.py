@@ -112,13 +112,6 @@ def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DIS
     return picked
 
 
-def _walker_lists(output) -> list[tuple]:
-    """The lists one walker visited, sweep by sweep."""
-    ends = np.cumsum(output.lengths).tolist()
-    flat = output.orders_flat.tolist()
-    return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
-
-
 def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_sweeps: int = WALK_SWEEPS,
                n_walkers: int = WALK_CHAINS, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE,
                cache: PolishCache | None = None, map_jobs=map, avoid_distance: int = AVOID_DISTANCE) -> WalkStage:
@@ -138,7 +131,8 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
     map_jobs : callable
         ``map`` or a thread pool's ``map``: runs the walkers and the polishes (the results do not depend on it).
     """
-    from .sampler import DEFAULT_REFRESH, _check_chain, _run_one, _start_from_list, focus_rules, focus_weights
+    from .sampler import (DEFAULT_REFRESH, _check_chain, _run_one, _start_from_list, draw_slices, focus_rules,
+                          focus_weights, load_kernel)
 
     cache = cache or PolishCache()
     best_first = sorted(((value, tuple(int(i) for i in order)) for order, value in ends), key=lambda t: -t[0])
@@ -152,15 +146,16 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
     focus = focus_weights(problem, focus_rules(problem, starts), 0.8)
     states = [_start_from_list(problem, order) for order in starts]
     walker_rngs = rng.spawn(n_walkers)
-    # Compile (or load) the sampler's kernel once here rather than in every thread; a throwaway generator.
-    _run_one(np.random.default_rng(0), problem, (np.zeros(0, dtype=np.int64), 1.0, np.zeros(0)), 0, 1, 1, False)
+    load_kernel(problem)
     outputs = list(map_jobs(lambda r, state: _run_one(r, problem, state, 0, n_sweeps, 1, False, DEFAULT_REFRESH,
                                                       focus),
                             walker_rngs, states))
     visited: dict[tuple, float] = {}
     for walker, output in enumerate(outputs):
         _check_chain(f"walk {walker}", output)
-        for order in _walker_lists(output):
+        flat = output.orders_flat.tolist()
+        for draw in draw_slices(output.lengths):
+            order = tuple(flat[draw])
             if order not in visited:
                 visited[order] = fit_list(problem, order).log_posterior
     scored = [(value, order) for order, value in visited.items()]
