@@ -85,7 +85,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000)")
     parser.add_argument("--chains", type=int, default=4, help="independent annealing restarts per round (default 4); up to 3 more rounds run "
                         "while the chains disagree or end at many different lists, then walks of the posterior "
-                        "look for a better list")
+                        "look for a better list (with thousands of candidate rules, one walk also checks chains that agree)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--exclude", action="append", default=[], metavar="COLUMN",
                         help="a column not to use (repeat for several)")

@@ -143,8 +143,9 @@ class SearchReport:
             hops = (f"; basin hopping improved {self.n_hopped} of the chains' polished lists, by up to "
                     f"{self.hop_gain_nats:.2f} nats")
         if self.converged:
+            checked = f", and {self._walks_text()} from it found nothing better" if self.n_walks else ""
             return (f"Search converged: {self.n_reached_best} of {self.n_chains} independent chains reached the "
-                    f"same best list (spread {self.spread_nats:.2f} nats{self._distinct_text()}{hops}).")
+                    f"same best list (spread {self.spread_nats:.2f} nats{self._distinct_text()}{hops}){checked}.")
         if self.n_chains < 2:
             return ("Search not checked: only one chain ran, so nobody can tell whether a better list exists; "
                     "use 2 or more chains" + (" (Chains on the Fit page)." if interface == "dashboard" else "."))
@@ -154,8 +155,10 @@ class SearchReport:
         more_chains = ("raise Chains on the Fit page and fit again" if interface == "dashboard"
                        else "use more chains (--chains)")
         if self.walk_found_better:
-            return (f"Search not converged: the {self.n_chains} chains ended at {self.n_distinct} different lists, "
-                    f"and {self._walks_text()} from the best of them found a list {self._nats(self.walk_gain_nats)} "
+            ended, source = (("all ended at one list", "it") if self.n_distinct == 1
+                             else (f"ended at {self.n_distinct} different lists", "the best of them"))
+            return (f"Search not converged: the {self.n_chains} chains {ended}, "
+                    f"and {self._walks_text()} from {source} found a list {self._nats(self.walk_gain_nats)} "
                     f"better than any chain's, which is the one printed; no chain reached it, so a better one may "
                     f"exist and another run may print a different list: {more_chains}.")
         if self.unexplored:

@@ -12,7 +12,10 @@ A walk stage therefore:
 
 1. runs ``n_walkers`` chains of the sampler (all of its kernels; burn-in 0, every sweep kept) from
    the best different lists the search has ended at so far, for ``n_sweeps`` sweeps each, with the
-   rules of those lists as the focus set;
+   rules of those lists, and of the best lists the earlier stages' walkers visited, as the focus set
+   (a rule that only helps together with others, such as the four that the best known Spambase list has
+   and the common one lacks, is seldom drawn from the prior twice in one stage; once a walker has used
+   it in a good list, the next stage proposes it often);
 2. scores every different list the walkers visited by the search's own objective, the exact
    maximum over ``K`` and the gammas (:func:`frl_engine.model.fit_list`);
 3. picks the ``n_picks`` best of them that differ from each other in at least ``min_distance``
@@ -49,6 +52,8 @@ WALK_CHAINS = 4
 WALK_PICKS = 6
 PICK_DISTANCE = 4
 AVOID_DISTANCE = 6
+#: The best visited lists whose rules join the next stages' focus set (:attr:`WalkStage.good_rules`).
+LEARNED_LISTS = 200
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ class WalkStage:
         Each pick's list after polishing and tail re-growth, in the order of ``picks``.
     values : tuple of float
         The objective of each end.
+    good_rules : tuple of int
+        The rules of the ``LEARNED_LISTS`` best lists the walkers visited (by objective), which the next
+        stages' walkers propose as often as the starts' rules.
     """
 
     starts: tuple
@@ -74,6 +82,7 @@ class WalkStage:
     picks: tuple
     ends: tuple
     values: tuple
+    good_rules: tuple = ()
 
 
 def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE, avoid=(),
@@ -114,7 +123,8 @@ def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DIS
 
 def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_sweeps: int = WALK_SWEEPS,
                n_walkers: int = WALK_CHAINS, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE,
-               cache: PolishCache | None = None, map_jobs=map, avoid_distance: int = AVOID_DISTANCE) -> WalkStage:
+               cache: PolishCache | None = None, map_jobs=map, avoid_distance: int = AVOID_DISTANCE,
+               learned_rules=()) -> WalkStage:
     """One walk stage from the search's ends so far (module docstring).
 
     Parameters
@@ -130,6 +140,8 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
         The search's polished lists (same results, less time).
     map_jobs : callable
         ``map`` or a thread pool's ``map``: runs the walkers and the polishes (the results do not depend on it).
+    learned_rules : iterable of int
+        Rules added to the focus set: the earlier stages' :attr:`WalkStage.good_rules`.
     """
     from .sampler import (DEFAULT_REFRESH, _check_chain, _run_one, _start_from_list, draw_slices, focus_rules,
                           focus_weights, load_kernel)
@@ -143,7 +155,8 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
         if len(starts) == n_walkers:
             break
     starts += [starts[0]] * (n_walkers - len(starts))
-    focus = focus_weights(problem, focus_rules(problem, starts), 0.8)
+    focus = focus_weights(problem, sorted(set(focus_rules(problem, starts)) | {int(r) for r in learned_rules}),
+                          0.8)
     states = [_start_from_list(problem, order) for order in starts]
     walker_rngs = rng.spawn(n_walkers)
     load_kernel(problem)
@@ -163,5 +176,8 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
     if len(picks) < n_picks:   # few lists far from every end (short lists): fill up with the nearer ones
         picks += pick_diverse(scored, n_picks - len(picks), min_distance, picks, min_distance)
     results = list(map_jobs(lambda order: hop(problem, order, None, patience=0, cache=cache), picks))
+    best_visited = sorted(scored, key=lambda item: -item[0])[:LEARNED_LISTS]   # stable: ties in visiting order
+    good = sorted({rule for _, order in best_visited for rule in order})
     return WalkStage(starts=tuple(starts), n_visited=len(visited), picks=tuple(picks),
-                     ends=tuple(r.order for r in results), values=tuple(r.value for r in results))
+                     ends=tuple(r.order for r in results), values=tuple(r.value for r in results),
+                     good_rules=tuple(good))

@@ -109,3 +109,54 @@ def test_the_rounds_give_way_to_walks_when_annealing_rarely_proposes_a_given_rul
     assert targeted_proposals(500, model.problem_.n_rules, len(short.best.order)) < MIN_TARGETED_PROPOSALS
     assert len(short.chain_values) == 8 and len(short.walks) == 1
     assert not short.report.converged and short.report.n_walks == 1 and short.report.max_chains == 16
+
+
+def test_agreeing_chains_on_sparse_data_are_checked_by_one_walk():
+    """Where a chain rarely proposes a given rule at a given place, agreeing chains are weak evidence: the
+    search checks them with one walk stage, and stays converged only if the walk found nothing better."""
+    problem = _small_problem(seed=2, n_rows=1500, n_rules=80)
+    sparse = anneal(problem, n_steps=30, n_chains=4, random_state=0)
+    assert targeted_proposals(30, problem.n_rules, len(sparse.best.order)) < MIN_TARGETED_PROPOSALS
+    assert len(sparse.chain_values) == 4 and search_report(sparse.chain_values).converged
+    assert len(sparse.walks) == 1 and sparse.report.n_walks == 1 and sparse.report.walk_gain_nats == 0.0
+    assert sparse.report.converged and sparse.best.log_posterior == pytest.approx(max(sparse.chain_values))
+    assert sparse.report.message().endswith(", and a walk of the posterior from it found nothing better.")
+    # the same data searched with enough steps per rule: no check
+    dense = anneal(problem, n_steps=5000, n_chains=4, random_state=0)
+    assert targeted_proposals(5000, problem.n_rules, len(dense.best.order)) > MIN_TARGETED_PROPOSALS
+    assert dense.report.converged and dense.walks == ()
+
+
+def test_later_stages_propose_the_rules_of_the_best_lists_earlier_stages_visited():
+    problem = _small_problem(seed=5, n_rows=1200, n_rules=120)
+    start = tuple(int(i) for i in polish_order(problem, ())[0])
+    ends = [(start, fit_list(problem, start).log_posterior)]
+    stage = walk_stage(problem, ends, np.random.default_rng(1), n_sweeps=300, n_walkers=2, n_picks=1,
+                       min_distance=0, avoid_distance=0)
+    # with nothing avoided, the one pick is the best list visited, so its rules are among the learned ones
+    assert set(stage.picks[0]) <= set(stage.good_rules) and list(stage.good_rules) == sorted(set(stage.good_rules))
+    again = walk_stage(problem, ends, np.random.default_rng(1), n_sweeps=300, n_walkers=2, n_picks=1,
+                       min_distance=0, avoid_distance=0)
+    assert again == stage                       # deterministic for a seed
+    # the learned rules change what the walkers propose (the focus set), so what they visit
+    taught = walk_stage(problem, ends, np.random.default_rng(1), n_sweeps=300, n_walkers=2, n_picks=1,
+                        min_distance=0, avoid_distance=0, learned_rules=range(problem.n_rules))
+    assert taught.good_rules != stage.good_rules or taught.n_visited != stage.n_visited
+
+
+def test_on_spambase_a_walk_finds_a_better_list_than_four_agreeing_chains():
+    """UCI Spambase (5,000 candidate rules, lists of 17), seed 8: the first round's 4 chains all end at the
+    common local maximum (-1162.18), which counts as converged among chains; the check's walk finds a list
+    about 2.7 nats better, so the search reports that it has not converged."""
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.datasets import load_dataset
+
+    data = load_dataset("spam", UCI)
+    model = FallingRuleListClassifier(random_state=0, n_steps=500, search="paper").fit(data.X, data.y)
+    result = anneal(model.problem_, n_chains=4, random_state=8, walks=1)
+    assert len(result.chain_values) == 4 and search_report(result.chain_values).converged
+    assert len(result.walks) == 1 and result.report.walk_found_better and not result.report.converged
+    assert result.report.walk_gain_nats > 1.0
+    assert result.best.log_posterior == pytest.approx(max(result.walks[0].values))
+    assert result.report.message().startswith("Search not converged: the 4 chains all ended at one list, and a "
+                                              "walk of the posterior from it found a list")

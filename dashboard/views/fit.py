@@ -52,7 +52,8 @@ with middle:
         st.number_input("Chains", min_value=1, max_value=16, step=1, key=state.W_CHAINS, **KEEP,
                         help="Chains run on threads; the list with the highest posterior wins. When they do not agree, "
                              "or end at many different lists, up to three more rounds of as many chains run, then "
-                             "walks of the posterior look for a better list.")
+                             "walks of the posterior look for a better list; with thousands of candidate rules, one walk "
+                             "also checks chains that agree.")
         st.caption("Independent restarts; the best list wins.")
         st.number_input("Random seed", min_value=0, max_value=2**31 - 1, step=1, key=state.W_SEED, **KEEP)
         st.caption("Same seed and settings, same list.")
