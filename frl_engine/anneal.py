@@ -365,14 +365,12 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         workers = _worker_count(WALK_CHAINS, n_jobs)
         map_jobs = map if workers == 1 else _thread_pool(workers).map
         ends = [(run[0], run[1]) for run in runs]
-        learned: set = set()
-        chains_best = best_value
         for _ in range(int(walks)):
-            if converged and len(stages) >= CHECK_WALKS and best_value <= chains_best:
+            if converged and len(stages) >= CHECK_WALKS and best_value <= values[winner]:
                 break   # the check found nothing better than the chains' agreed list
+            learned = sorted({rule for earlier in stages for rule in earlier.good_rules})
             stage = walk_stage(problem, ends, rng.spawn(1)[0], cache=cache, map_jobs=map_jobs,
-                               learned_rules=sorted(learned))
-            learned.update(stage.good_rules)
+                               learned_rules=learned)
             stages.append(stage)
             ends.extend(zip(stage.ends, stage.values))
             for order, value in zip(stage.ends, stage.values):
