@@ -67,7 +67,10 @@ VARIANTS = {"afresh": {"continue_chains": False}, "global": {"local_share": 0.0}
 def _default_variant(model, seed, variant):
     from frl_engine.sampler import dispersed_starts, focus_rules, sample_posterior_tempered_until_converged
 
-    chain_orders = getattr(getattr(model, "anneal_result_", None), "chain_orders", ())
+    # the search's first round only, as the estimator's sample_posterior uses (so that "default" and a variant
+    # differ only in the variant's option)
+    search = getattr(model, "anneal_result_", None)
+    chain_orders = () if search is None else search.chain_orders[:search.round_size or None]
     options = {"starts": dispersed_starts(model.map_fit_.order, chain_orders, 4), **VARIANTS[variant]}
     return sample_posterior_tempered_until_converged(
         model.problem_, n_samples=1000, n_chains=4, random_state=seed, rule_names=model.candidate_names_,
