@@ -39,8 +39,11 @@ def register(subparsers) -> None:
     parser.add_argument("--sampler-chains", type=int, default=None, metavar="C",
                         help="sampler chains, if different from --chains")
     parser.add_argument("--burn-in", type=int, default=None,
-                        help="sweeps discarded at the start of each chain (default: --samples)")
-    parser.add_argument("--thin", type=int, default=1, help="keep every T-th sweep (default 1)")
+                        help="sweeps discarded at the start of each chain (default: --samples). Given, it runs "
+                             "one sample as asked, without the default's longer tempered attempts")
+    parser.add_argument("--thin", type=int, default=1,
+                        help="keep every T-th sweep (default 1). Above 1, it runs one sample as asked, without the "
+                             "default's longer tempered attempts")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per chain)")
     parser.add_argument("--temperatures", type=int, default=None, metavar="N",
                         help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "

@@ -152,6 +152,10 @@ def effective_sample_size(chains, *, rank_normalize: bool = True) -> float:
 # of at least 400, i.e. 100 per chain for 4 chains, before trusting summaries of the sample).
 RHAT_TARGET = 1.01
 ESS_TARGET = 400.0
+# What to do when a sample has not converged.  A larger --samples lengthens every attempt of the default
+# schedule (burn-in and kept sweeps scale with it); --burn-in or --thin given switch that schedule off
+# (one untempered run), so the advice does not name them.
+LONGER_ADVICE = "sample longer (a larger --samples) or with more chains (--sampler-chains)"
 
 
 @dataclass(frozen=True)
@@ -205,4 +209,4 @@ def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceV
         reasons.append(f"ESS {smallest:.0f} < {ESS_TARGET:.0f}: too few independent draws")
     return ConvergenceVerdict(False, worst, smallest,
                               f"Posterior not converged ({'; '.join(reasons)}): its intervals and frequencies are "
-                              "not reliable; sample longer (--samples, --burn-in) or with more chains.")
+                              f"not reliable; {LONGER_ADVICE}.")

@@ -476,6 +476,13 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     at.switch_page("views/rules.py").run()
     scattered = [w.value for w in at.warning if w.value.startswith("Search not converged")]
     assert scattered and "8 different lists" in scattered[0] and "raise Chains on the Fit page" in scattered[0]
+    # an unconverged sample: the posterior page says what to do with the Fit page's own controls
+    at.session_state[state.FIT] = replace(result, posterior=replace(result.posterior,
+                                                                    rhat={"log_posterior": 1.07, "length": 1.1}))
+    at.switch_page("views/posterior.py").run()
+    advice = [w.value for w in at.warning if w.value.startswith("Posterior not converged")]
+    assert advice and "more Samples per chain on the Fit page" in advice[0]
+    assert "Sampler chains on the Fit page" in advice[0] and "--" not in advice[0]
 
 
 def test_the_posterior_page_says_why_the_list_shown_is_rarely_sampled(at):

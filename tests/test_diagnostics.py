@@ -116,3 +116,18 @@ def test_convergence_verdict():
         assert not bad.converged and bad.message.startswith("Posterior not converged")
     assert not convergence_verdict({"a": float("nan")}, {"a": float("nan")}, n_chains=4).converged  # < 4 draws
     assert not convergence_verdict({"a": 1.0}, {"a": 5000.0}, n_chains=1).converged  # one chain proves nothing
+
+
+def test_the_advice_of_an_unconverged_verdict_keeps_the_default_schedule():
+    """The verdict tells the user what to do, with options `frl sample` has, and not --burn-in or --thin, which
+    switch the default's longer tempered attempts off (one untempered run as asked)."""
+    from frl_engine.cli import build_parser
+    from frl_engine.diagnostics import convergence_verdict
+
+    bad = convergence_verdict({"log_posterior": 1.07, "length": 1.1}, {"log_posterior": 40.0, "length": 25.0},
+                              n_chains=4)
+    assert "--samples" in bad.message and "--sampler-chains" in bad.message
+    assert "--burn-in" not in bad.message and "--thin" not in bad.message
+    parser = build_parser()
+    args = parser.parse_args(["sample", "data.csv", "--target", "y", "--samples", "4000", "--sampler-chains", "8"])
+    assert (args.samples, args.sampler_chains, args.burn_in, args.thin) == (4000, 8, None, 1)

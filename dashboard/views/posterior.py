@@ -57,8 +57,8 @@ verdict = convergence_verdict(view.rhat, view.ess, n_chains=view.n_chains)
 if verdict.converged:
     st.caption(verdict.message)
 else:
-    st.warning(verdict.message.replace("(--samples, --burn-in)", "(more samples per chain on the Fit page)"),
-               icon=":material/warning:")
+    st.warning(verdict.message.replace("(a larger --samples)", "(more Samples per chain on the Fit page)")
+               .replace("(--sampler-chains)", "(Sampler chains on the Fit page)"), icon=":material/warning:")
 if view.map_groups_frequency < RARELY_SAMPLED:
     # A clinician reading "0.0%" next to their card deserves the reason (docs/search.md section 4).
     st.caption(f"The list shown is {charts.pct(view.map_list_frequency)} of the sampled lists, and "
