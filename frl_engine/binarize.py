@@ -7,7 +7,9 @@ clinician can read. How a column is read (its *kind*, and why) is decided in
 - **boolean** (``BedSores`` = yes/no, true/false, y/n, 0/1): one item ``BedSores``.
 - **numeric** (``Age``, or age bands ``[70-80)`` read by their lower bound):
   thresholds at evenly spaced interior quantiles (25/50/75% for
-  ``n_thresholds=3``), rounded to 2 significant figures (59.73 -> 60), and two
+  ``n_thresholds=3``), rounded to 2 significant figures (59.73 -> 60), or to as
+  many more as keep the quantiles' cuts apart (sodium 133 / 137 / 143, not 130 /
+  140; pH 7.35; a year 2019), and two
   items per threshold, ``Age >= 60`` and ``Age < 60``. A threshold at the
   column's minimum moves up to the smallest value above it (``PriorAdmissions
   >= 1``). When rounding and ties leave fewer thresholds than asked for (a
@@ -278,10 +280,23 @@ class ColumnSpec:
 
 
 def _cuts(values: np.ndarray, levels: np.ndarray, low: float, high: float, ordered: np.ndarray) -> list[float]:
-    """Rounded cut points at the given quantile levels of ``values``, inside (low, high], distinct splits."""
+    """Rounded cut points at the given quantile levels of ``values``, inside (low, high], distinct splits.
+
+    Rounded to 2 significant figures. When that merges cuts the unrounded quantiles keep apart and the
+    rounding step is coarse for the column's range (above a tenth of it), more figures are used until
+    the cuts are apart: a narrow range far from 0 (sodium 125 to 149, pH 7.2 to 7.5, a year) would
+    otherwise lose its cuts (sodium's quartiles 131, 138, 143 round to 130 and 140), while quantiles
+    bunched in a wide range (ages 59.6, 60.1, 60.4 of 50 to 90) still read as one ``Age >= 60``.
+    """
     quantiles = np.quantile(values, levels)
     above_min = ordered[np.searchsorted(ordered, low, side="right")]
+    wanted = len({int(np.searchsorted(ordered, max(q, above_min))) for q in quantiles if q < high})
+    top = max(abs(float(low)), abs(float(high)))
+    magnitude = math.floor(math.log10(top)) if top > 0 else 0
+    best: list[float] = []
     for digits in range(2, 7):
+        if best and 10.0 ** (magnitude - digits + 2) <= (high - low) / 10:
+            break   # the last rounding step was already fine for this range: its merged cuts read as one
         chosen, splits = [], set()
         for q in quantiles:
             t = round_threshold(q, digits)
@@ -293,9 +308,11 @@ def _cuts(values: np.ndarray, levels: np.ndarray, low: float, high: float, order
             if low < t <= high and split not in splits:
                 chosen.append(t)
                 splits.add(split)
-        if chosen:
-            return chosen
-    return [float(above_min)]
+        if len(chosen) > len(best):
+            best = chosen
+        if best and len(best) >= wanted:
+            break
+    return best or [float(above_min)]
 
 
 def _quantile_thresholds(values: np.ndarray, n_thresholds: int, min_count: int = 1) -> tuple[float, ...]:

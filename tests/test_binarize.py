@@ -125,6 +125,22 @@ def test_thresholds_that_collapse_when_rounded_are_kept_once():
     assert [c.name for c in binarizer.conditions_] == ["Age >= 60", "Age < 60"]
 
 
+@pytest.mark.parametrize("name,values,expected", [
+    # serum sodium 125 to 149 mmol/L: 2 significant figures would leave only 130 and 140
+    ("Sodium", np.arange(125, 150).repeat(40), (131.0, 137.0, 143.0)),
+    # arterial pH 7.20 to 7.50: 2 figures would leave 7.3 and 7.4, never the clinical 7.35
+    ("pH", np.round(np.linspace(7.20, 7.50, 1000), 2), (7.28, 7.35, 7.42)),
+    # admission year 2015 to 2023: 2 figures would leave 2000 (none) and 3 figures 2020 alone
+    ("AdmitYear", np.arange(2015, 2024).repeat(100), (2017.0, 2019.0, 2021.0)),
+])
+def test_a_narrow_range_far_from_zero_keeps_its_quartile_cuts(name, values, expected):
+    """Rounding to 2 significant figures is for reading; where it would merge the quartiles of a narrow range
+    (a lab value, a year), the cuts keep as many figures as keep them apart."""
+    binarizer = Binarizer().fit(pd.DataFrame({name: values}))
+    assert binarizer.specs_[0].thresholds == expected
+    assert f"{name} >= {expected[1]:g}" in [c.name for c in binarizer.conditions_]
+
+
 def test_every_quantile_item_splits_the_patients():
     rng = np.random.default_rng(2)
     frame = pd.DataFrame({
