@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import signal
 import sys
 import time
@@ -202,6 +203,25 @@ def unreached_note(names) -> str:
             "No prediction on these patients changes; --keep-unreached keeps the MAP list as found.")
 
 
+def identifier_note(table) -> str | None:
+    """The line naming the columns left out as identifiers by their values (not by the user), else None.
+
+    A measurement recorded in whole numbers with a different value in nearly every row and an even
+    spread (an income, a charge) reads like a record number; the line says how to use it instead.
+    """
+    if table is None or not len(table):
+        return None
+    left_out = table[(table["kind"] == "identifier") & ~table["declared"].astype(bool)
+                     & (table["reason"] != "excluded by you")]
+    if left_out.empty:
+        return None
+    names = [str(name) for name in left_out["column"]]
+    shown = ", ".join(f"'{name}'" for name in names)
+    first = shlex.quote(f"{names[0]}=numeric")
+    return (f"Left out as identifiers (a different value in nearly every row, or a patient number): {shown}. "
+            f"If one is a measurement, refit with --kind {first}; --explain-columns shows why.")
+
+
 def search_warning(estimator) -> str | None:
     """The one line to print when the MAP search's chains did not agree on the best list (else None)."""
     report = getattr(estimator, "search_report_", None)
@@ -243,6 +263,8 @@ def cmd_fit(args) -> int:
 
     if not model["rules"]:
         print(empty_list_note(model))
+    if not getattr(args, "explain_columns", False) and identifier_note(estimator.column_table()):
+        print(identifier_note(estimator.column_table()))
     if sensitive_columns_note(model):
         print(sensitive_columns_note(model))
     if leakage_note(model):

@@ -661,7 +661,13 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     textual_or_integer = integers or not readable.all()
     measurement_note = ""
     if n >= 20 and textual_or_integer and distinct_share >= IDENTIFIER_SHARE and n_levels >= 20:
-        if (integers and not has_identifier_name(name)
+        # Amounts written with a currency or a unit ("$43,860", "72 kg") are measurements whatever their spread.
+        amounts = text_cells and 2 * sum(bool(_CURRENCY.match(lab) or _WITH_UNIT.match(lab)) for lab in labels) > len(
+            labels)
+        if integers and not has_identifier_name(name) and amounts:
+            measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, written as amounts "
+                                "such as " + repr(labels[int(order[0])]) + ": a measurement, not record numbers)")
+        elif (integers and not has_identifier_name(name)
                 and spread_like_a_measurement(parsed)):
             # Whole-dollar charges, minutes of stay: a different value in nearly every row, yet a measurement.
             measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, spread like a "

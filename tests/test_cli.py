@@ -59,6 +59,28 @@ def test_fit_prints_the_list_like_table_1_and_writes_the_model(table, tmp_path, 
     assert status == 0 and shown.splitlines()[:len(lines) - 3] == lines[:len(lines) - 3]
 
 
+def test_fit_names_the_columns_it_left_out_as_identifiers_and_how_to_use_one(tmp_path, capsys):
+    """An income in whole numbers spread evenly reads like a record number: the fit says so in one line, with
+    the --kind that uses it, and with that --kind the list finds the income's risk."""
+    rng = np.random.default_rng(5)
+    n = 800
+    income = rng.choice(np.arange(10_000, 200_000), n, replace=False)
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, n), "Income": income})
+    frame["Outcome"] = np.where(rng.random(n) < np.where(income < 60_000, 0.6, 0.1), "Yes", "No")
+    path = tmp_path / "income.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1"], capsys)
+    assert status == 0, err
+    note = next(line for line in out.splitlines() if line.startswith("Left out as identifiers"))
+    assert "'Income'" in note and "--kind Income=numeric" in note and "'Age'" not in note
+    status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1", "--kind", "Income=numeric"], capsys)
+    assert status == 0, err
+    assert "IF      Income < " in out and "Left out as identifiers" not in out
+    # a column the user excluded is not announced again
+    status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1", "--exclude", "Income"], capsys)
+    assert status == 0 and "Left out as identifiers" not in out
+
+
 def test_predict_adds_risk_and_rule_number(table, tmp_path, capsys):
     model_path = tmp_path / "model.json"
     assert run(["fit", table, "--target", "Readmitted", "--steps", "1000", "--out", model_path], capsys)[0] == 0

@@ -139,6 +139,23 @@ def test_whole_number_charges_and_minutes_are_measurements_not_identifiers():
     assert few.kind == "identifier" and "declare a kind" in few.reason
 
 
+def test_amounts_written_with_a_currency_or_a_unit_are_measurements_whatever_their_spread():
+    """Charges spread evenly over a range would read like record numbers, but nobody writes a record number
+    as "$43,860" or "72 kg": such a column is a measurement, and a plain evenly spread one stays left out."""
+    rng = np.random.default_rng(4)
+    n = 1000
+    dollars = rng.choice(np.arange(1_000, 60_000), n, replace=False)
+    frame = pd.DataFrame({"TotalCharges": [f"${d:,}" for d in dollars], "Weight": [f"{g} g" for g in dollars],
+                          "Plain": dollars})
+    readings = {r.name: r for r in read_columns(frame)}
+    for name in ("TotalCharges", "Weight"):
+        assert readings[name].kind == "numeric", readings[name].reason
+        assert "written as amounts" in readings[name].reason
+    assert readings["Plain"].kind == "identifier"
+    conditions = [c.name for c in Binarizer().fit(frame[["TotalCharges"]]).conditions_]
+    assert "TotalCharges >= 32000" in conditions  # the median of 1,000 to 60,000, read from "$31,927"-like text
+
+
 def test_a_near_constant_column_makes_no_item():
     values = ["No"] * 995 + ["Steady"] * 5
     reading = read_column("acetohexamide", pd.Series(values))
