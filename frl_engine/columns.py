@@ -82,6 +82,8 @@ NO_VALUE_WORDS = frozenset({
     "pending", "in progress", "hemolyzed", "haemolyzed", "hemolysed", "haemolysed", "clotted", "lipemic",
     "lipaemic", "icteric", "cancelled", "canceled", "not done", "not performed", "not measured", "not tested",
     "see note", "see comment", "insufficient", "insufficient sample", "qns", "test not performed",
+    "tnp", "nd", "n.d.", "nr", "not reported", "not received", "no sample", "rejected", "specimen rejected",
+    "refused", "declined",
     # and an export's words for "no value", read as missing in a column of numbers (a category column keeps
     # "Unknown" as a level of its own): scoring one patient reads them as scoring a thousand does
     "unknown", "unk", "missing", "not available", "not recorded", "not known", "n.k.", "n/k", "nk", "n.a.",

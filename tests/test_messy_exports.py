@@ -507,6 +507,22 @@ def test_a_lab_with_many_pending_results_stays_a_measurement_in_fit_and_predict(
         numeric_values(words, "lab")  # six different words are not a measurement's text results
 
 
+@pytest.mark.parametrize("word", ["TNP", "ND", "QNS", "not received"])
+def test_a_labs_abbreviations_for_no_result_are_missing_not_codes(word):
+    """'TNP' (test not performed), 'ND' (not done), 'QNS' on 15% of a decimal lab column: the column stays a
+    measurement with those cells missing; before, the text made the whole column read as codes, and its
+    thresholds (the signal) were lost without a word."""
+    rng = np.random.default_rng(6)
+    n = 800
+    lab = np.round(rng.normal(5, 1.2, n), 1)
+    cells = lab.astype(str).astype(object)
+    cells[rng.random(n) < 0.15] = word
+    reading = read_column("Lab", pd.Series(cells))
+    assert reading.kind == "numeric" and f"'{word}'" in reading.reason and "read as missing" in reading.reason
+    values = numeric_values(pd.Series(cells), "Lab")
+    assert np.isnan(values[cells == word]).all() and np.allclose(values[cells != word], lab[cells != word])
+
+
 def test_scoring_says_which_rule_columns_are_empty_and_which_rules_catch_a_changed_share(tmp_path, capsys):
     train, _ = _lab(pending=0.0)
     path, model = tmp_path / "train.csv", tmp_path / "model.json"
