@@ -127,11 +127,14 @@ _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
                            r"fips|facility|hospital|clinic|provider)", re.IGNORECASE)
-_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key)$|^(id|mrn|uuid|guid|pid)($|[_\s.\-])"
+_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key|nr)\.?$"
+                       r"|^(id|mrn|uuid|guid|pid)($|[_\s.\-])"
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
                        r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](ID|Id|Nbr|No)$")
-_PERSON_WORDS = re.compile(r"(patient|subject|person|member|mrn|encounter|visit|record|case)", re.IGNORECASE)
+_PERSON_WORDS = re.compile(r"(patient|subject|person|member|mrn|encounter|visit|record|case|nhs|chart|"
+                           r"hospital[_\s.\-]?(number|no|nr)|health[_\s.\-]?(number|card)|^pat[_\s.\-])",
+                           re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------

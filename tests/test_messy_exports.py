@@ -691,6 +691,23 @@ def test_cross_validation_keeps_every_patients_encounters_in_one_fold():
     assert patient_groups(once) is None
 
 
+@pytest.mark.parametrize("name", ["Medical Record Number", "NHS Number", "Pat. Nr.", "Hospital No", "chart_no",
+                                  "Health Card Number"])
+def test_a_patient_number_is_recognised_by_its_usual_names(name):
+    """However the export names the patient number, it is left out as an identifier (never thresholds on it)
+    and the folds are grouped by it, so no patient is fitted and tested; before, 'Medical Record Number' was
+    left out but not grouped by, and 'NHS Number' or 'Pat. Nr.' were read as numbers."""
+    from frl_engine.folds import patient_groups
+
+    rng = np.random.default_rng(7)
+    n = 800
+    patients = rng.choice(np.arange(4_000_000, 4_000_339), n)  # 339 patients, most with several encounters
+    frame = pd.DataFrame({name: patients, "Age": rng.integers(20, 90, n)})
+    assert read_column(name, frame[name]).kind == "identifier"
+    column, groups = patient_groups(frame)
+    assert column == name and len(np.unique(groups)) == len(np.unique(patients))
+
+
 def test_frl_predict_writes_the_inputs_encoding_so_excel_keeps_the_accents(sex_model, tmp_path, capsys):
     for encoding, bom in (("latin-1", b""), ("utf-8-sig", b"\xef\xbb\xbf"), ("utf-16", b"\xff\xfe")):
         new = tmp_path / f"new-{encoding}.csv"
