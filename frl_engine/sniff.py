@@ -27,6 +27,7 @@ CONTENT_NAMES = {
     "pdf": "a PDF document",
     "gzip": "a compressed (gzip) file",
     "html": "a web page (HTML)",
+    "json": "JSON data",
     "binary": "binary data of an unknown kind",
     "text": "plain text",
 }
@@ -63,6 +64,8 @@ def detect_content(raw: bytes) -> str:
         return "html"
     if b"\x00" in head:
         return "binary"
+    if re.match(rb"\s*(\[\s*[\[{]|\{\s*\")", head[:512].removeprefix(b"\xef\xbb\xbf")):  # [{"Age": 61, ...
+        return "json"
     control = sum(1 for byte in head if byte < 32 and byte not in (9, 10, 12, 13))
     return "binary" if control > 0.05 * len(head) else "text"
 

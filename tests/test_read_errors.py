@@ -93,12 +93,16 @@ def test_detect_content_reads_signatures():
     assert detect_content(b"a,b\n1,2\n") == "text"
     assert detect_content(b"\n  \t\n") == "empty"
     assert detect_content(b"  <html><head></head></html>") == "html"
+    assert detect_content(b'[{"Age":61,"Outcome":"yes"}]') == "json"
+    assert detect_content(b'\xef\xbb\xbf{"Age": {"0": 61}}') == "json"
+    assert detect_content(b"[70-80),yes\n[80-90),no\n") == "text"  # a band in the first cell is a table
 
 
 @pytest.mark.parametrize("name, raw, words", [
     ("notes.xlsx", b"Age,Outcome\n61,yes\n", "not an Excel workbook"),
     ("blob.csv", BLOB, "not a CSV file"),
     ("empty.csv", b"", "is empty"),
+    ("records.csv", b'[{"Age":61,"Outcome":"yes"},{"Age":47,"Outcome":"no"}]', "not a CSV file but JSON data"),
 ])
 def test_cli_says_it_in_one_line_and_exits_2(tmp_path, capsys, name, raw, words):
     path = tmp_path / name
