@@ -127,6 +127,8 @@ def load_training_data(args):
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
+    if frame.attrs.get("unnamed"):
+        print(f"In {Path(args.data).name}, {frame.attrs['unnamed']}.")
     if frame.attrs.get("merged_spellings"):
         examples = frame.attrs.get("merged_examples", {})
         shown = ", ".join(f"{column} ({n}: {examples[column]}{' ...' if n > 1 else ''})" if column in examples

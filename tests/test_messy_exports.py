@@ -68,6 +68,24 @@ def test_excel_s_empty_trailing_columns_and_a_report_footer_are_left_out_and_sai
     assert "2 empty columns" in table.attrs["left_out"] and "'Total rows: 3'" in table.attrs["left_out"]
 
 
+def test_a_column_with_values_but_no_name_is_named_by_its_place_and_said(tmp_path, capsys):
+    """An empty header cell over a column of values: the rules read 'column 2 = A' (its place in the file),
+    never the parser's 'Unnamed: 1', and the fit says how to name it."""
+    rng = np.random.default_rng(8)
+    n = 600
+    group = rng.choice(["A", "B"], n)
+    outcome = np.where(rng.random(n) < np.where(group == "A", 0.5, 0.1), "Yes", "No")
+    lines = ["Age,,Outcome"] + [f"{a},{g},{o}" for a, g, o in zip(rng.integers(20, 90, n), group, outcome)]
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join(lines) + "\n")
+    table = read_table(path.read_bytes(), "export.csv")
+    assert list(table.columns) == ["Age", "column 2", "Outcome"]
+    assert "1 column has no name in the header, read as 'column 2'" in table.attrs["unnamed"]
+    status, out, err = run(["fit", str(path), "--target", "Outcome", "--seed", "1"], capsys)
+    assert status == 0, err
+    assert "read as 'column 2': name it in the file" in out and "column 2 = A" in out and "Unnamed" not in out
+
+
 def test_a_last_row_with_values_is_a_patient_not_a_footer():
     table = read_table(b"age,ward,died\n61,medical,yes\n72,,no\n", "export.csv")
     assert len(table) == 2 and "left_out" not in table.attrs

@@ -58,6 +58,8 @@ st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if 
             + (f" · read as {ui.md(read_as)}" if read_as and not data.is_sample else ""))
 if frame.attrs.get("left_out"):
     st.caption(f":material/content_cut: Left out of the file: {ui.md(frame.attrs['left_out'])}.")
+if frame.attrs.get("unnamed"):
+    st.caption(f":material/label_off: In the file, {ui.md(frame.attrs['unnamed'])}.")
 merged = frame.attrs.get("merged_spellings")
 if merged:
     st.caption(":material/merge: Spellings that differ only in case were merged into the most frequent one: "
