@@ -1155,6 +1155,43 @@ def render_layout(layout: CardLayout) -> bytes:
     return bytes(pdf.output())
 
 
+def missing_glyphs(model: dict, title: str | None = None) -> str:
+    """The characters of the model's text (and of ``title``) that the card's fonts cannot draw, in order.
+
+    The card draws each of them as U+FFFD (module docstring); the CLI and the dashboard say so, with
+    these characters, so that a card with ``IF ��`` is never printed without a word.
+    """
+    codepoints = _measuring_fonts().codepoints
+    found: dict[str, None] = {}
+
+    def walk(value):
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str):
+            for ch in unicodedata.normalize("NFC", value):
+                if (not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+                        and ord(ch) not in codepoints):
+                    found[ch] = None
+
+    walk(model)
+    walk(title or "")
+    return "".join(found)
+
+
+def missing_glyphs_note(model: dict, title: str | None = None) -> str | None:
+    """One sentence saying which characters the card prints as U+FFFD and what to do, else None."""
+    chars = missing_glyphs(model, title)
+    if not chars:
+        return None
+    shown = " ".join(chars[:12]) + (" ..." if len(chars) > 12 else "")
+    return (f"The card's font has no letters for {shown}: they print as \ufffd. Name the columns, values and title "
+            "in Latin, Greek or Cyrillic letters to print them.")
+
+
 def render_card(model: dict, *, size: str = "pocket", title: str | None = None) -> bytes:
     """The printable risk card of ``model`` as PDF bytes (front and back page per card).
 

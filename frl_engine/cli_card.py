@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from .card import CARD_SIZES, layout_card, render_layout
+from .card import CARD_SIZES, layout_card, missing_glyphs_note, render_layout
 from .errors import FRLError, ModelFileError
 
 _DESCRIPTION = """\
@@ -110,4 +110,7 @@ def run_card(args: argparse.Namespace) -> int:
     if layout.size != layout.requested_size:
         note = f" (the list does not fit a {layout.requested_size} card)"
     print(f"Wrote {out}: {layout.describe()}{note}, model ID {layout.model_id}", file=sys.stdout)
+    glyphs = missing_glyphs_note(model, args.title)
+    if glyphs:
+        print(f"Warning: {glyphs}", file=sys.stdout)
     return 0

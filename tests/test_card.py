@@ -514,6 +514,26 @@ def test_cli_writes_the_card(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["card.pdf", "model.json"]  # nothing else written
 
 
+def test_letters_the_font_lacks_are_named_not_printed_silently(tmp_path, capsys):
+    """Column names in Japanese print as U+FFFD on the card (its fonts are Latin, Greek and Cyrillic): the CLI
+    warns with those letters; accents, Greek and the card's own symbols are printed and draw no warning."""
+    from frl_engine.card import missing_glyphs
+
+    model = make_model([("褥瘡 AND 年齢 >= 76", 0.5, 100)], (0.1, 900))
+    assert missing_glyphs(model) == "褥瘡年齢"
+    assert missing_glyphs(make_model([("Décès AND Âge ≥ 76 AND β-blocker", 0.5, 100)], (0.1, 900)),
+                          title="Risque de décès") == ""
+    assert missing_glyphs(make_model(), title="日本") == "日本"
+    model_path = tmp_path / "model.json"
+    model_path.write_text(json.dumps(model, ensure_ascii=False), encoding="utf-8")
+    out = tmp_path / "card.pdf"
+    args = _cli().parse_args(["card", str(model_path), "--out", str(out)])
+    assert args.handler(args) == 0
+    stdout = capsys.readouterr().out
+    assert "Warning: The card's font has no letters for 褥 瘡 年 齢: they print as \ufffd" in stdout
+    assert "\ufffd" in page_text(pdf_pages(out.read_bytes())[0])  # what the warning says is what is printed
+
+
 def test_cli_help_lists_options(capsys):
     with pytest.raises(SystemExit) as info:
         _cli().parse_args(["card", "--help"])

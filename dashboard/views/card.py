@@ -7,6 +7,7 @@ import re
 import streamlit as st
 
 from dashboard import charts, services, state, ui
+from frl_engine.card import missing_glyphs_note
 from frl_engine.errors import FRLError
 
 log = logging.getLogger("frl_dashboard")
@@ -54,6 +55,9 @@ with left:
     pdf = None
     try:
         pdf = services.card_pdf(model_text, ss[state.W_CARD_SIZE], title)
+        glyphs = missing_glyphs_note(model, title)
+        if glyphs:
+            st.warning(glyphs, icon=":material/font_download_off:")
     except FRLError as exc:
         st.error(str(exc), icon=":material/error:")
     except Exception as exc:  # noqa: BLE001
