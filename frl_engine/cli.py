@@ -161,6 +161,12 @@ def load_training_data(args):
         reason = default_event_reason(list(outcome_spellings(frame[args.target]).values()))
         if reason != "it reads as yes":
             print(f"The event is {args.target} = {positive!r} ({reason}); give --positive to choose another value.")
+    else:
+        others = [v for v in outcome_spellings(frame[args.target]).values() if v != positive]
+        if len(others) > 1:  # --positive on an outcome of 3 or more values: say what "not the event" holds
+            shown = ", ".join(repr(v) for v in others[:6]) + (" ..." if len(others) > 6 else "")
+            print(f"The event is {args.target} = {positive!r} ({int(event.sum()):,} patients); {shown} count as "
+                  "not the event.")
     args._training_data = (features, event, positive)
     return args._training_data
 

@@ -81,6 +81,23 @@ def test_fit_names_the_columns_it_left_out_as_identifiers_and_how_to_use_one(tmp
     assert status == 0 and "Left out as identifiers" not in out
 
 
+def test_positive_on_an_outcome_of_three_values_says_what_counts_as_not_the_event(table, tmp_path, capsys):
+    frame = small_table()
+    frame["Readmitted"] = np.where(frame["Readmitted"] == "yes", "<30",
+                                   np.where(np.arange(len(frame)) % 3 == 0, ">30", "NO"))
+    path = tmp_path / "three.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Readmitted", "--positive", "<30", "--steps", "1000"], capsys)
+    assert status == 0, err
+    n_event = int((frame["Readmitted"] == "<30").sum())
+    first = out.splitlines()[0]
+    assert first.startswith(f"The event is Readmitted = '<30' ({n_event:,} patients); ")
+    assert first.endswith(" count as not the event.") and "'NO'" in first and "'>30'" in first
+    # with two values there is nothing to say
+    status, out, _ = run(["fit", table, "--target", "Readmitted", "--positive", "yes", "--steps", "1000"], capsys)
+    assert status == 0 and "count as not the event" not in out
+
+
 def test_predict_adds_risk_and_rule_number(table, tmp_path, capsys):
     model_path = tmp_path / "model.json"
     assert run(["fit", table, "--target", "Readmitted", "--steps", "1000", "--out", model_path], capsys)[0] == 0
