@@ -396,7 +396,9 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     values = list(spelled)
     if positive is None:
         if len(values) < 2:
-            raise DataError(f"Target column {target!r} has only one value ({spelled[values[0]]!r}): a model needs both outcomes")
+            raise DataError(f"Target column {target!r} has only one value ({spelled[values[0]]!r}): a model needs both "
+                            "outcomes; check that this is the outcome column and that the export was not filtered to "
+                            "one outcome")
         if len(values) > MAX_OUTCOME_LEVELS and pd.to_numeric(outcome, errors="coerce").notna().mean() > 0.95:
             raise DataError(f"Target column {target!r} has {len(values):,} different numbers: it looks like a "
                             "measurement, not an outcome. Make a yes/no column from it (e.g. stay longer than "

@@ -112,3 +112,11 @@ def test_cli_says_it_in_one_line_and_exits_2(tmp_path, capsys, name, raw, words)
     assert status == 2, err
     assert err.startswith("frl: error: ") and err.count("\n") == 1 and words in err, err
     assert "Traceback" not in err and out == ""
+
+
+def test_an_outcome_with_one_value_says_what_to_check(tmp_path, capsys):
+    path = tmp_path / "filtered.csv"
+    path.write_text("Age,Outcome\n61,No\n72,No\n55,No\n")
+    status = main(["fit", str(path), "--target", "Outcome"])
+    err = capsys.readouterr().err
+    assert status == 2 and "only one value ('No')" in err and "was not filtered to one outcome" in err
