@@ -6,6 +6,7 @@ flags), and the decision curve's useful range; ``--by COLUMN`` adds the same per
 subgroup.  ``--out`` writes the full result as JSON, ``--html`` a self-contained
 report with the calibration plot and the decision curve, ``--model-out`` a copy
 of the model file with an ``external_validation`` block (printed on the card).
+``--drop-missing-outcome`` leaves out the patients whose outcome is empty, and says so.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import FRLError
+import numpy as np
+
+from .errors import DataError, FRLError
 
 
 def _writable(path, what: str) -> Path:
@@ -39,6 +42,18 @@ def cmd_validate(args) -> int:
     model = load_model_dict(args.model)
     frame = read_table(args.data)
     name = Path(args.data).name
+    target = args.target or (model.get("outcome") or {}).get("target")
+    if target in frame.columns:
+        from .columns import missing_mask
+
+        empty = np.asarray(missing_mask(frame[target]), dtype=bool)
+        if empty.any() and args.drop_missing_outcome and not empty.all():
+            frame = frame.loc[~empty].reset_index(drop=True)
+            print(f"Left out {int(empty.sum())} patient{'s' if empty.sum() != 1 else ''} whose {target} is empty "
+                  "(--drop-missing-outcome).")
+        elif empty.any() and not empty.all():
+            raise DataError(f"{name}: outcome column {target!r} has {int(empty.sum())} empty cells: fill in their "
+                            "outcome, or leave those patients out with --drop-missing-outcome")
     result = validate_model(model, frame, data_name=name, by=args.by, target=args.target, positive=args.positive)
     print(result.format_text())
     if "out" in outputs:
@@ -82,6 +97,8 @@ def register(subparsers) -> None:
     validate.add_argument("--positive", metavar="VALUE", default=None,
                           help="the new table's event value, when it is written differently from the training data's "
                                "(e.g. Yes for a model fitted on <30)")
+    validate.add_argument("--drop-missing-outcome", action="store_true",
+                          help="leave out the patients whose outcome is empty (said), as `frl fit` does")
     validate.add_argument("--by", metavar="COLUMN", help="also report each subgroup of this column (e.g. sex, age band)")
     validate.add_argument("--out", help="write the full result as JSON")
     validate.add_argument("--html", help="write a self-contained HTML report with the calibration plot and decision curve")

@@ -65,6 +65,25 @@ def test_bad_second_files_get_one_line_and_status_2(files, tmp_path, capsys, cha
     assert "Traceback" not in err
 
 
+def test_patients_without_an_outcome_are_refused_or_left_out_with_the_flag_fit_has(files, tmp_path, capsys):
+    """New patients whose outcome is still empty (follow-up not over): one line saying what to do, and with
+    --drop-missing-outcome, as `frl fit` has, the rest are validated and the count is said."""
+    model_path, _ = files
+    frame = new_table(n=600, seed=2)
+    frame.loc[frame.index[:25], "readmitted"] = None
+    path = tmp_path / "open.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["validate", model_path, path], capsys)
+    assert status == 2 and "25 empty cells" in err and "--drop-missing-outcome" in err
+    status, out, err = run(["validate", model_path, path, "--drop-missing-outcome", "--out", tmp_path / "r.json"],
+                           capsys)
+    assert status == 0, err
+    assert out.splitlines()[0] == "Left out 25 patients whose readmitted is empty (--drop-missing-outcome)."
+    kept = frame.iloc[25:]
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["n"] == 575 and result["events"] == int((kept["readmitted"] == "<30").sum())
+
+
 def test_a_missing_output_folder_is_refused_before_any_work(files, tmp_path, capsys):
     model_path, data_path = files
     status, _, err = run(["validate", model_path, data_path, "--html", tmp_path / "nope" / "r.html"], capsys)
