@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import shlex
 import signal
 import sys
@@ -230,6 +231,23 @@ def identifier_note(table) -> str | None:
             f"If one is a measurement, refit with --kind {first}; --explain-columns shows why.")
 
 
+_TEXT_AS_MISSING = re.compile(r"\((\d+(?:\.\d+)?% text such as .+?): read as missing\)")
+
+
+def text_missing_note(table) -> str | None:
+    """The line naming the numeric columns whose text cells (``pending``, ``TNP``) were read as missing, else None."""
+    if table is None or not len(table):
+        return None
+    found = []
+    for column, kind, reason in zip(table["column"], table["kind"], table["reason"]):
+        match = _TEXT_AS_MISSING.search(str(reason)) if kind == "numeric" else None
+        if match:
+            found.append(f"'{column}' ({match.group(1)})")
+    if not found:
+        return None
+    return f"Read as missing, in columns of numbers: {'; '.join(found)}."
+
+
 def search_warning(estimator) -> str | None:
     """The one line to print when the MAP search's chains did not agree on the best list (else None)."""
     report = getattr(estimator, "search_report_", None)
@@ -271,8 +289,10 @@ def cmd_fit(args) -> int:
 
     if not model["rules"]:
         print(empty_list_note(model))
-    if not getattr(args, "explain_columns", False) and identifier_note(estimator.column_table()):
-        print(identifier_note(estimator.column_table()))
+    if not getattr(args, "explain_columns", False):
+        for note in (text_missing_note(estimator.column_table()), identifier_note(estimator.column_table())):
+            if note:
+                print(note)
     if sensitive_columns_note(model):
         print(sensitive_columns_note(model))
     if leakage_note(model):
