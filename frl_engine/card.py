@@ -337,21 +337,19 @@ class _Fonts:
             self._cache[key] = w
         return w
 
+    def drawn(self, ch: str) -> str:
+        """What the card draws for one character: itself, a space, nothing, or U+FFFD (no glyph)."""
+        cat = unicodedata.category(ch)
+        if ch.isspace() or cat in ("Cc", "Zl", "Zp"):
+            return " "
+        if cat in ("Cf", "Cs", "Co", "Cn"):
+            return ""  # zero-width, bidi overrides, soft hyphens, surrogates, unassigned
+        return ch if ord(ch) in self.codepoints else "\ufffd"
+
     def clean(self, value: Any) -> str:
         """User text made safe to draw: one line, no control/format characters, only known glyphs."""
         s = unicodedata.normalize("NFC", str(value))
-        out = []
-        for ch in s:
-            cat = unicodedata.category(ch)
-            if ch.isspace() or cat in ("Cc", "Zl", "Zp"):
-                out.append(" ")
-            elif cat in ("Cf", "Cs", "Co", "Cn"):
-                continue  # zero-width, bidi overrides, soft hyphens, surrogates, unassigned
-            elif ord(ch) not in self.codepoints:
-                out.append("\ufffd")
-            else:
-                out.append(ch)
-        return " ".join("".join(out).split())
+        return " ".join("".join(self.drawn(ch) for ch in s).split())
 
 
 @lru_cache(maxsize=1)
@@ -546,6 +544,7 @@ class _CardData:
     has_interval: bool
     back: list[tuple[str, str, str]]  # (label, value, style)
     model_id: str
+    missing_glyphs: str = ""  # letters of the drawn text the fonts lack (drawn as U+FFFD)
 
 
 def _need(mapping: Any, key: str, where: str) -> Any:
@@ -631,7 +630,14 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     if version != 1:
         raise ModelFileError(f"Model format version {_brief(version)} is not supported: this frl_engine reads version 1")
 
-    clean = fonts.clean
+    missing: dict[str, None] = {}  # letters drawn as U+FFFD, in order (missing_glyphs)
+
+    def clean(value: Any) -> str:
+        for ch in unicodedata.normalize("NFC", str(value)):
+            if ch != "\ufffd" and fonts.drawn(ch) == "\ufffd":
+                missing[ch] = None
+        return fonts.clean(value)
+
     outcome = _need(model, "outcome", "")
     target = clean(_need(outcome, "target", "outcome."))
     positive = clean(_need(outcome, "positive_class", "outcome."))
@@ -776,7 +782,7 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
         ("Model ID", model_identifier(model), "id"),
     ]
     back = [(label, clean(value), style) for label, value, style in back]
-    return _CardData(card_title, rows, lower is not None, back, model_identifier(model))
+    return _CardData(card_title, rows, lower is not None, back, model_identifier(model), "".join(missing))
 
 
 # --------------------------------------------------------------------------- front
@@ -1156,30 +1162,13 @@ def render_layout(layout: CardLayout) -> bytes:
 
 
 def missing_glyphs(model: dict, title: str | None = None) -> str:
-    """The characters of the model's text (and of ``title``) that the card's fonts cannot draw, in order.
+    """The letters of the text the card draws (from ``model`` and ``title``) that its fonts lack, in order.
 
     The card draws each of them as U+FFFD (module docstring); the CLI and the dashboard say so, with
-    these characters, so that a card with ``IF ��`` is never printed without a word.
+    these letters, so that a card with ``IF ��`` is never printed without a word.  Found while the
+    model's text is cleaned for drawing, so a name the card does not print is not named.
     """
-    codepoints = _measuring_fonts().codepoints
-    found: dict[str, None] = {}
-
-    def walk(value):
-        if isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                walk(item)
-        elif isinstance(value, str):
-            for ch in unicodedata.normalize("NFC", value):
-                if (not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
-                        and ord(ch) not in codepoints):
-                    found[ch] = None
-
-    walk(model)
-    walk(title or "")
-    return "".join(found)
+    return _check_model(model, title, _measuring_fonts()).missing_glyphs
 
 
 def missing_glyphs_note(model: dict, title: str | None = None) -> str | None:

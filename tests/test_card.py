@@ -524,6 +524,9 @@ def test_letters_the_font_lacks_are_named_not_printed_silently(tmp_path, capsys)
     assert missing_glyphs(make_model([("Décès AND Âge ≥ 76 AND β-blocker", 0.5, 100)], (0.1, 900)),
                           title="Risque de décès") == ""
     assert missing_glyphs(make_model(), title="日本") == "日本"
+    unprinted = make_model()
+    unprinted["training"]["column_notes"] = "年齢"  # in the file, never drawn on the card: nothing to warn about
+    assert missing_glyphs(unprinted) == ""
     model_path = tmp_path / "model.json"
     model_path.write_text(json.dumps(model, ensure_ascii=False), encoding="utf-8")
     out = tmp_path / "card.pdf"
