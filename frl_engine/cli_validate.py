@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DataError, FRLError
+from .errors import DataError, FRLError, MissingOutcomeError
 
 
 def _writable(path, what: str) -> Path:
@@ -43,18 +43,19 @@ def cmd_validate(args) -> int:
     frame = read_table(args.data)
     name = Path(args.data).name
     target = args.target or (model.get("outcome") or {}).get("target")
-    if target in frame.columns:
+    if args.drop_missing_outcome and target in frame.columns:
         from .columns import missing_mask
 
         empty = np.asarray(missing_mask(frame[target]), dtype=bool)
-        if empty.any() and args.drop_missing_outcome and not empty.all():
+        if empty.any() and not empty.all():
             frame = frame.loc[~empty].reset_index(drop=True)
             print(f"Left out {int(empty.sum())} patient{'s' if empty.sum() != 1 else ''} whose {target} is empty "
                   "(--drop-missing-outcome).")
-        elif empty.any() and not empty.all():
-            raise DataError(f"{name}: outcome column {target!r} has {int(empty.sum())} empty cells: fill in their "
-                            "outcome, or leave those patients out with --drop-missing-outcome")
-    result = validate_model(model, frame, data_name=name, by=args.by, target=args.target, positive=args.positive)
+    try:
+        result = validate_model(model, frame, data_name=name, by=args.by, target=args.target,
+                                positive=args.positive)
+    except MissingOutcomeError as exc:
+        raise DataError(f"{exc}, or leave those {exc.n_missing} patients out with --drop-missing-outcome") from None
     print(result.format_text())
     if "out" in outputs:
         outputs["out"].write_text(result.to_json(indent=1) + "\n", encoding="utf-8")

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import DataError, FRLError
+from ..errors import DataError, FRLError, MissingOutcomeError
 from ..io import check_model_dict, to_jsonable
 from . import metrics
 
@@ -299,8 +299,8 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
 
     missing = int(missing_mask(outcome).sum())
     if missing:
-        raise DataError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
-                        "remove those patients or fill in their outcome")
+        raise MissingOutcomeError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
+                                  "remove those patients or fill in their outcome", missing)
     event = event_matches(outcome, positive)
     if not event.any():
         values = ", ".join(sorted(map(str, pd.unique(outcome)))[:8])
