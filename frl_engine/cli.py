@@ -289,8 +289,9 @@ def cmd_fit(args) -> int:
 
     if not model["rules"]:
         print(empty_list_note(model))
-    if not getattr(args, "explain_columns", False):
-        for note in (text_missing_note(estimator.column_table()), identifier_note(estimator.column_table())):
+    if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
+        table = estimator.column_table()
+        for note in (text_missing_note(table), identifier_note(table)):
             if note:
                 print(note)
     if sensitive_columns_note(model):

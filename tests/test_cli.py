@@ -81,6 +81,20 @@ def test_fit_names_the_columns_it_left_out_as_identifiers_and_how_to_use_one(tmp
     assert status == 0 and "Left out as identifiers" not in out
 
 
+def test_fit_without_mining_still_prints_its_list(tmp_path, capsys):
+    """--no-mining (the columns are the candidate rules) has no column reading: the fit's column notes are
+    skipped, not an error."""
+    rng = np.random.default_rng(9)
+    n = 400
+    frame = pd.DataFrame({"BedSores": rng.random(n) < 0.3, "Old": rng.random(n) < 0.5})
+    frame["Outcome"] = np.where(rng.random(n) < np.where(frame.BedSores & frame.Old, 0.7, 0.1), "yes", "no")
+    path = tmp_path / "boolean.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Outcome", "--no-mining", "--steps", "1000"], capsys)
+    assert status == 0, err
+    assert "THEN Outcome = yes risk" in out and "Left out as identifiers" not in out
+
+
 def test_positive_on_an_outcome_of_three_values_says_what_counts_as_not_the_event(table, tmp_path, capsys):
     frame = small_table()
     frame["Readmitted"] = np.where(frame["Readmitted"] == "yes", "<30",
