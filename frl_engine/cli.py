@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import shlex
 import signal
 import sys
@@ -231,21 +230,10 @@ def identifier_note(table) -> str | None:
             f"If one is a measurement, refit with --kind {first}; --explain-columns shows why.")
 
 
-_TEXT_AS_MISSING = re.compile(r"\((\d+(?:\.\d+)?% text such as .+?): read as missing\)")
-
-
-def text_missing_note(table) -> str | None:
+def text_missing_note(readings) -> str | None:
     """The line naming the numeric columns whose text cells (``pending``, ``TNP``) were read as missing, else None."""
-    if table is None or not len(table):
-        return None
-    found = []
-    for column, kind, reason in zip(table["column"], table["kind"], table["reason"]):
-        match = _TEXT_AS_MISSING.search(str(reason)) if kind == "numeric" else None
-        if match:
-            found.append(f"'{column}' ({match.group(1)})")
-    if not found:
-        return None
-    return f"Read as missing, in columns of numbers: {'; '.join(found)}."
+    found = [f"'{r.name}' ({r.text_as_missing})" for r in readings if r.kind == "numeric" and r.text_as_missing]
+    return f"Read as missing, in columns of numbers: {'; '.join(found)}." if found else None
 
 
 def search_warning(estimator) -> str | None:
@@ -290,8 +278,7 @@ def cmd_fit(args) -> int:
     if not model["rules"]:
         print(empty_list_note(model))
     if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
-        table = estimator.column_table()
-        for note in (text_missing_note(table), identifier_note(table)):
+        for note in (text_missing_note(estimator.binarizer_.readings_), identifier_note(estimator.column_table())):
             if note:
                 print(note)
     if sensitive_columns_note(model):

@@ -488,6 +488,8 @@ class ColumnReading:
         A few values, as they appear.
     declared : bool
         The user chose the kind (``column_kinds``), rather than the inference.
+    text_as_missing : str
+        For a numeric column, the text cells read as missing (``"15.9% text such as 'TNP'"``), else "".
     """
 
     name: str
@@ -498,6 +500,7 @@ class ColumnReading:
     top_share: float
     examples: str = ""
     declared: bool = False
+    text_as_missing: str = ""
 
     @property
     def used(self) -> bool:
@@ -710,8 +713,8 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             return reading("numeric", "bands such as "
                            f"'{next(v for v in uniques_obj if isinstance(v, str) and parse_interval(v) is not None)}'"
                            ", read by their lower bound")
-        junk = "" if text_share == 0 else (f" ({100 * text_share:.1f}% text such as "
-                                            f"{_examples(unreadable, 2)}: read as missing)")
+        unread = f"{100 * text_share:.1f}% text such as {_examples(unreadable, 2)}" if text_share else ""
+        junk = f" ({unread}: read as missing)" if unread else ""
         if limits:
             junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"
         units = sorted({m.group(2) for m in (_WITH_UNIT.match(lab) for lab in labels) if m} if text_cells else set())
@@ -721,7 +724,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                                      "quantiles")
         if text_share > 0:  # the text results read as missing count as missing
             unread_cells = int(counts[~readable].sum())
-            numeric = replace(numeric, missing_share=(n_missing + unread_cells) / n)
+            numeric = replace(numeric, missing_share=(n_missing + unread_cells) / n, text_as_missing=unread)
         return numeric
     if _looks_like_codes(labels, name, n_levels):
         return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "
