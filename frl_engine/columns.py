@@ -132,9 +132,12 @@ _ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
                        r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](ID|Id|Nbr|No)$")
-_PERSON_WORDS = re.compile(r"(patient|subject|person|member|mrn|encounter|visit|record|case|nhs|chart|"
-                           r"hospital[_\s.\-]?(number|no|nr)|health[_\s.\-]?(number|card)|^pat[_\s.\-])",
-                           re.IGNORECASE)
+#: Names of a patient's own number beyond ``patient``/``MRN``: NHS Number, Medical Record Number, chart_no,
+#: Hospital No, Health Card Number, Pat. Nr. (shared with :mod:`frl_engine.folds`, which groups folds by it).
+PATIENT_NUMBER_WORDS = (r"medical[_\s.\-]?record|nhs|chart|hospital[_\s.\-]?(number|no|nr)|health[_\s.\-]?(number|card)"
+                        r"|^pat[_\s.\-]")
+_PERSON_WORDS = re.compile(r"(patient|subject|person|member|mrn|encounter|visit|record|case|" + PATIENT_NUMBER_WORDS
+                           + ")", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------

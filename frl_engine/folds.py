@@ -17,11 +17,12 @@ import re
 
 import numpy as np
 
+from .columns import PATIENT_NUMBER_WORDS
+
 __all__ = ["split_seed", "fit_seed", "stratified_folds", "patient_groups"]
 
 # A name that says "the patient" (not the encounter or the visit, which are one row each).
-_PATIENT_WORDS = re.compile(r"(patient|subject|person|member|mrn|^pid$|^pat_?id|medical[_\s.\-]?record|nhs|chart|"
-                            r"hospital[_\s.\-]?(number|no|nr)|health[_\s.\-]?(number|card)|^pat[_\s.\-])",
+_PATIENT_WORDS = re.compile(r"(patient|subject|person|member|mrn|^pid$|^pat_?id|" + PATIENT_NUMBER_WORDS + ")",
                             re.IGNORECASE)
 # A patient column's name that says "identifier" on its own (``pid``), where has_identifier_name would not.
 _PATIENT_ID_NAME = re.compile(r"^(pid|patid|pat_id|patient)$", re.IGNORECASE)
