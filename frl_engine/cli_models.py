@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .errors import FRLError
 from .registry import ENV_VAR, DataFingerprint, Registry, RegistryEntry, open_registry
+from .terminal import display_width, pad_left, pad_right
 
 _EPILOG = f"""\
 The registry is ${ENV_VAR} (a file path, or a URL such as postgresql+psycopg://user@host/db),
@@ -126,10 +127,10 @@ def format_entries(entries: list[RegistryEntry]) -> str:
     rows = [(e.model_id + (" (retired)" if e.retired else ""), _short_time(e.created_at),
              _cut(" ".join(x for x in (e.created_by, e.user_name) if x), 18), _cut(e.data_text(), 34),
              "-" if e.n_rules is None else str(e.n_rules), e.auroc_text(), _cut(e.note, 40)) for e in entries]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    widths = [max(display_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = []
     for row in [header, *rows]:
-        cells = [c.rjust(w) if i == 4 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        cells = [pad_left(c, w) if i == 4 else pad_right(c, w) for i, (c, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 

@@ -28,6 +28,7 @@ from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_p
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
+from .terminal import display_width, pad_right
 
 
 def _check_number(name, value, *, low=None, high=None, integer=False, low_open=False):
@@ -559,10 +560,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             target = getattr(self, "target_name_", None)
             outcome = f"{target} = {self.positive_class_} risk" if target else "risk"
         then = f"THEN {outcome} is"
-        width = max([len(c) for c in table["conditions"]] + [len("Conditions")])
-        lines = [f"{'':8}{'Conditions':<{width}}  {'':<{len(then)}} {'Risk':>7}  {'Support':>7}"]
+        width = max([display_width(c) for c in table["conditions"]] + [len("Conditions")])
+        lines = [f"{'':8}{'Conditions':<{width}}  {'':<{display_width(then)}} {'Risk':>7}  {'Support':>7}"]
         for _, row in table.iterrows():
-            lines.append(f"{row['']:<8}{row['conditions']:<{width}}  {then} {100 * row['risk']:6.2f}%  {row['support']:>7}")
+            conditions = pad_right(row["conditions"], width)
+            lines.append(f"{row['']:<8}{conditions}  {then} {100 * row['risk']:6.2f}%  {row['support']:>7}")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ model files

@@ -102,6 +102,7 @@ from .errors import FRLError
 from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
+from .terminal import display_width, pad_right
 from .refresh import isotonic_centres, log_normal, log_target_r, site_risk_updates
 from .moves import ADD, FIRST_CHANGED, I, J, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
     n_possible_moves, propose
@@ -1426,9 +1427,9 @@ class PosteriorSample:
                      f"this list is {100 * self.map_list_frequency:.1f}% of the samples, and "
                      f"{100 * self.map_groups_frequency:.1f}% group the training patients as it does):")
         labels = [str(name) for name in self.map_list] + ["ELSE (default)"]
-        width = min(max(len(label) for label in labels), 60)
+        width = min(max(display_width(label) for label in labels), 60)
         for pos, label in enumerate(labels):  # numbered from 1, as the list and the card number its rules
-            lines.append(f"  {pos + 1:>2d}  {label[:60]:<{width}s}  {risk['median'][pos]:.3f}  "
+            lines.append(f"  {pos + 1:>2d}  {pad_right(label[:60], width)}  {risk['median'][pos]:.3f}  "
                          f"[{risk['lower'][pos]:.3f}, {risk['upper'][pos]:.3f}]")
         return "\n".join(lines)
 

@@ -51,6 +51,7 @@ from scipy import stats
 
 from ..errors import DataError, FRLError, MissingOutcomeError
 from ..io import check_model_dict, to_jsonable
+from ..terminal import display_width, pad_right
 from . import metrics
 
 __all__ = [
@@ -778,9 +779,9 @@ def format_validation(result: ExternalValidation) -> str:
              *format_metrics(o, "  "), ""]
     header = ["#", "rule", "model risk", "patients", "events", "observed (95% CI)", "flags"]
     rows = rule_rows(o)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    widths = [max(len(h), *(display_width(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines += ["  ".join(pad_right(c, w) for c, w in zip(row, widths)).rstrip() for row in rows]
     flagged = [r for r in o.rules if r.flags]
     if flagged:
         lines.append("")
