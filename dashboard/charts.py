@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from frl_engine.rules import split_conditions
+
 NAVY = "#16324F"
 INK = "#212121"
 MUTED = "#646A70"
@@ -122,7 +124,7 @@ def paper_table(model: dict) -> pd.DataFrame:
 def _conditions_html(text: str) -> str:
     if not text:
         return '<span class="frl-else">all other patients</span>'
-    parts = [f'<span class="frl-c">{html.escape(p.strip())}</span>' for p in text.split(" AND ")]
+    parts = [f'<span class="frl-c">{html.escape(p.strip())}</span>' for p in split_conditions(text)]
     return ' <span class="frl-and">AND</span> '.join(parts)
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FRLError, ModelFileError
+from .rules import split_conditions
 
 __all__ = [
     "CARD_SIZES",
@@ -694,7 +695,7 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
             name = _need(rule, "name", where)
             if not isinstance(name, str) or not clean(name):
                 raise ModelFileError(f"The model's rule {i + 1} has no name")
-            conditions = [_symbolize(part.strip()) for part in clean(name).split(" AND ") if part.strip()]
+            conditions = [_symbolize(part.strip()) for part in split_conditions(clean(name)) if part.strip()]
             keyword = "IF" if i == 0 else "ELSE IF"
         interval = None
         if lower is not None:

@@ -89,6 +89,34 @@ def _column(frame: pd.DataFrame, column: str) -> pd.Series:
 _NEEDS_QUOTES = re.compile(r'[\n\r\t"]| = | AND |^\s|\s$|^$')
 
 
+# A column name that would read as two conditions, or break the printed line, is shown in quotes too.
+_COLUMN_NEEDS_QUOTES = re.compile(r'[\n\r\t"]| AND ')
+
+# One condition's text in a rule's name: a quoted name or level is never split at an AND inside it.
+_QUOTED_OR_AND = re.compile(r'"(?:[^"\\]|\\.)*"| AND ')
+
+
+def _shown_column(column: str) -> str:
+    """A column name as a condition prints it: as written, or in double quotes when it holds ``" AND "``, a
+    quote or a line break (``"Score AND Risk" >= 7``, never ``Score AND Risk >= 7``, two conditions to a reader)."""
+    return json.dumps(column, ensure_ascii=False) if _COLUMN_NEEDS_QUOTES.search(column) else column
+
+
+def split_conditions(name: str) -> list[str]:
+    """A rule's name cut back into its conditions' names: the inverse of :attr:`Rule.name`.
+
+    Cuts at each ``" AND "`` outside double quotes, so a level or column name quoted because it holds
+    ``" AND "`` stays whole (``x = "a AND b" AND Age >= 60`` is two conditions).
+    """
+    parts, start = [], 0
+    for match in _QUOTED_OR_AND.finditer(name):
+        if match.group() == " AND ":
+            parts.append(name[start:match.start()])
+            start = match.end()
+    parts.append(name[start:])
+    return parts
+
+
 def _shown_level(value) -> str:
     """A category as a list prints it: as written, or in double quotes with escapes when it holds a line
     break, a quote, ``" = "`` or ``" AND "``, or starts or ends with a space (``notes = "CHF,\\n..."``)."""
@@ -135,17 +163,18 @@ class Condition:
     def name(self) -> str:
         """How the condition reads: ``Age >= 60``, ``Shape = irregular``, ``safety is not low``,
         ``diag_1 starts with 428``, ``BedSores``, ``Age is missing``."""
+        column = _shown_column(self.column)
         if self.op in (">=", "<"):
-            return f"{self.column} {self.op} {format_number(self.value)}"
+            return f"{column} {self.op} {format_number(self.value)}"
         if self.op == "==":
-            return f"{self.column} = {_shown_level(self.value)}"
+            return f"{column} = {_shown_level(self.value)}"
         if self.op == "!=":
-            return f"{self.column} is not {_shown_level(self.value)}"
+            return f"{column} is not {_shown_level(self.value)}"
         if self.op == "starts with":
-            return f"{self.column} starts with {_shown_level(self.value)}"
+            return f"{column} starts with {_shown_level(self.value)}"
         if self.op == "is true":
-            return self.column
-        return f"{self.column} is missing"
+            return column
+        return f"{column} is missing"
 
     def evaluate(self, frame: pd.DataFrame) -> np.ndarray:
         """Which rows satisfy the condition.

@@ -640,3 +640,11 @@ def test_risk_draws_with_too_few_independent_ones_print_no_intervals():
     model["posterior"]["risk_ess"] = 2900.0
     front = page_text(pdf_pages(render_card(model))[0])
     assert f"{round(lo * 100)}–{round(hi * 100)}%" in front
+
+
+def test_a_quoted_and_inside_a_column_or_level_is_one_condition_on_the_card():
+    # what Rule.name writes for a column named "Score AND Risk" and a level "a AND b"
+    rules = [('"Score AND Risk" >= 7 AND notes = "a AND b" AND Age >= 60', 0.6, 150)]
+    model = make_model(rules, (0.05, 500))
+    front = page_text(pdf_pages(render_card(model))[0])
+    assert '"Score AND Risk" ≥ 7 and notes = "a AND b" and Age ≥ 60' in front

@@ -497,3 +497,28 @@ def test_candidate_rules_are_read_only_and_shape_checked():
         candidates.coverage[0, 0] = False
     with pytest.raises(ValueError):
         CandidateRules(rules=candidates.rules, coverage=np.ones((2, 2), dtype=bool))
+
+
+def test_a_column_name_holding_and_is_quoted_so_the_rule_reads_as_its_conditions():
+    from frl_engine.rules import split_conditions
+    rule = Rule((Condition("Score AND Risk", ">=", 7), Condition("notes", "==", "a AND b"),
+                 Condition("Bed sores AND ulcers", "is true"), Condition("Age", ">=", 60)))
+    assert rule.name == '"Score AND Risk" >= 7 AND notes = "a AND b" AND "Bed sores AND ulcers" AND Age >= 60'
+    assert split_conditions(rule.name) == [c.name for c in rule.conditions]
+    assert Condition("Score and risk", ">=", 7).name == "Score and risk >= 7"  # lower-case "and" reads fine
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_splitting_a_rule_name_gives_back_its_conditions(seed):
+    from frl_engine.rules import split_conditions
+    rng = np.random.default_rng(seed)
+    words = ["Age", "AND", "a", '"', "\\", "=", ">=", "is not", "x AND y", " ", "\n", "é"]
+    def text():
+        return "".join(rng.choice(words, size=rng.integers(1, 5))).strip() or "z"
+    conditions = []
+    for _ in range(rng.integers(1, 4)):
+        op = rng.choice(["==", "!=", ">=", "is true", "is missing"])
+        value = float(rng.integers(0, 100)) if op == ">=" else (text() if op in ("==", "!=") else None)
+        conditions.append(Condition(text(), str(op), value))
+    rule = Rule(tuple(conditions))
+    assert split_conditions(rule.name) == [c.name for c in conditions]
