@@ -12,6 +12,7 @@ import io
 import itertools
 import json
 import math
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -33,18 +34,42 @@ POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos",
                    # Italian, Portuguese
                    "ja", "j", "oui", "si", "sí", "sim", "wahr", "vrai", "verdadero", "vero", "positiv", "positif",
                    "positivo")
-#: Outcome values that say "the event happened" (compared trimmed and without case).
+#: Outcome values that say "the event happened" (compared trimmed, without case and without accents).
 EVENT_WORDS = POSITIVE_TOKENS + ("died", "dead", "death", "deceased", "expired", "readmitted", "malignant",
                                  "event", "case", "relapse", "failure", "failed", "infected", "present",
-                                 "abnormal", "complication", "admitted")
+                                 "abnormal", "complication", "admitted",
+                                 # the same in the languages of European exports
+                                 "exitus", "verstorben", "gestorben", "tot", "tod", "wiederaufnahme", "maligne",
+                                 "bösartig", "rezidiv", "komplikation", "décédé", "décédée", "décès", "mort",
+                                 "morte", "réadmis", "réhospitalisé", "malin", "rechute", "fallecido",
+                                 "fallecida", "muerto", "muerta", "defunción", "reingreso", "reingresado",
+                                 "maligno", "maligna", "recaída", "complicación", "deceduto", "deceduta", "morto",
+                                 "morta", "decesso", "riammesso", "ricaduta", "óbito", "falecido", "falecida",
+                                 "readmitido", "reinternado", "recidiva", "overleden", "dood", "heropname",
+                                 "kwaadaardig", "død", "död", "avliden", "døde")
 #: Outcome values that say "no event" whatever the other values are.
 NO_EVENT_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "no event", "alive",
                    "nein", "nee", "nej", "nei", "non", "não", "nao", "falsch", "faux", "falso", "negativ", "négatif",
                    "negatif", "negativo")
-#: Outcome values that say "no event" against one other value (``Home`` against ``Death``; among
-#: ``home``, ``rehab``, ``nursing`` no value is the event by itself).
+#: Outcome values that say "no event" against one other value (``Home`` against ``Death``, ``Vivo``
+#: against ``Fallecido``; among ``home``, ``rehab``, ``nursing`` no value is the event by itself).
 NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "living", "benign", "normal", "absent", "control", "home",
-                                    "discharged", "not readmitted", "healthy", "success")
+                                    "discharged", "not readmitted", "healthy", "success",
+                                    "lebend", "lebt", "überlebt", "entlassen", "gutartig", "benigne", "vivant",
+                                    "vivante", "survécu", "sorti", "sortie", "bénin", "bénigne", "vivo", "viva",
+                                    "alta", "sobrevivió", "benigno", "benigna", "dimesso", "dimessa", "levend",
+                                    "in leven", "ontslagen", "goedaardig", "levende", "lever", "i live", "vid liv")
+
+
+def plain_word(value) -> str:
+    """An outcome value as the word lists compare it: trimmed, case-folded, accents removed (``Décédé`` ~ ``decede``)."""
+    text = unicodedata.normalize("NFKD", str(value).strip().casefold())
+    return "".join(ch for ch in text if not unicodedata.combining(ch))
+
+
+_POSITIVE = frozenset(plain_word(w) for w in POSITIVE_TOKENS)
+_EVENTS = frozenset(plain_word(w) for w in EVENT_WORDS)
+_NO_EVENTS = frozenset(plain_word(w) for w in NO_EVENT_WORDS)
 
 
 def _duplicates(names) -> list[str]:
@@ -301,19 +326,16 @@ def _default_event(uniques: list) -> tuple[object, str]:
     value when one of two names no event (``Survived``, ``Alive``, ``Home``:
     :data:`NO_EVENT_WORDS`); otherwise the later of the values in sorted order (scikit-learn's
     convention)."""
-    def word(value):
-        return str(value).strip().lower()
-
     numbers = [_number(v) for v in uniques]
     if len(uniques) == 2 and None not in numbers and 0.0 not in numbers:
         return uniques[int(numbers[1] > numbers[0])], AMBIGUOUS_CODES
     for value in uniques:
-        if word(value) in POSITIVE_TOKENS:
+        if plain_word(value) in _POSITIVE:
             return value, "it reads as yes"
-    events = [v for v in uniques if word(v) in EVENT_WORDS]
+    events = [v for v in uniques if plain_word(v) in _EVENTS]
     if len(events) == 1:
         return events[0], "it names an event"
-    no_events = [v for v in uniques if word(v) in NO_EVENT_WORDS]
+    no_events = [v for v in uniques if plain_word(v) in _NO_EVENTS]
     if len(uniques) == 2 and len(no_events) == 1:
         other = uniques[1] if uniques[0] == no_events[0] else uniques[0]
         return other, f"the other value, {no_events[0]!r}, names no event"

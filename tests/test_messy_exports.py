@@ -149,6 +149,10 @@ def test_frl_fit_puts_no_threshold_on_procedure_codes(tmp_path, capsys):
     ([0, 1], 1),
     (["A", "B"], "B"),  # nothing says which: the later value, as scikit-learn does
     (["nein", "ja"], "ja"), (["Non", "Oui"], "Oui"), (["Sí", "No"], "Sí"), (["não", "sim"], "sim"),
+    # a European export's death column, where sorted order would take the survivors (Vivo > Fallecido)
+    (["Vivo", "Fallecido"], "Fallecido"), (["lebend", "verstorben"], "verstorben"), (["Vivant", "Décédé"], "Décédé"),
+    (["vivant", "DECEDE"], "DECEDE"), (["Alta", "Exitus"], "Exitus"), (["vivo", "óbito"], "óbito"),
+    (["Levend", "Overleden"], "Overleden"), (["benigno", "maligno"], "maligno"), (["entlassen", "Tod"], "Tod"),
 ])
 def test_the_default_event_is_the_value_that_names_an_event(values, event):
     assert default_positive(values) == event
