@@ -121,7 +121,9 @@ _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
 _CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code|codes|zip|zipcode|postcode|postal|"
                         r"fips)(\d*)($|[^a-z])|"
-                        r"^(diag|icd|dx)\d*[A-Z_]|[a-z](Diag|Icd|ICD|Code|Dx)\d*$", re.IGNORECASE)
+                        r"^(diag|icd|dx)\d*[A-Z_]|[a-z](Diag|Icd|ICD|Code|Dx|Procedure)\d*$|"
+                        # a procedure as the name's last word (primary_procedure, proc_2), not procedure_minutes
+                        r"(^|[^a-z])(procedure|proc|hcpcs|snomed|loinc)[_\s]?\d*$", re.IGNORECASE)
 # A name that says "how many" (num_procedures, diag_count, n_dx): a count, never codes.
 _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|[^a-z])|count|total", re.IGNORECASE)
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"

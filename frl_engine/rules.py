@@ -89,8 +89,9 @@ def _column(frame: pd.DataFrame, column: str) -> pd.Series:
 _NEEDS_QUOTES = re.compile(r'[\n\r\t"]| = | AND |^\s|\s$|^$')
 
 
-# A column name that would read as two conditions, or break the printed line, is shown in quotes too.
-_COLUMN_NEEDS_QUOTES = re.compile(r'[\n\r\t"]| AND ')
+# A column name that would read as two conditions or as a test of its own (``Age >= 65``, ``ward=ICU``), or
+# break the printed line, is shown in quotes too.
+_COLUMN_NEEDS_QUOTES = re.compile(r'[\n\r\t"<>=]| AND | is not | is missing| starts with ')
 
 # One condition's text in a rule's name: a quoted name or level is never split at an AND inside it.
 _QUOTED_OR_AND = re.compile(r'"(?:[^"\\]|\\.)*"| AND ')
@@ -98,8 +99,12 @@ _QUOTED_OR_AND = re.compile(r'"(?:[^"\\]|\\.)*"| AND ')
 
 def _shown_column(column: str) -> str:
     """A column name as a condition prints it: as written, or in double quotes when it holds ``" AND "``, a
-    quote or a line break (``"Score AND Risk" >= 7``, never ``Score AND Risk >= 7``, two conditions to a reader)."""
-    return json.dumps(column, ensure_ascii=False) if _COLUMN_NEEDS_QUOTES.search(column) else column
+    comparison (``>=``, ``<``, ``=``, ``is not``), a quote or a line break: ``"Score AND Risk" >= 7`` and
+    ``"Age >= 65" >= 74``, never ``Score AND Risk >= 7`` (two conditions to a reader) or ``Age >= 65 >= 74``.
+    Line breaks and runs of spaces inside a quoted name are shown as one space (``"length of stay"``)."""
+    if not _COLUMN_NEEDS_QUOTES.search(column):
+        return column
+    return json.dumps(" ".join(column.split()), ensure_ascii=False)
 
 
 def split_conditions(name: str) -> list[str]:

@@ -6,6 +6,8 @@ results with a few text results, SAS's "." for missing, an outcome of Died / Sur
 footers and Excel's empty trailing columns, and the outcome column named in --exclude.
 """
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -112,7 +114,7 @@ def test_sas_dots_and_dashes_are_missing_so_a_count_stays_numeric():
     assert np.isnan(numeric_values(visits, "prior_visits")).sum() == 60
 
 
-@pytest.mark.parametrize("name", ["diag_1", "proc_code", "ICD9"])
+@pytest.mark.parametrize("name", ["diag_1", "proc_code", "ICD9", "primary_procedure", "PrimaryProcedure", "proc_2"])
 def test_codes_made_only_of_digits_are_codes_when_the_name_says_so(name):
     rng = np.random.default_rng(1)
     codes = pd.Series(rng.choice(["36.06", "88.56", "39.95", "45.13", "99.04", "38.93", "96.71", "81.54", "37.22",
@@ -121,6 +123,9 @@ def test_codes_made_only_of_digits_are_codes_when_the_name_says_so(name):
     # the same values under a measurement's name are numbers, and a count of diagnoses stays a count
     assert read_column("potassium", codes).kind == "numeric"
     assert read_column("diag_count", pd.Series(rng.integers(0, 16, 600).astype(float) + 0.5)).kind == "numeric"
+    # a procedure's duration or count is a number, whatever its values
+    for other in ("procedure_minutes", "num_procedures"):
+        assert read_column(other, codes).kind == "numeric"
 
 
 def test_frl_fit_puts_no_threshold_on_procedure_codes(tmp_path, capsys):
@@ -261,6 +266,24 @@ def test_a_header_repeated_by_joining_exports_is_not_a_patient():
     assert len(table) == 4 and sorted(table["Outcome"].unique()) == ["Died", "Survived"]
     assert table["Age"].tolist() == [61, 72, 55, 80]
     assert "1 repeated header line" in table.attrs["left_out"]
+
+
+def test_empty_lines_inside_the_table_are_not_patients(tmp_path):
+    raw = b"Age,Ward,Outcome\n61,icu,Died\n,,\n72,medical,Survived\n,,\n55,icu,Survived\n"
+    for as_written in (False, True):  # frl predict's copy of the rows lines up with the patients read
+        table = read_table(raw, "export.csv", as_written=as_written)
+        assert len(table) == 3 and "2 empty lines (no cell filled)" in table.attrs["left_out"]
+        assert [float(a) for a in table["Age"]] == [61, 72, 55]
+    frame = pd.DataFrame({"Age": [61, None, 72, 55], "Ward": ["icu", None, "medical", "icu"],
+                          "Outcome": ["Died", None, "Survived", "Survived"]})
+    buffer = io.BytesIO()
+    frame.to_excel(buffer, index=False)
+    table = read_table(buffer.getvalue(), "export.xlsx")
+    assert len(table) == 3 and "1 empty line (no cell filled)" in table.attrs["left_out"]
+    features, event, positive = split_target(table, "Outcome")  # no missing outcome to complain about
+    assert event.tolist() == [True, False, False]
+    # a row with some cells filled is a patient
+    assert len(read_table(b"Age,Ward,Outcome\n61,icu,Died\n,,Survived\n72,icu,Died\n", "export.csv")) == 3
 
 
 def test_summary_lines_at_the_end_are_a_footer():

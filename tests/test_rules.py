@@ -506,6 +506,11 @@ def test_a_column_name_holding_and_is_quoted_so_the_rule_reads_as_its_conditions
     assert rule.name == '"Score AND Risk" >= 7 AND notes = "a AND b" AND "Bed sores AND ulcers" AND Age >= 60'
     assert split_conditions(rule.name) == [c.name for c in rule.conditions]
     assert Condition("Score and risk", ">=", 7).name == "Score and risk >= 7"  # lower-case "and" reads fine
+    # a name that reads as a test of its own, or breaks the line
+    assert Condition("Age >= 65", ">=", 74).name == '"Age >= 65" >= 74'
+    assert Condition("ward=ICU", "==", "12").name == '"ward=ICU" = 12'
+    assert Condition("length of\nstay", ">=", 8).name == '"length of stay" >= 8'
+    assert Condition("BMI (kg/m2)", ">=", 30).name == "BMI (kg/m2) >= 30"
 
 
 @pytest.mark.parametrize("seed", range(20))
