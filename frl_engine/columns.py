@@ -246,14 +246,37 @@ def _accounting_negative(text: str) -> float | None:
     return None
 
 
+# Thousands grouped by a space, as French, Nordic and many Excel exports write them: "49 517", "1 234 567.5"
+# (also the no-break spaces U+00A0 and U+202F).
+_SPACED_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?=\s*[^\d\s.,]*$)")
+_MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\uff0d": "-"})
+
+
+def _plain_digits(text: str) -> str:
+    """``text`` with a typographic minus (``"−1.0"``, U+2212) as ``-`` and spaces between groups of thousands
+    removed (``"49 517"`` -> ``"49517"``, ``"2 880 min"`` -> ``"2880 min"``)."""
+    text = text.translate(_MINUS_SIGNS)
+    match = _SPACED_THOUSANDS.match(text)
+    if match:
+        number = match.group(0)
+        text = re.sub(r"[ \u00a0\u202f]", "", number) + text[len(number):]
+    return text
+
+
 def _number_from_text(text: str) -> float | None:
     """Numeric text as a hospital system writes it, or None.
 
     ``"12.5"``; a band's lower bound (``"[70-80)"``, ``">200"``, ``"90+"``); a result below an
     assay's limit at that limit (``"<0.5"`` -> 0.5); a percentage as its number (``"95%"`` -> 95);
     thousands separators (``"12,345"`` -> 12345); a number with its unit (``"72 kg"``, ``"3 days"``:
-    :data:`UNITS`) or a currency (``"$24,247"``); an accountant's negative (``"(1,200)"`` -> -1200).
+    :data:`UNITS`) or a currency (``"$24,247"``); an accountant's negative (``"(1,200)"`` -> -1200);
+    thousands grouped by spaces (``"49 517"``) and a typographic minus (``"−1.0"``).
     """
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    text = _plain_digits(text)
     try:
         return float(text)
     except ValueError:
@@ -306,7 +329,7 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
     (:func:`_decimal_comma_text`), ``"1,500"`` there is one and a half, not fifteen hundred.
     """
     out = np.full(len(uniques), np.nan)
-    texts = [v.strip() for v in uniques if isinstance(v, str)]
+    texts = [_plain_digits(v.strip()) for v in uniques if isinstance(v, str)]
     comma = bool(texts) and _decimal_comma_text(texts)
     for i, value in enumerate(uniques):
         if isinstance(value, (bool, np.bool_)):
@@ -314,7 +337,7 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
         elif is_number(value):
             out[i] = float(value)
         elif isinstance(value, str):
-            text = value.strip()
+            text = _plain_digits(value.strip())
             if comma and COMMA_DECIMAL.match(text):
                 out[i] = float(text.replace(",", "."))
                 continue
@@ -674,9 +697,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     textual_or_integer = integers or not readable.all()
     measurement_note = ""
     if n >= 20 and textual_or_integer and distinct_share >= IDENTIFIER_SHARE and n_levels >= 20:
-        # Amounts written with a currency or a unit ("$43,860", "72 kg") are measurements whatever their spread.
-        amounts = text_cells and 2 * sum(bool(_CURRENCY.match(lab) or _WITH_UNIT.match(lab)) for lab in labels) > len(
-            labels)
+        # Amounts written with a currency, a unit or grouped thousands ("$43,860", "72 kg", "49 517") are
+        # measurements whatever their spread: no system writes record numbers that way.
+        amounts = text_cells and 2 * sum(bool(_CURRENCY.match(lab) or _WITH_UNIT.match(lab) or _THOUSANDS.match(lab)
+                                              or _SPACED_THOUSANDS.match(lab)) for lab in labels) > len(labels)
         if integers and not has_identifier_name(name) and amounts:
             measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, written as amounts "
                                 "such as " + repr(labels[int(order[0])]) + ": a measurement, not record numbers)")

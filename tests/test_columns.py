@@ -146,9 +146,10 @@ def test_amounts_written_with_a_currency_or_a_unit_are_measurements_whatever_the
     n = 1000
     dollars = rng.choice(np.arange(1_000, 60_000), n, replace=False)
     frame = pd.DataFrame({"TotalCharges": [f"${d:,}" for d in dollars], "Weight": [f"{g} g" for g in dollars],
+                          "Frais": [f"{d:,}".replace(",", "\u00a0") for d in dollars],  # a French export's 43 860
                           "Plain": dollars})
     readings = {r.name: r for r in read_columns(frame)}
-    for name in ("TotalCharges", "Weight"):
+    for name in ("TotalCharges", "Weight", "Frais"):
         assert readings[name].kind == "numeric", readings[name].reason
         assert "written as amounts" in readings[name].reason
     assert readings["Plain"].kind == "identifier"

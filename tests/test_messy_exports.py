@@ -238,6 +238,26 @@ def test_numbers_written_with_a_unit_or_a_currency_are_numbers():
     assert read_column("bed", beds).kind != "numeric"  # "12 B" is a bed, not a number with a unit
 
 
+def test_thousands_grouped_by_spaces_and_a_typographic_minus_are_numbers():
+    """French and Nordic exports write 49 517 (often with a no-break space), and word processors turn -1.0 into
+    −1.0 (U+2212): numbers, never the label "4 320" of a category or a column of text."""
+    rng = np.random.default_rng(5)
+    minutes = rng.choice([1440, 2880, 4320, 5760, 7200, 8640, 10080], 600)
+    for space in (" ", "\u00a0", "\u202f"):
+        written = pd.Series([f"{m:,}".replace(",", space) for m in minutes])
+        assert read_column("los_minutes", written).kind == "numeric"
+        assert numeric_values(written, "los_minutes").tolist() == minutes.astype(float).tolist()
+    change = np.round(rng.normal(0, 1, 600), 1)
+    written = pd.Series([f"{v:.1f}".replace("-", "\u2212") for v in change])
+    assert read_column("temp_change", written).kind == "numeric"
+    assert numeric_values(written, "temp_change").tolist() == change.tolist()
+    # with a decimal comma, "1 234,5" is one thousand two hundred and thirty-four and a half
+    assert numeric_values(pd.Series(["1 234,5", "2 345,25", "12,5"]), "x").tolist() == [1234.5, 2345.25, 12.5]
+    # two numbers side by side are not one
+    assert np.isnan(numeric_values(pd.Series(["12 3456", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11",
+                                              "12", "13", "14", "15", "16", "17", "18", "19", "20"]), "x")[0])
+
+
 def test_a_thousands_point_in_a_decimal_comma_file_is_a_thousands_point():
     raw = (b"Age;Weight;Creatinine;diag_1;Outcome\n55;81,9;2.100;250.83;Died\n58;66,3;683;428;Survived\n"
            b"61;70,0;1.234,5;V57;Died\n")
