@@ -266,7 +266,7 @@ def _thread_pool(workers: int) -> ThreadPoolExecutor:
 def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, temperature: float = 1.0,
            cooling: str = "constant", random_state=None, n_jobs: int | None = None, polish: bool = True,
            greedy_start: bool | None = None, max_chains: int | None = None,
-           hop_patience: int | None = DEFAULT_PATIENCE, walks: int | None = None) -> AnnealResult:
+           hop_patience: int | None = DEFAULT_PATIENCE, walks: int | None = None, progress=None) -> AnnealResult:
     """Search for the MAP falling rule list; restart until two independent chains agree.
 
     Each round runs ``n_chains`` annealing chains; each chain's best visited list is
@@ -317,7 +317,14 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         generator spawned from ``random_state`` after the chains', and proposes often the rules of the best
         lists the earlier stages visited (:attr:`frl_engine.walk.WalkStage.good_rules`).
         A walk's end replaces the best chain's list only when it is better.
+    progress : callable or None
+        Told one line of text as each round of chains and each walk stage starts (``frl fit`` prints
+        it when a fit is slow).  It never changes the result.
     """
+    def tell(text):
+        if progress is not None:
+            progress(text)
+
     if problem.n_rules == 0:
         raise FRLError("There are no candidate rules to build a list from")
     temperatures = temperature_schedule(n_steps, temperature, cooling)
@@ -336,6 +343,8 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     converged = sparse = False
     while len(runs) < max_chains:
         size = min(n_chains, max_chains - len(runs))
+        tell(f"searching {problem.n_rules:,} candidate rules: chains {len(runs) + 1} to {len(runs) + size}"
+             + (f" of at most {max_chains} (the chains so far ended at different lists)" if runs else ""))
         chain_rngs = rng.spawn(size)
         chain_starts = [greedy if (greedy_start and not runs and k == 0) else None for k in range(size)]
         if size == 1 or n_jobs == 1:
@@ -368,6 +377,8 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         for _ in range(int(walks)):
             if converged and len(stages) >= CHECK_WALKS and best_value <= values[winner]:
                 break   # the check found nothing better than the chains' agreed list
+            tell(f"searching: walk {len(stages) + 1} of at most {int(walks)} of the posterior from the best lists "
+                 f"(annealing rarely proposes each of {problem.n_rules:,} candidate rules)")
             learned = sorted({rule for earlier in stages for rule in earlier.good_rules})
             stage = walk_stage(problem, ends, rng.spawn(1)[0], cache=cache, map_jobs=map_jobs,
                                learned_rules=learned)

@@ -171,11 +171,36 @@ def load_training_data(args):
     return args._training_data
 
 
+#: A fit that has run this long says on a terminal what it is doing at each further stage.
+SLOW_FIT_SECONDS = 2.0
+
+
+class SlowFitProgress:
+    """Tells the user at a terminal what a slow fit is doing: each stage that starts after ``after``
+    seconds, with the time so far (``frl: 23 s: searching 5,000 candidate rules: chains 5 to 8 ...``).
+
+    A fit that ends sooner prints nothing, and nothing is printed when ``stream`` (default stderr) is
+    not a terminal unless ``always``: a script's captured output stays as it was.
+    """
+
+    def __init__(self, after: float = SLOW_FIT_SECONDS, stream=None, always: bool = False):
+        self.started = time.monotonic()
+        self.after = after
+        self.stream = stream
+        self.always = always
+
+    def __call__(self, text: str) -> None:
+        stream = self.stream or sys.stderr
+        elapsed = time.monotonic() - self.started
+        if elapsed >= self.after and (self.always or stream.isatty()):
+            print(f"frl: {elapsed:.0f} s: {text} ...", file=stream, flush=True)
+
+
 def fit_from_args(args):
     """Fit the model the options describe; returns ``(estimator, features frame)``."""
     features, event, positive = load_training_data(args)
     estimator = estimator_from_args(args)
-    estimator.fit(features, event)
+    estimator.fit(features, event, progress=SlowFitProgress())
     estimator.target_name_ = args.target
     estimator.data_name_ = Path(args.data).name
     # Report the outcome in the user's own terms, not as True/False.

@@ -229,7 +229,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return frame
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y):
+    def fit(self, X, y, *, progress=None):
         """Find the MAP falling rule list for outcome ``y`` on table ``X``.
 
         Parameters
@@ -239,6 +239,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         y : array-like, shape (n_samples,)
             Two-valued outcome; the event is ``positive_class`` or, by default,
             a yes/true/1-like value or else the larger of the two values.
+        progress : callable or None
+            Told one line of text as each stage starts (reading the columns, each round of search
+            chains, each walk of the posterior); it never changes the result.
         """
         self._validate_params()
         frame = self._as_frame(X, fitting=True)
@@ -279,10 +282,12 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.positive_class_ = positive
         event = y_array == positive
 
+        if progress is not None:
+            progress(f"reading {frame.shape[1]:,} columns of {len(frame):,} rows and mining candidate rules")
         binarizer, candidates = self._candidate_rules(frame, event)
         self.binarizer_ = binarizer
         self.screening_note_ = candidates.note
-        problem, result = self._search_list(candidates, event)
+        problem, result = self._search_list(candidates, event, progress)
         best, dropped = self._final_list(problem, result)
 
         self.n_features_in_ = frame.shape[1]
@@ -345,14 +350,14 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                                  max_rules=self.max_rules, method=self.miner, event=event)
         return binarizer, candidates
 
-    def _search_list(self, candidates, event: np.ndarray):
+    def _search_list(self, candidates, event: np.ndarray, progress=None):
         """``(PackedProblem, AnnealResult)``: the MAP search of :meth:`fit` over these candidate rules."""
         self._validate_params()
         problem = PackedProblem.from_packed(candidates.packed, candidates.n_rows, event, self._hyperparameters(),
                                             self.rule_weights)
         result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
                         cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs,
-                        polish=self.search == "restarts")
+                        polish=self.search == "restarts", progress=progress)
         return problem, result
 
     def _final_list(self, problem, result):

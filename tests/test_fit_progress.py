@@ -1,0 +1,58 @@
+"""A slow fit says what it is doing: each round of search chains and each walk of the posterior."""
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from frl_engine import FallingRuleListClassifier
+from frl_engine.anneal import anneal
+from frl_engine.cli import SlowFitProgress
+from frl_engine.model import Hyperparameters, PackedProblem
+
+
+def _problem(seed=0, n=400, n_rules=60):
+    rng = np.random.default_rng(seed)
+    rules = rng.random((n_rules, n)) < 0.3
+    y = rng.random(n) < 0.2 + 0.5 * rules[0]
+    return PackedProblem.from_arrays(rules.T, y, Hyperparameters(lam=3))
+
+
+def test_the_search_tells_each_round_and_the_result_does_not_depend_on_listening():
+    problem = _problem()
+    told = []
+    heard = anneal(problem, n_chains=2, max_chains=6, random_state=3, n_jobs=1, progress=told.append)
+    silent = anneal(problem, n_chains=2, max_chains=6, random_state=3, n_jobs=1)
+    assert heard.best.order == silent.best.order and heard.chain_values == silent.chain_values
+    rounds = len(heard.chain_values) // 2
+    assert told[0] == "searching 60 candidate rules: chains 1 to 2"
+    assert len([t for t in told if t.startswith("searching 60 candidate rules")]) == rounds
+    assert rounds == 2  # a round of 2 chains cannot show agreement on its own: the search runs a second
+    assert told[1] == "searching 60 candidate rules: chains 3 to 4 of at most 6 (the chains so far ended at different lists)"
+    assert len([t for t in told if "walk" in t]) == len(heard.walks)
+
+
+def test_the_estimator_tells_its_stages():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"Age": rng.integers(20, 90, 300), "Ward": rng.choice(["A", "B"], 300)})
+    y = rng.random(300) < 0.2 + 0.4 * (X["Age"] >= 70)
+    told = []
+    FallingRuleListClassifier(random_state=0).fit(X, y, progress=told.append)
+    assert told[0] == "reading 2 columns of 300 rows and mining candidate rules"
+    assert told[1].startswith("searching ") and "candidate rules: chains 1 to 4" in told[1]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_the_command_line_prints_stages_only_on_a_terminal_and_only_when_slow():
+    terminal, pipe = _Terminal(), io.StringIO()
+    SlowFitProgress(after=0.0, stream=terminal)("searching 5,000 candidate rules: chains 5 to 8")
+    SlowFitProgress(after=0.0, stream=pipe)("searching")
+    SlowFitProgress(after=60.0, stream=terminal)("never said: the fit is not slow yet")
+    assert terminal.getvalue() == "frl: 0 s: searching 5,000 candidate rules: chains 5 to 8 ...\n"
+    assert pipe.getvalue() == ""
+    SlowFitProgress(after=0.0, stream=pipe, always=True)("walk 1")
+    assert pipe.getvalue() == "frl: 0 s: walk 1 ...\n"
