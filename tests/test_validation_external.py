@@ -306,3 +306,35 @@ def test_a_category_written_in_another_case_is_the_same_category():
     upper = validate_model(model_dict(), frame, data_name="new.csv")
     same = validate_model(model_dict(), new_table(), data_name="new.csv")
     assert upper.overall.auroc == pytest.approx(same.overall.auroc)
+
+
+def _diagnosis_model() -> dict:
+    """The hand-written list with its surgical rule on a diagnosis group instead: diag_1 starts with 428."""
+    model = model_dict()
+    model["rules"][1] = {"name": "diag_1 starts with 428",
+                         "conditions": [{"column": "diag_1", "op": "starts with", "value": "428"}],
+                         "probability": RISKS[1], "support": 600, "n_positive": 150}
+    model["binarizer"]["columns"].append({"name": "diag_1", "kind": "code", "thresholds": [], "categories": ["428.0"],
+                                          "prefixes": ["428", "42", "V"], "has_missing": False})
+    return model
+
+
+@pytest.mark.parametrize("n", [1, 2, 40, 120])
+def test_a_few_patients_with_other_diagnosis_codes_are_not_called_recoded(n):
+    """Each code group the model knows held at least min_support (5%) of the training patients, so 40 new
+    patients all lacking them happen by chance 13% of the time: ordinary, not a recoded column."""
+    from frl_engine.validation.external import check_columns
+    rng = np.random.default_rng(n)
+    frame = new_table(n=max(n, 1), seed=n).assign(diag_1=rng.choice(["250.01", "486", "E878", "038.9"], size=max(n, 1)))
+    check_columns(_diagnosis_model(), frame)  # no DataError
+
+
+def test_a_whole_table_of_icd10_codes_against_an_icd9_model_is_called_recoded():
+    from frl_engine.validation.external import check_columns
+    rng = np.random.default_rng(0)
+    frame = new_table(n=300).assign(diag_1=rng.choice(["E11.9", "I50.9", "J18.9", "N18.3"], size=300))
+    with pytest.raises(DataError, match="'diag_1' has none of the categories the model knows"):
+        check_columns(_diagnosis_model(), frame)
+    # one patient of a closed set of labels is enough: the model knew every ward
+    with pytest.raises(DataError, match="'Ward' has none of the categories the model knows"):
+        check_columns(model_dict(), new_table(n=1).assign(Ward="ITU"))

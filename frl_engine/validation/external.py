@@ -334,6 +334,25 @@ def _model_categories(model: dict) -> tuple[dict[str, set[str]], dict[str, set[s
     return known, prefixes
 
 
+#: A column of codes holding none of the model's codes or code groups is called recoded only when so many
+#: patients would all miss them by chance with at most this probability.
+RECODED_CHANCE = 1e-3
+
+
+def _too_many_to_miss_by_chance(n_present: int, model: dict) -> bool:
+    """Whether ``n_present`` patients of the training population would all miss every category the model
+    knows with probability at most :data:`RECODED_CHANCE`.
+
+    Every category or code group the model knows made an item, so it held at least ``min_support`` of the
+    training rows, and the chance that ``n`` patients all miss it is at most ``(1 - min_support) ** n``:
+    at the default 5%, a batch of 40 patients with other diagnosis codes is ordinary (13%), 135 are not.
+    """
+    hyper = model.get("hyperparameters") or {}
+    support = hyper.get("min_support", 0.05)
+    support = float(support) if isinstance(support, (int, float)) and 0 < support < 1 else 0.05
+    return n_present * math.log1p(-support) <= math.log(RECODED_CHANCE)
+
+
 def _shown(values, limit=3) -> str:
     return ", ".join(f"'{v}'" for v in list(values)[:limit])
 
@@ -351,6 +370,10 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
                         f"{', '.join(map(repr, missing))}; add {'them' if len(missing) > 1 else 'it'} "
                         "(extra columns are ignored)")
     categories, prefix_sets = _model_categories(model)
+    # Codes are an open set (thousands of diagnoses): the model knows only the frequent ones, so a few
+    # patients may all have others by chance.  A category column's levels are the ones it had.
+    code_columns = {str(spec.get("name")) for spec in (model.get("binarizer") or {}).get("columns") or []
+                    if isinstance(spec, dict) and spec.get("kind") == "code"}
     problems = []
     for column in used:
         series = frame[column]
@@ -386,7 +409,8 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
             else:
                 problems.append(f"column {column!r}: {exc}")
             continue
-        if any(c["op"] in ("==", "!=", "starts with") for c in own) and column in categories:
+        if (any(c["op"] in ("==", "!=", "starts with") for c in own) and column in categories
+                and (column not in code_columns or _too_many_to_miss_by_chance(len(present), model))):
             levels, prefixes = categories[column], prefix_sets.get(column, set())
             labels = {category_label(v) for v in pd.unique(present)}
             folded = {label.casefold() for label in labels}  # "icu" is the model's "ICU", as a rule matches it
