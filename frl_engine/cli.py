@@ -255,6 +255,18 @@ def identifier_note(table) -> str | None:
             f"If one is a measurement, refit with --kind {first}; --explain-columns shows why.")
 
 
+def unusable_note(table) -> str | None:
+    """The line naming the columns left out because, as written, they cannot make a rule (numbers in
+    different units, dates, times of day), with what to do; None when there are none."""
+    if table is None or not len(table):
+        return None
+    left_out = table[(table["kind"] == "unsupported") & ~table["declared"].astype(bool)]
+    if left_out.empty:
+        return None
+    shown = "; ".join(f"'{name}': {reason}" for name, reason in zip(left_out["column"], left_out["reason"]))
+    return f"Left out, as written they make no rule: {shown}."
+
+
 def text_missing_note(readings) -> str | None:
     """The line naming the numeric columns whose text cells (``pending``, ``TNP``) were read as missing, else None."""
     found = [f"'{r.name}' ({r.text_as_missing})" for r in readings if r.kind == "numeric" and r.text_as_missing]
@@ -303,7 +315,8 @@ def cmd_fit(args) -> int:
     if not model["rules"]:
         print(empty_list_note(model))
     if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
-        for note in (text_missing_note(estimator.binarizer_.readings_), identifier_note(estimator.column_table())):
+        table = estimator.column_table()
+        for note in (text_missing_note(estimator.binarizer_.readings_), unusable_note(table), identifier_note(table)):
             if note:
                 print(note)
     if sensitive_columns_note(model):

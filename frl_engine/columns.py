@@ -115,6 +115,19 @@ UNITS = ("kg", "g", "mg", "mcg", "µg", "ug", "ng", "lb", "lbs", "oz", "cm", "mm
          "weeks", "mo", "months", "y", "yr", "yrs", "year", "years", "yo", "°c", "°f")
 _WITH_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(" + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
                         + r")$", re.IGNORECASE)
+# Spellings of one unit: "3 days" and "3 d" are the same unit, "72 kg" and "160 lb" are not.
+_UNIT_SPELLINGS = (("d", "day", "days"), ("h", "hr", "hrs", "hour", "hours"), ("min", "mins", "minutes"),
+                   ("wk", "wks", "week", "weeks"), ("mo", "months"), ("y", "yr", "yrs", "year", "years", "yo"),
+                   ("lb", "lbs"), ("µg", "ug", "mcg"), ("µmol/l", "umol/l"))
+_UNIT_NAMES = {spelling: group[0] for group in _UNIT_SPELLINGS for spelling in group}
+
+
+def same_unit(unit: str) -> str:
+    """One name for the spellings of a unit (``days`` and ``d``: ``d``; ``MG`` and ``mg``: ``mg``)."""
+    unit = unit.lower()
+    return _UNIT_NAMES.get(unit, unit)
+
+
 _CURRENCY = re.compile(r"^[$€£]\s*([-+]?[\d,]+(?:\.\d+)?)$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
@@ -747,6 +760,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         if limits:
             junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"
         units = sorted({m.group(2) for m in (_WITH_UNIT.match(lab) for lab in labels) if m} if text_cells else set())
+        if len({same_unit(unit) for unit in units}) > 1:
+            # 46 mg/dL is hypoglycaemia and 6.1 mmol/L is not: one threshold cannot compare both.
+            return reading("unsupported", f"numbers written in different units ({', '.join(map(repr, units[:4]))}): "
+                                          "convert them to one unit to use the column")
         if units:
             junk += f"; written with the unit{'s' if len(units) > 1 else ''} {', '.join(map(repr, units[:3]))}"
         numeric = reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "

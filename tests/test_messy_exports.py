@@ -238,6 +238,25 @@ def test_numbers_written_with_a_unit_or_a_currency_are_numbers():
     assert read_column("bed", beds).kind != "numeric"  # "12 B" is a bed, not a number with a unit
 
 
+def test_a_column_written_in_two_units_makes_no_rule_and_the_fit_says_so(tmp_path, capsys):
+    """Glucose in mg/dL for some patients and mmol/L for others: 46 mg/dL is hypoglycaemia, yet it is
+    above a threshold of 6.1 on the bare numbers.  The column is left out, said, until it is converted."""
+    rng, age, died = _patients(600)
+    mg = rng.random(len(age)) < 0.5
+    glucose = [f"{rng.integers(40, 300)} mg/dL" if m else f"{rng.uniform(3, 15):.1f} mmol/L" for m in mg]
+    reading = read_column("glucose", pd.Series(glucose))
+    assert reading.kind == "unsupported" and "'mg/dL', 'mmol/L'" in reading.reason and "one unit" in reading.reason
+    # spellings of one unit are one unit
+    stay = pd.Series([f"{d} {rng.choice(['days', 'd', 'Days'])}" for d in rng.integers(1, 30, 300)])
+    assert read_column("los", stay).kind == "numeric"
+    path = tmp_path / "labs.csv"
+    pd.DataFrame({"glucose": glucose, "age": age, "died": np.where(died, "yes", "no")}).to_csv(path, index=False)
+    status, out, err = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 0, err
+    assert "Left out, as written they make no rule: 'glucose': numbers written in different units" in out
+    assert "glucose >=" not in out and "glucose <" not in out
+
+
 def test_thousands_grouped_by_spaces_and_a_typographic_minus_are_numbers():
     """French and Nordic exports write 49 517 (often with a no-break space), and word processors turn -1.0 into
     −1.0 (U+2212): numbers, never the label "4 320" of a category or a column of text."""
