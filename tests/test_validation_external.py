@@ -338,3 +338,15 @@ def test_a_whole_table_of_icd10_codes_against_an_icd9_model_is_called_recoded():
     # one patient of a closed set of labels is enough: the model knew every ward
     with pytest.raises(DataError, match="'Ward' has none of the categories the model knows"):
         check_columns(model_dict(), new_table(n=1).assign(Ward="ITU"))
+
+
+def test_a_ward_the_model_has_no_item_for_is_noted_and_a_rare_one_is_not():
+    frame = new_table(n=2000, seed=3)
+    assert not any("no item for" in note for note in validate_model(model_dict(), frame).overall.notes)
+    opened = frame.copy()
+    opened.loc[:299, "Ward"] = "oncology"  # 15%: a new ward
+    opened.loc[300:304, "Ward"] = "day unit"  # 5 patients: below what any level needed to make an item
+    notes = [n for n in validate_model(model_dict(), opened).overall.notes if "no item for" in n]
+    assert len(notes) == 1
+    assert "column 'Ward'" in notes[0] and "'oncology' (300 patients, 15.0%)" in notes[0]
+    assert "they meet none of its '=' conditions" in notes[0] and "day unit" not in notes[0]

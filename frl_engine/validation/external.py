@@ -630,7 +630,7 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         raise DataError(f"{data_name}: {exc}") from None
     overall = population_metrics(model, rule_index, event, thresholds)
     text_notes = (_text_read_as_missing(model, frame) + empty_cell_notes(model, frame) + band_notes(model, frame)
-                  + shift_notes(model, rule_index))
+                  + new_level_notes(model, frame) + shift_notes(model, rule_index))
     if text_notes:
         overall = dataclasses.replace(overall, notes=overall.notes + text_notes)
     subgroups = ()
@@ -676,6 +676,56 @@ def empty_cell_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
                          f"({100 * n_empty / len(frame):.1f}%): they meet none of its conditions and fall to lower "
                          "rules, so their risk is read too low if their values would have met them")
     return tuple(notes)
+
+
+#: A category the model has no item for is reported when at least this many new patients have it.
+NEW_LEVEL_ROWS = 10
+
+
+def new_level_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
+    """Notes for categories of a rule's column that many new patients have but the model has no item for.
+
+    Every category that held ``min_support`` of the training patients made an item, so a value held by
+    that share of the new patients (and by at least ``NEW_LEVEL_ROWS``) was rare at fit time or is new
+    (ward 15 opened, admission type 9 added).  Rules ``column = x`` never catch such patients and rules
+    ``column is not x`` always do, as they would any other value: the note names them so the user can
+    check that this is meant.
+    """
+    from ..columns import category_label, missing_mask
+
+    hyper = model.get("hyperparameters") or {}
+    support = hyper.get("min_support", 0.05)
+    support = float(support) if isinstance(support, (int, float)) and 0 < support < 1 else 0.05
+    specs = {str(spec.get("name")): spec for spec in (model.get("binarizer") or {}).get("columns") or []
+             if isinstance(spec, dict)}
+    conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
+    notes = []
+    for column in dict.fromkeys(c["column"] for c in conditions if c.get("op") in ("==", "!=")):
+        spec = specs.get(column)
+        if (spec is None or spec.get("kind") not in ("categorical", "nominal") or column not in frame.columns
+                or isinstance(frame[column], pd.DataFrame)):
+            continue
+        known = {str(level).casefold() for level in spec.get("categories") or ()}
+        known |= {str(c["value"]).casefold() for c in conditions if c["column"] == column and c.get("op") in ("==", "!=")}
+        present = frame[column][~missing_mask(frame[column])]
+        labels = pd.Series([category_label(v) for v in present], dtype=object)
+        counts = labels[~labels.str.casefold().isin(known)].value_counts()
+        counts = counts[(counts >= NEW_LEVEL_ROWS) & (counts >= support * len(frame))]
+        if counts.empty:
+            continue
+        shown = ", ".join(f"{value!r} ({n:,} patients, {100 * n / len(frame):.1f}%)" for value, n in counts.head(3).items())
+        negated = [c for c in conditions if c["column"] == column and c.get("op") == "!="]
+        caught = (f"; they meet every 'is not' condition on it ({', '.join(dict.fromkeys(_condition_name(c) for c in negated))})"
+                  if negated else "; they meet none of its '=' conditions")
+        notes.append(f"column {column!r} has values the model has no item for, rare at fit time or new: {shown}{caught}: "
+                     "check that they are coded as at fit time")
+    return tuple(notes)
+
+
+def _condition_name(condition: dict) -> str:
+    from ..rules import Condition
+
+    return Condition.from_dict(condition).name
 
 
 def shift_notes(model: dict, rule_index: np.ndarray) -> tuple[str, ...]:
