@@ -61,8 +61,9 @@ __all__ = [
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
 MISSING_MARKERS = frozenset({"", "?", "na", "n/a", "null", "none", "nan", "#n/a", "nil", ".", "-", "--"})
-TRUE_WORDS = frozenset({"yes", "true", "y", "1", "ja", "j", "oui", "si", "sí", "sim", "wahr", "vrai"})
-FALSE_WORDS = frozenset({"no", "false", "n", "0", "nein", "nee", "nej", "nei", "non", "não", "nao", "falsch", "faux"})
+TRUE_WORDS = frozenset({"yes", "true", "y", "t", "1", "ja", "j", "oui", "si", "sí", "sim", "wahr", "vrai"})
+FALSE_WORDS = frozenset({"no", "false", "n", "f", "0", "nein", "nee", "nej", "nei", "non", "não", "nao", "falsch",
+                         "faux"})
 #: Kinds that make items.
 ITEM_KINDS = ("numeric", "categorical", "boolean", "code", "nominal")
 #: Kinds that make none (the column is left out, with the reason).

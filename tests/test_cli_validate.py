@@ -38,7 +38,7 @@ def test_validate_prints_and_writes_the_result_the_report_and_the_model(files, t
     assert result["n"] == 2000 and result["events"] == int(event.sum())
     assert [s["group"] for s in result["subgroups"]] == ["F", "M"]
     assert f"AUROC {result['auroc']:.3f} (95% CI {result['auroc_ci'][0]:.3f} to {result['auroc_ci'][1]:.3f})" in printed
-    assert "Subgroup F:" in printed and "Ward = surgical" in printed
+    assert "Subgroup Sex = F:" in printed and "Ward = surgical" in printed
     page = html_path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<script src=\"http" not in page and "plotly" in page.lower()
     assert "Decision curve" in page and "Calibration" in page and "By Sex" in page

@@ -925,3 +925,9 @@ def test_the_api_takes_integer_column_names_and_an_event_in_another_case():
     assert model.rules_ == ["0 >= 76"]
     words = np.where(y, "Yes", "No")
     assert FallingRuleListClassifier(positive_class="yes", random_state=0).fit(X, words).positive_class_ == "Yes"
+
+
+def test_t_and_f_are_yes_and_no_but_f_and_m_stay_sexes():
+    rng = np.random.default_rng(9)
+    assert read_column("smoker", pd.Series(rng.choice(["T", "F"], 300))).kind == "boolean"
+    assert read_column("Sex", pd.Series(rng.choice(["F", "M"], 300))).kind == "categorical"

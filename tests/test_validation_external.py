@@ -350,3 +350,16 @@ def test_a_ward_the_model_has_no_item_for_is_noted_and_a_rare_one_is_not():
     assert len(notes) == 1
     assert "column 'Ward'" in notes[0] and "'oncology' (300 patients, 15.0%)" in notes[0]
     assert "they meet none of its '=' conditions" in notes[0] and "day unit" not in notes[0]
+
+
+def test_a_column_renamed_in_case_is_named_in_the_message():
+    frame = new_table(n=200).rename(columns={"Age": "AGE", "Ward": " ward "})
+    with pytest.raises(DataError, match=r"did you mean 'AGE' for 'Age', ' ward ' for 'Ward'\? Rename them as at fit"):
+        validate_model(model_dict(), frame)
+
+
+def test_subgroups_of_a_coded_column_are_named_with_their_column():
+    from frl_engine.validation.external import format_validation
+    frame = new_table(n=2000).assign(Unit=lambda f: np.where(f.index % 2 == 0, 3, 12))
+    text = format_validation(validate_model(model_dict(), frame, by="Unit"))
+    assert "Subgroup Unit = 3:" in text and "Subgroup Unit = 12:" in text

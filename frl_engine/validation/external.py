@@ -366,9 +366,15 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
     used = list(dict.fromkeys(c["column"] for c in conditions))
     missing = [c for c in used if c not in frame.columns]
     if missing:
+        # 'Age' for the model's 'age': the same column renamed in case or spacing, to be named as at fit time
+        by_key = {" ".join(str(name).split()).casefold(): name for name in frame.columns}
+        similar = [(c, by_key[" ".join(c.split()).casefold()]) for c in missing
+                   if " ".join(c.split()).casefold() in by_key]
+        hint = ("; did you mean " + ", ".join(f"{found!r} for {wanted!r}" for wanted, found in similar)
+                + "? Rename them as at fit time") if similar else ""
         raise DataError(f"{data_name} lacks the column{'s' if len(missing) > 1 else ''} the model uses: "
                         f"{', '.join(map(repr, missing))}; add {'them' if len(missing) > 1 else 'it'} "
-                        "(extra columns are ignored)")
+                        f"(extra columns are ignored){hint}")
     categories, prefix_sets = _model_categories(model)
     # Codes are an open set (thousands of diagnoses): the model knows only the frequent ones, so a few
     # patients may all have others by chance.  A category column's levels are the ones it had.
@@ -864,7 +870,8 @@ def format_validation(result: ExternalValidation) -> str:
     else:
         lines += ["", "  every rule's observed rate agrees with the model and the rates fall down the list"]
     for s in result.subgroups:
-        lines += ["", f"Subgroup {s.label}:", *format_metrics(s.metrics, "  ")]
+        named = s.label if result.by is None or str(result.by) in s.label else f"{result.by} = {s.label}"
+        lines += ["", f"Subgroup {named}:", *format_metrics(s.metrics, "  ")]
         flagged = [f"{r.position + 1} ({', '.join(r.flags)})" for r in s.metrics.flagged]
         if flagged:
             lines.append("  flagged rules: " + ", ".join(flagged))
