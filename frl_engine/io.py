@@ -174,6 +174,12 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             if len(sheets) > 1:
                 said.append(f"sheet {sheet!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): the one with the "
                             "most filled cells")
+            same = frame.attrs.pop("same_sheets", [])
+            if same:
+                said.append(f"sheet{'s' if len(same) > 1 else ''} {', '.join(map(repr, same))} "
+                            f"{'have' if len(same) > 1 else 'has'} the same columns and "
+                            f"{'were' if len(same) > 1 else 'was'} not read: put all the patients on one sheet "
+                            "to use them")
             if header_at:
                 said.append(f"a table whose header is on row {header_at + 1} (the {header_at} "
                             f"row{'s' if header_at != 1 else ''} above it skipped)")
@@ -270,6 +276,15 @@ def _read_workbook(raw: bytes, filename: str) -> tuple[pd.DataFrame, str, list[s
                for i, h in enumerate(header)]
     frame = grid.iloc[skip + 1:].reset_index(drop=True).infer_objects()
     frame.columns = columns
+    # Other sheets with the same header (a year per sheet) hold patients that are not read: said.
+    same = []
+    for name in names:
+        other = sheets[name]
+        if name != best and not other.empty:
+            at = header_row(other.head(20).itertuples(index=False))
+            if [str(h).strip() for h in other.iloc[at].tolist()] == [str(h).strip() for h in header]:
+                same.append(name)
+    frame.attrs["same_sheets"] = same
     return frame, best, names, skip
 
 

@@ -931,3 +931,16 @@ def test_t_and_f_are_yes_and_no_but_f_and_m_stay_sexes():
     rng = np.random.default_rng(9)
     assert read_column("smoker", pd.Series(rng.choice(["T", "F"], 300))).kind == "boolean"
     assert read_column("Sex", pd.Series(rng.choice(["F", "M"], 300))).kind == "categorical"
+
+
+def test_a_workbook_with_a_sheet_per_year_says_the_other_years_were_not_read():
+    year = pd.DataFrame({"Age": [61, 72, 55], "Outcome": ["Died", "Survived", "Survived"]})
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer) as book:
+        year.to_excel(book, sheet_name="2023", index=False)
+        year.to_excel(book, sheet_name="2024", index=False)
+        pd.DataFrame({"Code": ["Age"], "Meaning": ["years"]}).to_excel(book, sheet_name="Legend", index=False)
+    table = read_table(buffer.getvalue(), "two_years.xlsx")
+    assert len(table) == 3 and "same_sheets" not in table.attrs
+    assert "sheet '2024' has the same columns and was not read" in table.attrs["read_as"]
+    assert "'Legend' has the same columns" not in table.attrs["read_as"]  # a legend is not more patients
