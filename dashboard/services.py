@@ -136,13 +136,13 @@ def without_missing_outcome(data: LoadedData, target: str) -> LoadedData:
     Its name says how many were left out; its key differs from the file's, so nothing computed on the
     whole file is reused for it; its fingerprint in the registry stays the file's.
     """
-    from frl_engine.columns import missing_mask
+    from frl_engine.io import outcome_missing_mask
 
-    missing = np.asarray(missing_mask(data.frame[target]), dtype=bool)
+    missing = outcome_missing_mask(data.frame[target])
     frame = data.frame.loc[~missing].reset_index(drop=True)
     frame.attrs = dict(data.frame.attrs)
     n = int(missing.sum())
-    return LoadedData(name=f"{data.name} (without the {n:,} patient{'s' if n != 1 else ''} whose {target} is empty)",
+    return LoadedData(name=f"{data.name} (without the {n:,} patient{'s' if n != 1 else ''} whose {target} is empty or not known)",
                       key=f"{data.key}-{bytes_key(str(target).encode())}-known", frame=frame, n_bytes=data.n_bytes,
                       is_sample=data.is_sample, sha256=data.sha256)
 

@@ -153,7 +153,7 @@ def load_training_data(args):
     if features.attrs.get("outcome_missing_left_out"):
         n_left = features.attrs["outcome_missing_left_out"]
         print(f"Left out {n_left} patient{'s' if n_left != 1 else ''} whose {args.target} is empty "
-              "(--drop-missing-outcome).")
+              "or not known (--drop-missing-outcome).")
     if args.target in (getattr(args, "exclude", None) or []):
         # The outcome is never a condition; naming it in --exclude is harmless, not an error.
         args.exclude = [c for c in args.exclude if c != args.target]

@@ -44,13 +44,13 @@ def cmd_validate(args) -> int:
     name = Path(args.data).name
     target = args.target or (model.get("outcome") or {}).get("target")
     if args.drop_missing_outcome and target in frame.columns:
-        from .columns import missing_mask
+        from .io import outcome_missing_mask
 
-        empty = np.asarray(missing_mask(frame[target]), dtype=bool)
+        empty = outcome_missing_mask(frame[target])
         if empty.any() and not empty.all():
             frame = frame.loc[~empty].reset_index(drop=True)
             print(f"Left out {int(empty.sum())} patient{'s' if empty.sum() != 1 else ''} whose {target} is empty "
-                  "(--drop-missing-outcome).")
+                  "or not known (--drop-missing-outcome).")
     try:
         result = validate_model(model, frame, data_name=name, by=args.by, target=args.target,
                                 positive=args.positive)

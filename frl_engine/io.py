@@ -357,6 +357,24 @@ def _default_event(uniques: list) -> tuple[object, str]:
     return uniques[-1], "the later of the two values in sorted order, as nothing says which is the event"
 
 
+#: Outcome values that say the outcome is not known: missing, like "?" (never "no event").
+OUTCOME_UNKNOWN_WORDS = frozenset({"unknown", "unk", "not known", "not recorded", "not reported", "pending",
+                                   "lost to follow-up", "lost to follow up", "ltfu", "unbekannt", "inconnu",
+                                   "desconocido", "sconosciuto", "desconhecido", "onbekend"})
+
+
+def outcome_missing_mask(outcome: pd.Series) -> np.ndarray:
+    """Which outcome cells are missing: empty cells and markers (``?``, ``NA``), and words saying the outcome is
+    not known (``Unknown``, ``lost to follow-up``: :data:`OUTCOME_UNKNOWN_WORDS`), which are no outcome at all."""
+    from .columns import missing_mask
+
+    unknown = outcome.map(lambda v: isinstance(v, str) and plain_word(v) in _UNKNOWN).to_numpy(dtype=bool)
+    return np.asarray(missing_mask(outcome), dtype=bool) | unknown
+
+
+_UNKNOWN = frozenset(plain_word(w) for w in OUTCOME_UNKNOWN_WORDS)
+
+
 def _outcome_key(value):
     """How an outcome value is compared: text trimmed and case-folded ("YES " ~ "yes"), anything else as is."""
     return value.strip().casefold() if isinstance(value, str) else value
@@ -368,9 +386,7 @@ def outcome_spellings(outcome: pd.Series) -> dict:
     Values are compared as :func:`split_target` compares them (text trimmed and without case:
     ``"Yes"``, ``"YES"`` and ``"yes "`` are one value); keys are in order of first appearance.
     """
-    from .columns import missing_mask
-
-    present = outcome[~missing_mask(outcome)]
+    present = outcome[~outcome_missing_mask(outcome)]
     keys = present.map(_outcome_key)
     counts = pd.DataFrame({"key": keys.to_numpy(), "value": present.to_numpy()}).value_counts(sort=True)
     spelled = {}
@@ -412,9 +428,7 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
         shown = ", ".join(map(repr, list(frame.columns)[:12])) + (" ..." if frame.shape[1] > 12 else "")
         raise DataError(f"Target column {target!r} is not in the data; columns are {shown}")
     outcome = frame[target]
-    from .columns import missing_mask
-
-    missing = missing_mask(outcome)  # NaN and markers such as "?" or "NA": never an outcome value of their own
+    missing = outcome_missing_mask(outcome)  # NaN, markers such as "?" or "NA", "Unknown": never an outcome value
     n_missing = int(missing.sum())
     if n_missing and drop_missing and n_missing < len(frame):
         kept = frame.loc[~np.asarray(missing, dtype=bool)].reset_index(drop=True)

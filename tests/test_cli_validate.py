@@ -78,7 +78,7 @@ def test_patients_without_an_outcome_are_refused_or_left_out_with_the_flag_fit_h
     status, out, err = run(["validate", model_path, path, "--drop-missing-outcome", "--out", tmp_path / "r.json"],
                            capsys)
     assert status == 0, err
-    assert out.splitlines()[0] == "Left out 25 patients whose readmitted is empty (--drop-missing-outcome)."
+    assert out.splitlines()[0] == "Left out 25 patients whose readmitted is empty or not known (--drop-missing-outcome)."
     kept = frame.iloc[25:]
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["n"] == 575 and result["events"] == int((kept["readmitted"] == "<30").sum())

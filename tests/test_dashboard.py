@@ -535,7 +535,7 @@ def test_patients_without_an_outcome_can_be_left_out_from_the_data_page(at):
     at.button(key="w_drop_missing_outcome").click().run()
     assert not at.exception and not errors(at)
     data = at.session_state[state.DATA]
-    assert data.n_rows == 280 and "without the 20 patients whose Outcome is empty" in data.name
+    assert data.n_rows == 280 and "without the 20 patients whose Outcome is empty or not known" in data.name
     assert at.selectbox(key=state.W_TARGET).value == "Outcome"
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from frl_engine.cli import main
 from frl_engine.columns import numeric_values, read_column
+from frl_engine.errors import MissingOutcomeError
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.io import default_event_reason, default_positive, read_table, split_target
 from frl_engine.sniff import text_dialect
@@ -944,3 +945,11 @@ def test_a_workbook_with_a_sheet_per_year_says_the_other_years_were_not_read():
     assert len(table) == 3 and "same_sheets" not in table.attrs
     assert "sheet '2024' has the same columns and was not read" in table.attrs["read_as"]
     assert "'Legend' has the same columns" not in table.attrs["read_as"]  # a legend is not more patients
+
+
+def test_an_outcome_of_unknown_is_missing_not_a_non_event():
+    frame = pd.DataFrame({"Age": [61, 72, 55, 80, 44], "Outcome": ["Yes", "No", "Unknown", "no", "lost to follow-up"]})
+    with pytest.raises(MissingOutcomeError, match="2 missing values"):
+        split_target(frame, "Outcome", "Yes")
+    features, event, positive = split_target(frame, "Outcome", "Yes", drop_missing=True)
+    assert event.tolist() == [True, False, False] and features.attrs["outcome_missing_left_out"] == 2

@@ -113,7 +113,7 @@ except MissingOutcomeError as exc:  # patients lost to follow-up: leave them out
         state.set_data(services.without_missing_outcome(data, target))
         ss[state.W_TARGET] = target  # a callback runs before the picker is drawn again
 
-    st.button(f"Leave out the {exc.n_missing:,} patients whose {target} is empty", key="w_drop_missing_outcome",
+    st.button(f"Leave out the {exc.n_missing:,} patients whose {target} is empty or not known", key="w_drop_missing_outcome",
               icon=":material/content_cut:", on_click=leave_out_missing_outcome)
 except FRLError as exc:
     st.error(str(exc), icon=":material/error:")

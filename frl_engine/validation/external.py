@@ -296,9 +296,9 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
         raise DataError(f"{data_name} has no outcome column {target!r} (the model's outcome): add it, or name the "
                         f"new table's outcome column (--target); its columns are {shown}")
     outcome = frame[target]
-    from ..columns import missing_mask
+    from ..io import outcome_missing_mask
 
-    missing = int(missing_mask(outcome).sum())
+    missing = int(outcome_missing_mask(outcome).sum())
     if missing:
         raise MissingOutcomeError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
                                   "remove those patients or fill in their outcome", missing)
