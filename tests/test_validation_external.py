@@ -363,3 +363,13 @@ def test_subgroups_of_a_coded_column_are_named_with_their_column():
     frame = new_table(n=2000).assign(Unit=lambda f: np.where(f.index % 2 == 0, 3, 12))
     text = format_validation(validate_model(model_dict(), frame, by="Unit"))
     assert "Subgroup Unit = 3:" in text and "Subgroup Unit = 12:" in text
+
+
+@pytest.mark.parametrize("written", [("Y", "N"), ("1", "0"), (1, 0), ("TRUE", "FALSE")])
+def test_a_yes_no_outcome_written_another_way_is_read_as_yes_and_no(written):
+    from frl_engine.validation.external import event_matches
+    yes, no = written
+    values = pd.Series([yes, no, no, yes, no])
+    assert event_matches(values, "Yes").tolist() == [True, False, False, True, False]
+    # a value that is not yes/no keeps the old answer: no event found, and the message asks for --positive
+    assert not event_matches(pd.Series([yes, no, "maybe"]), "Yes").any()

@@ -286,6 +286,13 @@ def event_matches(values: pd.Series, positive) -> np.ndarray:
         from ..columns import _as_truth
 
         event = values.map(lambda v: _as_truth(v) is positive).to_numpy(dtype=bool)
+    if not event.any() and isinstance(positive, str):
+        # a model fitted on Yes/No read against Y/N or 1/0: when every value reads as yes or no, yes is the event
+        from ..columns import _as_truth
+
+        truth = values.map(_as_truth)
+        if _as_truth(positive) is True and truth.notna().all():
+            event = truth.to_numpy(dtype=bool)
     return np.asarray(event, dtype=bool)
 
 
