@@ -130,6 +130,8 @@ def same_unit(unit: str) -> str:
 
 
 _CURRENCY = re.compile(r"^[$€£]\s*([-+]?[\d,]+(?:\.\d+)?)$")
+# Several codes in one cell, joined by "|" or ";" ("043|039.55", "I50.9; E11.65").
+_CODE_LIST = re.compile(r"^[A-Za-z0-9.]+(\s*[|;]\s*[A-Za-z0-9.]+)+$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
@@ -773,6 +775,12 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             unread_cells = int(counts[~readable].sum())
             numeric = replace(numeric, missing_share=(n_missing + unread_cells) / n, text_as_missing=unread)
         return numeric
+    listed = [lab for lab in labels if _CODE_LIST.match(lab)]
+    if n_levels >= 20 and 2 * len(listed) > n_levels and all(
+            _CODE.match(part.strip().upper()) for lab in listed[:200] for part in re.split(r"[|;]", lab)):
+        # "043|039.55|V45": several diagnoses in one cell; an item per whole list would match nobody.
+        return reading("unsupported", f"lists of codes such as '{listed[0]}' (several codes in one cell): make a "
+                                      "column per code or code group of interest (yes/no) to use them")
     if _looks_like_codes(labels, name, n_levels):
         return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "
                                "items for frequent codes and code groups")
