@@ -41,6 +41,37 @@ def _check_number(name, value, *, low=None, high=None, integer=False, low_open=F
         raise FRLError(f"{name} must be at most {high}, got {value!r}")
 
 
+#: A condition of the list that alone tells the training outcome this well (sensitivity + specificity - 1,
+#: Youden's J) is reported as a possible copy of the outcome.  No condition of the UCI sets reaches 0.82
+#: (breast cancer's cell size: 0.81); a follow-up code recorded after readmission reaches 0.93.
+PROXY_YOUDEN = 0.9
+
+
+def outcome_proxies(frame: pd.DataFrame, event: np.ndarray, rules) -> list[dict]:
+    """The list's conditions that alone nearly are the outcome on the training rows: Youden's J at least
+    :data:`PROXY_YOUDEN`, as ``{"condition", "column", "youden"}``, strongest first.
+
+    A list can still separate the outcome imperfectly when it uses such a column, so the AUROC test of
+    :func:`frl_engine.search_report.leakage_note` misses it; this names it.
+    """
+    event = np.asarray(event, dtype=bool)
+    if event.all() or not event.any():
+        return []
+    found = {}
+    for rule in rules:
+        for condition in rule.conditions:
+            if condition.name in found:
+                continue
+            try:
+                hits = np.asarray(condition.evaluate(frame), dtype=bool)
+            except (DataError, KeyError, ValueError):
+                continue
+            youden = float(hits[event].mean() + (~hits[~event]).mean() - 1)
+            found[condition.name] = {"condition": condition.name, "column": condition.column,
+                                     "youden": round(abs(youden), 3)}
+    return sorted((p for p in found.values() if p["youden"] >= PROXY_YOUDEN), key=lambda p: -p["youden"])
+
+
 class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     """A falling rule list (Wang & Rudin 2015) fitted by MAP search.
 
@@ -303,6 +334,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.unreached_rules_ = [candidates.names[i] for i in dropped]
         self._set_list([candidates.rules[i] for i in best.order], best.probabilities, best.supports, best.positives)
         self.log_posterior_ = best.log_posterior
+        self.outcome_proxies_ = outcome_proxies(frame, event, self.rule_objects_)
         self.K_ = best.K
         self.gammas_ = np.asarray(best.gammas)
         self.n_rows_ = int(len(frame))
@@ -327,6 +359,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         # only what the note reads (the whole model dictionary costs as much as a tenth of a small fit)
         note = leakage_note({"rules": self._rule_dicts(),
                              "default": self._default_dict(),
+                             "training": {"outcome_proxies": list(getattr(self, "outcome_proxies_", []) or [])},
                              "outcome": {"target": getattr(self, "target_name_", None)}}, "api")
         if note:
             warnings.warn(note, PossibleLeakWarning, stacklevel=3)
@@ -622,7 +655,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          "data_name": data_name if data_name is not None else getattr(self, "data_name_", None),
                          "unreached_rules_removed": list(getattr(self, "unreached_rules_", []) or []),
                          **({"patient_column": self.patients_[0], "n_patients": self.patients_[1]}
-                            if getattr(self, "patients_", None) else {})},
+                            if getattr(self, "patients_", None) else {}),
+                         **({"outcome_proxies": list(self.outcome_proxies_)}
+                            if getattr(self, "outcome_proxies_", None) else {})},
             "rules": rules,
             "default": self._default_dict(),
             "parameters": {"K": float(self.K_), "gammas": [float(g) for g in self.gammas_],
@@ -673,6 +708,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_candidates_ = training.get("n_candidate_rules")
             estimator.data_name_ = training.get("data_name")
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
+            estimator.outcome_proxies_ = [dict(p) for p in training.get("outcome_proxies") or [] if isinstance(p, dict)]
             estimator.patients_ = ((str(training["patient_column"]), int(training["n_patients"]))
                                    if training.get("patient_column") and training.get("n_patients") else None)
             estimator.fitted_at_ = model.get("created_at")

@@ -338,7 +338,9 @@ def _shares_a_stem(column: str, target: str, length: int = 5) -> bool:
 
 
 def leakage_note(model: dict, interface: str = "cli") -> str | None:
-    """A note when the list separates the outcome almost perfectly, or a rule column is named like the outcome.
+    """A note when the list separates the outcome almost perfectly, a condition of it alone nearly is the outcome
+    (``training.outcome_proxies``: :func:`frl_engine.estimator.outcome_proxies`), or a rule column is named like the
+    outcome.
 
     On real exports that is usually a column recorded after the outcome or derived from it
     (``readmission_flag`` next to ``readmitted``, a discharge disposition next to death), and the
@@ -351,14 +353,17 @@ def leakage_note(model: dict, interface: str = "cli") -> str | None:
     target = (model.get("outcome") or {}).get("target") or ""
     used = list(dict.fromkeys(c["column"] for r in rules for c in r.get("conditions", [])))
     named = [c for c in used if target and _shares_a_stem(c, target)]
+    proxies = [p for p in (model.get("training") or {}).get("outcome_proxies") or []
+               if isinstance(p, dict) and p.get("column") in used]
     auroc = _grouped_auroc(rules, default)
     pure = [c["column"] for r in rules if r["support"] >= 10 and r["n_positive"] in (0, r["support"])
             for c in r.get("conditions", [])]
     separates = auroc is not None and auroc >= LEAK_AUROC
-    if not separates and not named:
+    if not separates and not named and not proxies:
         return None
-    suspects = list(dict.fromkeys(named + (pure or [c["column"] for c in rules[0].get("conditions", [])]
-                                            if separates else [])))
+    suspects = list(dict.fromkeys([p["column"] for p in proxies] + named
+                                  + (pure or [c["column"] for c in rules[0].get("conditions", [])]
+                                     if separates else [])))
     shown = ", ".join(f"'{c}'" for c in suspects)
     if interface == "cli":
         how = " ".join(f"--exclude {shlex.quote(c)}" for c in suspects)
@@ -366,8 +371,13 @@ def leakage_note(model: dict, interface: str = "cli") -> str | None:
         how = f"exclude={suspects!r} (or without them in X)"
     else:
         how = "untick it on the Data page"
-    why = (f"The list separates the outcome almost perfectly on its training data (AUROC {auroc:.3f})"
-           if separates else f"The list uses {shown}, named like the outcome '{target}'")
+    if separates:
+        why = f"The list separates the outcome almost perfectly on its training data (AUROC {auroc:.3f})"
+    elif proxies:
+        why = (f"'{proxies[0]['condition']}' alone tells the outcome almost perfectly on the training data "
+               f"(sensitivity + specificity - 1 = {proxies[0]['youden']:.2f})")
+    else:
+        why = f"The list uses {shown}, named like the outcome '{target}'"
     return (f"{why}: check that {shown} {'is' if len(suspects) == 1 else 'are'} not recorded after the outcome "
             f"or copied from it, or the list will fail on new patients. To leave "
             f"{'it' if len(suspects) == 1 else 'them'} out, refit with {how}.")

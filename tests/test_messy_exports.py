@@ -7,6 +7,7 @@ footers and Excel's empty trailing columns, and the outcome column named in --ex
 """
 
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -964,3 +965,23 @@ def test_a_column_of_code_lists_is_left_out_with_what_to_do():
     assert read_column("dx_all", lists.str.replace("|", "; ")).kind == "unsupported"
     # one code per cell stays codes
     assert read_column("diag_1", pd.Series(rng.choice(codes * 5 + [f"{i:03d}" for i in range(100)], 800))).kind == "code"
+
+
+def test_a_near_copy_of_the_outcome_is_named_even_when_the_list_does_not_separate_perfectly(tmp_path, capsys):
+    """A follow-up code recorded after the readmission agrees with it on 97% of rows: the list's AUROC stays
+    below the perfect-separation test, yet the column alone is nearly the outcome (Youden's J 0.9 or more)."""
+    from frl_engine.errors import PossibleLeakWarning
+
+    rng, age, died = _patients(2000)
+    followup = np.where(rng.random(len(age)) < 0.97, died, ~died)
+    X = pd.DataFrame({"age": age, "followup_code": np.where(followup, "yes", "no")})
+    with pytest.warns(PossibleLeakWarning, match="'followup_code' alone tells the outcome almost perfectly"):
+        model = FallingRuleListClassifier(random_state=0).fit(X, died)
+    proxy = model.outcome_proxies_[0]
+    assert proxy["column"] == "followup_code" and proxy["youden"] >= 0.9
+    saved = FallingRuleListClassifier.from_dict(model.to_dict())
+    assert saved.outcome_proxies_ == model.outcome_proxies_
+    # an honest strong predictor is not named: age alone here is far from the outcome
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PossibleLeakWarning)
+        assert FallingRuleListClassifier(random_state=0).fit(X[["age"]], died).outcome_proxies_ == []
