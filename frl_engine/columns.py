@@ -345,7 +345,7 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
     (:func:`_decimal_comma_text`), ``"1,500"`` there is one and a half, not fifteen hundred.
     """
     out = np.full(len(uniques), np.nan)
-    texts = [_plain_digits(v.strip()) for v in uniques if isinstance(v, str)]
+    texts = [_plain_digits(v.strip()) for v in uniques if isinstance(v, str)]  # "1 234,5" reads as "1234,5"
     comma = bool(texts) and _decimal_comma_text(texts)
     for i, value in enumerate(uniques):
         if isinstance(value, (bool, np.bool_)):
@@ -353,11 +353,11 @@ def _parse_numbers(uniques: np.ndarray) -> np.ndarray:
         elif is_number(value):
             out[i] = float(value)
         elif isinstance(value, str):
-            text = _plain_digits(value.strip())
-            if comma and COMMA_DECIMAL.match(text):
-                out[i] = float(text.replace(",", "."))
+            text = value.strip()
+            if comma and COMMA_DECIMAL.match(_plain_digits(text)):
+                out[i] = float(_plain_digits(text).replace(",", "."))
                 continue
-            number = _number_from_text(text)
+            number = _number_from_text(text)  # which reads grouped thousands and a typographic minus itself
             if number is not None:
                 out[i] = number
     return out

@@ -363,16 +363,17 @@ OUTCOME_UNKNOWN_WORDS = frozenset({"unknown", "unk", "not known", "not recorded"
                                    "desconocido", "sconosciuto", "desconhecido", "onbekend"})
 
 
+_UNKNOWN = frozenset(plain_word(w) for w in OUTCOME_UNKNOWN_WORDS)
+
+
 def outcome_missing_mask(outcome: pd.Series) -> np.ndarray:
     """Which outcome cells are missing: empty cells and markers (``?``, ``NA``), and words saying the outcome is
     not known (``Unknown``, ``lost to follow-up``: :data:`OUTCOME_UNKNOWN_WORDS`), which are no outcome at all."""
     from .columns import missing_mask
 
-    unknown = outcome.map(lambda v: isinstance(v, str) and plain_word(v) in _UNKNOWN).to_numpy(dtype=bool)
-    return np.asarray(missing_mask(outcome), dtype=bool) | unknown
-
-
-_UNKNOWN = frozenset(plain_word(w) for w in OUTCOME_UNKNOWN_WORDS)
+    codes, uniques = pd.factorize(outcome, use_na_sentinel=True)  # each distinct value looked at once
+    unknown = np.array([isinstance(v, str) and plain_word(v) in _UNKNOWN for v in uniques] + [False], dtype=bool)
+    return np.asarray(missing_mask(outcome), dtype=bool) | unknown[codes]
 
 
 def _outcome_key(value):

@@ -346,6 +346,19 @@ def _model_categories(model: dict) -> tuple[dict[str, set[str]], dict[str, set[s
 RECODED_CHANCE = 1e-3
 
 
+def _min_support(model: dict) -> float:
+    """The model's ``min_support``: every category or code group it has an item for held at least this
+    share of the training rows (0.05, the default, when the file does not say)."""
+    support = (model.get("hyperparameters") or {}).get("min_support", 0.05)
+    return float(support) if isinstance(support, (int, float)) and 0 < support < 1 else 0.05
+
+
+def _column_kinds(model: dict) -> dict[str, str]:
+    """Each binarized column's kind as the model file records it (``code``, ``categorical``, ``nominal`` ...)."""
+    return {str(spec.get("name")): str(spec.get("kind")) for spec in (model.get("binarizer") or {}).get("columns") or []
+            if isinstance(spec, dict)}
+
+
 def _too_many_to_miss_by_chance(n_present: int, model: dict) -> bool:
     """Whether ``n_present`` patients of the training population would all miss every category the model
     knows with probability at most :data:`RECODED_CHANCE`.
@@ -354,10 +367,7 @@ def _too_many_to_miss_by_chance(n_present: int, model: dict) -> bool:
     training rows, and the chance that ``n`` patients all miss it is at most ``(1 - min_support) ** n``:
     at the default 5%, a batch of 40 patients with other diagnosis codes is ordinary (13%), 135 are not.
     """
-    hyper = model.get("hyperparameters") or {}
-    support = hyper.get("min_support", 0.05)
-    support = float(support) if isinstance(support, (int, float)) and 0 < support < 1 else 0.05
-    return n_present * math.log1p(-support) <= math.log(RECODED_CHANCE)
+    return n_present * math.log1p(-_min_support(model)) <= math.log(RECODED_CHANCE)
 
 
 def _shown(values, limit=3) -> str:
@@ -385,8 +395,7 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
     categories, prefix_sets = _model_categories(model)
     # Codes are an open set (thousands of diagnoses): the model knows only the frequent ones, so a few
     # patients may all have others by chance.  A category column's levels are the ones it had.
-    code_columns = {str(spec.get("name")) for spec in (model.get("binarizer") or {}).get("columns") or []
-                    if isinstance(spec, dict) and spec.get("kind") == "code"}
+    code_columns = {name for name, kind in _column_kinds(model).items() if kind == "code"}
     problems = []
     for column in used:
         series = frame[column]
@@ -706,23 +715,19 @@ def new_level_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
     """
     from ..columns import category_label, missing_mask
 
-    hyper = model.get("hyperparameters") or {}
-    support = hyper.get("min_support", 0.05)
-    support = float(support) if isinstance(support, (int, float)) and 0 < support < 1 else 0.05
-    specs = {str(spec.get("name")): spec for spec in (model.get("binarizer") or {}).get("columns") or []
-             if isinstance(spec, dict)}
+    support = _min_support(model)
+    kinds = _column_kinds(model)
+    categories = _model_categories(model)[0]
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
     notes = []
     for column in dict.fromkeys(c["column"] for c in conditions if c.get("op") in ("==", "!=")):
-        spec = specs.get(column)
-        if (spec is None or spec.get("kind") not in ("categorical", "nominal") or column not in frame.columns
+        if (kinds.get(column) not in ("categorical", "nominal") or column not in frame.columns
                 or isinstance(frame[column], pd.DataFrame)):
             continue
-        known = {str(level).casefold() for level in spec.get("categories") or ()}
-        known |= {str(c["value"]).casefold() for c in conditions if c["column"] == column and c.get("op") in ("==", "!=")}
-        present = frame[column][~missing_mask(frame[column])]
-        labels = pd.Series([category_label(v) for v in present], dtype=object)
-        counts = labels[~labels.str.casefold().isin(known)].value_counts()
+        known = {level.casefold() for level in categories.get(column, ())}
+        values = frame[column][~missing_mask(frame[column])].value_counts()  # distinct values, then their labels
+        labels = pd.Series(values.to_numpy(), index=[category_label(v) for v in values.index])
+        counts = labels[~labels.index.str.casefold().isin(known)].groupby(level=0).sum().sort_values(ascending=False)
         counts = counts[(counts >= NEW_LEVEL_ROWS) & (counts >= support * len(frame))]
         if counts.empty:
             continue
