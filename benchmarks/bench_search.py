@@ -11,7 +11,8 @@ other lists the search ended in):
 2. Per-chain speed on that data: annealing steps/s (the kernel is unchanged), and sampler
    sweeps/s of the paper's Steps 1-4 alone vs. with the added list moves with fresh risks.
 3. Real-size data: the generated raw hospital export (sample_data/make_raw_export.py, 20,000
-   rows; when present), the synthetic readmission table at 20,000 rows
+   rows; when present), the logistic export (sample_data/make_logistic_export.py, 20,000 rows, data seed 3:
+   an outcome logistic in its columns, not a planted list), the synthetic readmission table at 20,000 rows
    (sample_data/make_sample_data.py) and the UCI sets (/work/shared/uci or $FRL_UCI_DIR):
    five seeds of the default fit (spread of their objectives in nats, search reports), then the
    default posterior sample (split R-hat and ESS of the log posterior and of L, the verdict,
@@ -22,7 +23,7 @@ other lists the search ended in):
    time), and the search alone with and without basin hopping on the same mined rules.
 
 Run: ``.venv/bin/python benchmarks/bench_search.py`` (a few minutes; ``--quick`` skips parts 3
-and 4; ``--spambase`` runs part 4 only).  Two more, on their own: ``--raw100k`` (five seeds of the
+and 4; ``--spambase`` runs part 4 only, ``--logistic`` part 3 on the logistic export only).  Two more, on their own: ``--raw100k`` (five seeds of the
 default fit on the raw export at 100,000 rows, data seeds 0 and 7) and ``--spambase-chains`` (one
 round of 24 annealing chains from the prior on Spambase: how many end above the list the default
 fit prints).
@@ -135,6 +136,14 @@ def _raw_export():
     return frame, y.to_numpy(), {"exclude": exclude}
 
 
+def _logistic_export():
+    from make_logistic_export import EVENT, TARGET, make_logistic_export
+
+    frame = make_logistic_export(20_000, 3)
+    y = frame.pop(TARGET).astype(str) == EVENT
+    return frame, y.to_numpy(), {"exclude": [c for c in ("encounter_id", "patient_nbr") if c in frame.columns]}
+
+
 def _readmission_20k():
     from make_sample_data import make_table
 
@@ -155,6 +164,7 @@ def _uci(key: str, **options):
 
 DATASETS = {
     "raw export (20,000 rows)": _raw_export,
+    "logistic export (20,000 rows)": _logistic_export,
     "readmission table (20,000 rows)": _readmission_20k,
     "UCI spambase": lambda: _uci("spam"),
     "UCI mammographic masses": lambda: _uci("mammo"),
@@ -287,24 +297,28 @@ def run(quick: bool = False) -> dict:
           "(4 chains x 1000 kept; burn-in 1000, continued with parallel tempering, then 2x, 4x and 8x longer, while not converged)")
     figures["data"] = {}
     for name, loader in DATASETS.items():
-        r = real_size(name, loader)
-        figures["data"][name] = r
-        if "skipped" in r:
-            print(f"  {name}: not run ({r['skipped']})")
-            continue
-        print(f"  {name} ({r['rows']:,} rows x {r['rules']} rules, MAP length {r['map_length']}): five-seed spread "
-              f"{r['five_seed_spread']:.3f} nats ({r['distinct_lists']} distinct list(s)); search converged on "
-              f"{r['search_converged']}/5 (chains run {r['chains_run']}); median fit {r['median_fit_seconds']:.2f} s")
-        print(f"      posterior: R-hat log posterior {r['rhat']['log_posterior']:.3f}, L {r['rhat']['length']:.3f}; "
-              f"ESS {r['ess']['log_posterior']:.0f}, {r['ess']['length']:.0f}; MAP list in "
-              f"{100 * r['map_frequency']:.1f}% of samples (its patient groups in "
-              f"{100 * r['map_groups_frequency']:.1f}%); "
-              f"burn-in {r['burn_in']:,}, thin {r['thin']} "
-              f"(extended when not converged); {r['sample_seconds']:.1f} s; {r['verdict']}")
-        if len(r["temperatures"]) > 1:
-            print(f"      parallel tempering: {len(r['temperatures'])} replicas per chain, swap acceptance "
-                  f"{' '.join(f'{rate:.2f}' for rate in r['swap_acceptance'])}")
+        print_real_size(name, real_size(name, loader), figures)
     return figures
+
+
+def print_real_size(name: str, r: dict, figures: dict | None = None) -> None:
+    if figures is not None:
+        figures["data"][name] = r
+    if "skipped" in r:
+        print(f"  {name}: not run ({r['skipped']})")
+        return
+    print(f"  {name} ({r['rows']:,} rows x {r['rules']} rules, MAP length {r['map_length']}): five-seed spread "
+          f"{r['five_seed_spread']:.3f} nats ({r['distinct_lists']} distinct list(s)); search converged on "
+          f"{r['search_converged']}/5 (chains run {r['chains_run']}); median fit {r['median_fit_seconds']:.2f} s")
+    print(f"      posterior: R-hat log posterior {r['rhat']['log_posterior']:.3f}, L {r['rhat']['length']:.3f}; "
+          f"ESS {r['ess']['log_posterior']:.0f}, {r['ess']['length']:.0f}; MAP list in "
+          f"{100 * r['map_frequency']:.1f}% of samples (its patient groups in "
+          f"{100 * r['map_groups_frequency']:.1f}%); "
+          f"burn-in {r['burn_in']:,}, thin {r['thin']} "
+          f"(extended when not converged); {r['sample_seconds']:.1f} s; {r['verdict']}")
+    if len(r["temperatures"]) > 1:
+        print(f"      parallel tempering: {len(r['temperatures'])} replicas per chain, swap acceptance "
+              f"{' '.join(f'{rate:.2f}' for rate in r['swap_acceptance'])}")
 
 
 def raw_export_100k(data_seeds=(0, 7), n_seeds: int = 5) -> None:
@@ -356,6 +370,9 @@ if __name__ == "__main__":
         raw_export_100k()
     elif "--spambase-chains" in sys.argv:
         spambase_chains()
+    elif "--logistic" in sys.argv:
+        name = "logistic export (20,000 rows)"
+        print_real_size(name, real_size(name, DATASETS[name]))
     elif "--spambase" in sys.argv:
         anneal(planted_problem()[1], n_steps=50, n_chains=1, random_state=0)  # compile / load the kernels
         print_spambase(spambase_search())
