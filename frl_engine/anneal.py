@@ -182,15 +182,15 @@ class AnnealResult:
 
 def greedy_list(problem: PackedProblem) -> np.ndarray:
     """The data-driven start: steepest ascent from the empty list (best single rule, best addition, ...)."""
-    order, _, _ = polish_list(problem.rules, problem.y, problem.all_rows, problem.cum_weights, problem.log_weights,
-                              problem.consts, np.zeros(0, dtype=np.int64), MAX_POLISH_MOVES)
+    order, _, _ = polish_list(problem.rules, problem.rules_by_word, problem.y, problem.all_rows, problem.cum_weights,
+                              problem.log_weights, problem.consts, np.zeros(0, dtype=np.int64), MAX_POLISH_MOVES)
     return order
 
 
 def polish(problem: PackedProblem, order) -> tuple[tuple[int, ...], float]:
     """Steepest ascent over the full neighbourhood from ``order`` (:mod:`frl_engine.polish`)."""
-    result, value, _ = polish_list(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
-                                   problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64),
+    result, value, _ = polish_list(problem.rules, problem.rules_by_word, problem.y, problem.all_rows,
+                                   problem.cum_weights, problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64),
                                    MAX_POLISH_MOVES)
     return tuple(int(i) for i in result), float(value)
 

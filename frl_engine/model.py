@@ -36,6 +36,8 @@ constraints ``g >= 0`` -- not by the original code's greedy running maximum.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass, field
 
@@ -465,6 +467,12 @@ class PackedProblem:
     @property
     def n_rules(self) -> int:
         return self.rules.shape[0]
+
+    @functools.cached_property
+    def rules_by_word(self) -> np.ndarray:
+        """``rules`` transposed to ``(W, |B|)``, contiguous: every rule's bits of one word side by side (the
+        polish's counting sweep, :func:`frl_engine.polish._scan_replace_add`).  Made on first use."""
+        return np.ascontiguousarray(self.rules.T)
 
     @classmethod
     def from_arrays(cls, coverage: np.ndarray, y: np.ndarray, hyper: Hyperparameters,

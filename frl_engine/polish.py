@@ -201,23 +201,10 @@ def _earlier(move, i, r, best_move, best_i, best_j):
     return r < best_j
 
 
-@numba.njit(inline="always")
-def _count_cell_row(rule, i, size, cell_start, words, masks, events, cnt_n, cnt_s):
-    """Rows and events of ``rule`` in each cell ``(i, j)`` of :func:`_cells` (into ``cnt_n``, ``cnt_s``)."""
-    for c in range(i * size, (i + 1) * size):
-        held_n = np.uint64(0)
-        held_s = np.uint64(0)
-        for e in range(cell_start[c], cell_start[c + 1]):
-            m = rule[words[e]]
-            held_n += popcount(m & masks[e])
-            held_s += popcount(m & events[e])
-        cnt_n[c] = held_n
-        cnt_s[c] = held_s
-
-
 @numba.njit(nogil=True, cache=True)
-def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights, consts,
-                      proposal, n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j):
+def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights,
+                      log_weights, consts, proposal, n_cap_new, n_pos_new, x, work, free, best_value, best_move,
+                      best_i, best_j):
     """The best REPLACE or ADD neighbour better than ``best_value`` (else ``best_move`` unchanged).
 
     Every REPLACE of position ``i`` by an unused rule ``r`` and every ADD of ``r`` at
@@ -230,10 +217,10 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
     * REPLACE ``c_i`` by ``r``: as ADD for ``r`` and for positions ``j > i``, which also
       receive the rows of cell ``(i, j)`` that ``r`` does not hold.
 
-    ``a_k, b_k`` come from one pass over ``r``'s words per position (dense and vectorised);
-    ``r``'s rows in the cells ``(i, j)`` are counted only for the positions ``i`` whose REPLACE
-    survives the first bound below (about 9 in 10 on a 20,000-row logistic export, so this
-    halves the pass, it does not skip it).
+    Every rule's rows in every cell are counted in one sweep over the cells' words with the rules
+    innermost (``rules_by_word``, the truth tables word by word: contiguous, so the compiler
+    vectorises the popcounts): a pass over 5,000 rules at 20,000 rows takes 0.02 s instead of the
+    0.13 s of one walk of each rule's words per cell.
     The upper bound of :func:`frl_engine.model.log_posterior_upper_bound` is then O(1)
     per ADD (suffix sums); per REPLACE an O(1) looser bound (the rows of ``c_i`` that
     fall through add a log likelihood <= 0) comes first.  The exact objective is solved
@@ -252,23 +239,28 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
         events[e] = m & y[words[e]]
         cell_n[ids[e]] += popcount(m)
         cell_s[ids[e]] += popcount(events[e])
-    # Cell c's entries are cell_start[c]..cell_start[c + 1] - 1 (_cells lists them cell by cell, in order).
-    cell_start = np.zeros(size * size + 1, dtype=np.int64)
+    # Every rule's rows and events in each non-empty cell (_cells lists the entries cell by cell).
+    n_groups = 0
     for e in range(n_entries):
-        cell_start[ids[e] + 1] += 1
-    for c in range(size * size):
-        cell_start[c + 1] += cell_start[c]
-    # The rows each position captures (the default's last), and those with the event: dense, so that a rule's
-    # counts per position are one vectorised pass over its words.
-    held = np.empty((size, n_words), dtype=np.uint64)
-    held_events = np.empty((size, n_words), dtype=np.uint64)
-    for k in range(size):
-        for w in range(n_words):
-            if k < length:
-                held[k, w] = remaining[k, w] & ~remaining[k + 1, w]
-            else:
-                held[k, w] = remaining[length, w]
-            held_events[k, w] = held[k, w] & y[w]
+        if e == 0 or ids[e] != ids[e - 1]:
+            n_groups += 1
+    group_cell = np.empty(n_groups, dtype=np.int64)
+    in_cell_n = np.zeros((n_groups, n_rules), dtype=np.int64)
+    in_cell_s = np.zeros((n_groups, n_rules), dtype=np.int64)
+    g = -1
+    for e in range(n_entries):
+        if e == 0 or ids[e] != ids[e - 1]:
+            g += 1
+            group_cell[g] = ids[e]
+        m = masks[e]
+        m_events = events[e]
+        column = rules_by_word[words[e]]
+        row_n = in_cell_n[g]
+        row_s = in_cell_s[g]
+        for r in range(n_rules):
+            word = column[r]
+            row_n[r] += popcount(word & m)
+            row_s[r] += popcount(word & m_events)
     # Per position of the current list: prefix sums of the likelihood terms and of the list prior.
     pref_ll = np.zeros(size + 1)
     for pos in range(size):
@@ -298,16 +290,15 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
     for r in range(n_rules):
         if in_list[r]:
             continue
-        rule = rules[r]
+        for g in range(n_groups):
+            cnt_n[group_cell[g]] = in_cell_n[g, r]
+            cnt_s[group_cell[g]] = in_cell_s[g, r]
         for k in range(size):
-            held_n = np.uint64(0)
-            held_s = np.uint64(0)
-            for w in range(n_words):
-                held_n += popcount(rule[w] & held[k, w])
-                held_s += popcount(rule[w] & held_events[k, w])
-            a[k] = held_n
-            b[k] = held_s
-        counted_row = -1     # the row of cells (i, .) whose counts cnt_n, cnt_s hold for r
+            a[k] = 0.0
+            b[k] = 0.0
+            for j in range(k, size):
+                a[k] += cnt_n[k * size + j]
+                b[k] += cnt_s[k * size + j]
         # The last position whose every row r holds: a REPLACE or an ADD of r above it leaves it reaching no row.
         swallowed = -1
         for k in range(length):
@@ -329,9 +320,6 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
         # REPLACE position i by r
         for i in range(length):
             if i < swallowed:   # REPLACE, then remove the later rules left reaching no row
-                if counted_row != i:
-                    _count_cell_row(rule, i, size, cell_start, words, masks, events, cnt_n, cnt_s)
-                    counted_row = i
                 emptied = False
                 for j in range(i + 1, size):
                     n_cap_new[j] = n_cap[j] - a[j] + cell_n[i * size + j] - cnt_n[i * size + j]
@@ -357,9 +345,6 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
             if loose <= best_value:
                 continue
             tight = replace_const + prior + pref_ll[i] + captured
-            if counted_row != i:
-                _count_cell_row(rule, i, size, cell_start, words, masks, events, cnt_n, cnt_s)
-                counted_row = i
             for j in range(i + 1, size):
                 fall_n = cell_n[i * size + j] - cnt_n[i * size + j]
                 fall_s = cell_s[i * size + j] - cnt_s[i * size + j]
@@ -399,8 +384,10 @@ def _scan_replace_add(rules, y, order, length, in_list, n_cap, n_pos, remaining,
 
 
 @numba.njit(nogil=True, cache=True)
-def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_order, max_passes):
+def polish_list(rules, rules_by_word, y, all_rows, cum_weights, log_weights, consts, start_order, max_passes):
     """Steepest ascent from ``start_order`` to a local maximum; at most ``max_passes`` moves.
+
+    ``rules_by_word`` is ``rules`` transposed, contiguous (:attr:`frl_engine.model.PackedProblem.rules_by_word`).
 
     Returns ``(order, value, n_moves)``: the local maximum, its exact objective
     and the number of improving moves taken.  Ties between equally good
@@ -471,7 +458,7 @@ def polish_list(rules, y, all_rows, cum_weights, log_weights, consts, start_orde
                 best_value, best_move, best_i, best_j = v, _REMOVE, i, -1
         # REPLACE position i by rule r, ADD rule r at insertion point i: one pass of each rule over the cells
         best_value, best_move, best_i, best_j = _scan_replace_add(
-            rules, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights, consts, proposal,
+            rules, rules_by_word, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights, consts, proposal,
             n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j)
         if best_move < 0:
             break
