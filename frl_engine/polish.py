@@ -245,8 +245,8 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
         if e == 0 or ids[e] != ids[e - 1]:
             n_groups += 1
     group_cell = np.empty(n_groups, dtype=np.int64)
-    in_cell_n = np.zeros((n_groups, n_rules), dtype=np.int64)
-    in_cell_s = np.zeros((n_groups, n_rules), dtype=np.int64)
+    in_cell_n = np.zeros((n_groups, n_rules), dtype=np.uint32)   # counts of at most N < 2^32 rows
+    in_cell_s = np.zeros((n_groups, n_rules), dtype=np.uint32)
     g = -1
     for e in range(n_entries):
         if e == 0 or ids[e] != ids[e - 1]:
