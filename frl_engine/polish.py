@@ -21,11 +21,14 @@ move with the empty positions left out (:func:`_dropped_value`).
 but it lets the greedy start split a strong rule in two, e.g. on the raw export,
 and two chains then agree on a list 5 nats below the MAP: steepest ascent it is.)
 
-Two things keep it cheap:
+Three things keep it cheap:
 
+* every unused rule's exact counts in all its REPLACE and ADD neighbours come from one
+  vectorised sweep over the list's cells (:func:`_scan_replace_add`), not from walking
+  each neighbour's list;
 * a change at position ``k`` leaves the captured rows of positions ``0..k-1``
   as they were, so each neighbour's counts are re-walked from ``k`` only
-  (:func:`frl_engine.bits.capture_counts_from`);
+  (:func:`frl_engine.bits.capture_counts_from`; the SWAPs and REMOVEs);
 * the cheap upper bound :func:`frl_engine.model.log_posterior_upper_bound` is
   computed first, and the exact inner maximisation over ``K`` and the gammas
   is solved only when the bound beats the best neighbour seen so far.  Almost
