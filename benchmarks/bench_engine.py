@@ -118,9 +118,9 @@ def fit_overhead(n_rows: int = 4601, n_rules: int = 550, repeats: int = 30) -> d
     search_list = FallingRuleListClassifier._search_list
     spent = []
 
-    def timed(self, candidates, event):
+    def timed(self, candidates, event, *args, **kwargs):
         started = time.perf_counter()
-        out = search_list(self, candidates, event)
+        out = search_list(self, candidates, event, *args, **kwargs)
         spent.append(time.perf_counter() - started)
         return out
 

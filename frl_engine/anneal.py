@@ -190,8 +190,8 @@ def greedy_list(problem: PackedProblem) -> np.ndarray:
 def polish(problem: PackedProblem, order) -> tuple[tuple[int, ...], float]:
     """Steepest ascent over the full neighbourhood from ``order`` (:mod:`frl_engine.polish`)."""
     result, value, _ = polish_list(problem.rules, problem.rules_by_word, problem.y, problem.all_rows,
-                                   problem.cum_weights, problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64),
-                                   MAX_POLISH_MOVES)
+                                   problem.cum_weights, problem.log_weights, problem.consts,
+                                   np.asarray(order, dtype=np.int64), MAX_POLISH_MOVES)
     return tuple(int(i) for i in result), float(value)
 
 

@@ -91,8 +91,8 @@ class PolishCache:
                 self.n_hits += 1
                 return found
         result, value, moves = polish_list(problem.rules, problem.rules_by_word, problem.y, problem.all_rows,
-                                           problem.cum_weights, problem.log_weights, problem.consts, np.asarray(key, dtype=np.int64),
-                                           MAX_POLISH_MOVES)
+                                           problem.cum_weights, problem.log_weights, problem.consts,
+                                           np.asarray(key, dtype=np.int64), MAX_POLISH_MOVES)
         found = (result, float(value))
         with self._lock:
             self._results[key] = found

@@ -37,7 +37,6 @@ constraints ``g >= 0`` -- not by the original code's greedy running maximum.
 from __future__ import annotations
 
 import functools
-
 import math
 from dataclasses import dataclass, field
 

@@ -390,7 +390,8 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
 def polish_list(rules, rules_by_word, y, all_rows, cum_weights, log_weights, consts, start_order, max_passes):
     """Steepest ascent from ``start_order`` to a local maximum; at most ``max_passes`` moves.
 
-    ``rules_by_word`` is ``rules`` transposed, contiguous (:attr:`frl_engine.model.PackedProblem.rules_by_word`).
+    ``rules_by_word`` is ``rules`` transposed and contiguous
+    (:attr:`frl_engine.model.PackedProblem.rules_by_word`).
 
     Returns ``(order, value, n_moves)``: the local maximum, its exact objective
     and the number of improving moves taken.  Ties between equally good
@@ -459,10 +460,10 @@ def polish_list(rules, rules_by_word, y, all_rows, cum_weights, log_weights, con
                           n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, best_value)
             if v > best_value:
                 best_value, best_move, best_i, best_j = v, _REMOVE, i, -1
-        # REPLACE position i by rule r, ADD rule r at insertion point i: one pass of each rule over the cells
+        # REPLACE position i by rule r, ADD rule r at insertion point i: every rule's rows per cell in one sweep
         best_value, best_move, best_i, best_j = _scan_replace_add(
-            rules, rules_by_word, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights, consts, proposal,
-            n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j)
+            rules, rules_by_word, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights,
+            consts, proposal, n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j)
         if best_move < 0:
             break
         if best_move == _SWAP:
