@@ -63,7 +63,7 @@ import math
 import numba
 import numpy as np
 
-from .model import ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_list_prior
+from .model import ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_length_prior, log_list_prior
 
 # Widening of the proposal's standard deviation, and the prior precision added to the
 # binomial information (so that a position capturing no rows gets a wide, finite proposal).
@@ -79,43 +79,113 @@ def _softplus(r):
     return math.log1p(math.exp(r))
 
 
+@numba.njit(inline="always")
+def gamma_term(g, consts):
+    """The log prior density of ``gamma_l = e^{g}`` in the coordinates ``g`` (Jacobian included)."""
+    return consts[LOG_GAMMA1_NORM] + (consts[ALPHA] - 1.0) * g - consts[BETA] * math.exp(g) + g
+
+
+@numba.njit(inline="always")
+def k_term(a, consts):
+    """The log prior density of ``K = e^{a}`` in the coordinates ``a = r_L`` (Jacobian included)."""
+    return consts[LOG_K_NORM] + (consts[ALPHA_K] - 1.0) * a - consts[BETA_K] * math.exp(a) + a
+
+
+@numba.njit(inline="always")
+def likelihood_term(n_cap, n_pos, r, power):
+    """A position's log likelihood ``s r - n log(1 + e^r)`` at log odds ``r``, raised to ``power``."""
+    return power * (n_pos * r - n_cap * _softplus(r))
+
+
 @numba.njit(nogil=True, cache=True)
 def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power):
     """``log pi(c, r)`` of the module docstring, the likelihood raised to ``power`` (1: the posterior;
     ``beta < 1``: a tempered replica of :func:`frl_engine.sampler.run_tempered`); ``-inf`` when the
     risks do not fall."""
     value = log_list_prior(order, length, cum_weights, log_weights, consts)
-    alpha = consts[ALPHA]
-    beta = consts[BETA]
     for pos in range(length + 1):
-        value += power * (n_pos[pos] * r[pos] - n_cap[pos] * _softplus(r[pos]))
+        value += likelihood_term(n_cap[pos], n_pos[pos], r[pos], power)
     for pos in range(length):
         g = r[pos] - r[pos + 1]
         if g < 0.0:
             return -np.inf
-        value += consts[LOG_GAMMA1_NORM] + (alpha - 1.0) * g - beta * math.exp(g) + g
-    a = r[length]
-    value += consts[LOG_K_NORM] + (consts[ALPHA_K] - 1.0) * a - consts[BETA_K] * math.exp(a) + a
-    return value
+        value += gamma_term(g, consts)
+    return value + k_term(r[length], consts)
 
 
 @numba.njit(nogil=True, cache=True)
-def isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size, power):
-    """Fill ``mu[0..L]`` and ``sd[0..L]`` without an optimiser: weighted isotonic log odds.
+def log_target_tail(order, length, n_cap, n_pos, r, start, remaining, log_weights, consts, power):
+    """The terms of :func:`log_target_r` that can differ between two lists agreeing above ``start``.
 
-    Each position's smoothed log odds ``logit((s_l + 1/2) / (n_l + 1))`` with weight the
-    binomial information ``(n_l + 1) p (1 - p) + TAU``, made non-increasing down the list by
-    pooling adjacent violators (the weighted least-squares projection onto falling
-    sequences, which the MAP approaches as the data grow).  ``O(L)``; the ``block_*``
-    arrays are scratch of length ``L + 1``.  ``power``: the likelihood's power in a tempered
-    replica (1 for the posterior); the information is multiplied by it, so the scales widen
-    as ``1 / sqrt(power)``.
+    Two lists that share their rules, captures and log odds at the positions ``l < start`` (a proposal
+    of the list move and the current list, ``start`` = ``f``) share every term of ``log pi(c, r)`` there
+    except the gamma prior of ``g_{f-1} = r_{f-1} - r_f``.  This returns the length prior, the rule
+    prior terms of positions ``l >= start`` (``remaining``: the prior weight of the rules not among
+    ``c_0 .. c_{start-1}``, subtracted in list order as :func:`frl_engine.model.log_list_prior` does),
+    the likelihood terms of positions ``l >= start``, the gamma priors of ``g_l`` for
+    ``l >= start - 1`` and the prior of ``K``, so that ``log pi(c', r') - log pi(c, r)`` is the
+    difference of the two tails, in ``O(L - f)`` instead of ``O(L)``.  ``-inf`` when those risks do not
+    fall.
     """
+    value = log_length_prior(length, consts)
+    for pos in range(start, length):
+        rule = order[pos]
+        value += log_weights[rule] - math.log(remaining)
+        remaining -= math.exp(log_weights[rule])
+    for pos in range(start, length + 1):
+        value += likelihood_term(n_cap[pos], n_pos[pos], r[pos], power)
+    for pos in range(max(start - 1, 0), length):
+        g = r[pos] - r[pos + 1]
+        if g < 0.0:
+            return -np.inf
+        value += gamma_term(g, consts)
+    return value + k_term(r[length], consts)
+
+
+@numba.njit(nogil=True, cache=True)
+def target_suffixes(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power, suffix, remaining):
+    """Every tail of one falling state at once, for the current list of the move.
+
+    Fills ``remaining[f]`` (the prior weight of the rules not among ``c_0 .. c_{f-1}``) and
+    ``suffix[f]`` for ``f = 0 .. L`` so that :func:`log_target_tail` of this state at ``f`` is
+    ``suffix[f]`` plus the gamma prior of ``g_{f-1}`` (:func:`gamma_term`) when ``f > 0``: ``O(L)`` once,
+    then ``O(1)`` for each proposal until one is accepted.
+    """
+    left = cum_weights[cum_weights.shape[0] - 1]
+    for pos in range(length):
+        remaining[pos] = left
+        left -= math.exp(log_weights[order[pos]])
+    remaining[length] = left
+    value = (log_length_prior(length, consts) + likelihood_term(n_cap[length], n_pos[length], r[length], power)
+             + k_term(r[length], consts))
+    suffix[length] = value
+    for pos in range(length - 1, -1, -1):
+        g = r[pos] - r[pos + 1]
+        value += (log_weights[order[pos]] - math.log(remaining[pos])
+                  + likelihood_term(n_cap[pos], n_pos[pos], r[pos], power) + gamma_term(g, consts))
+        suffix[pos] = value
+
+
+@numba.njit(nogil=True, cache=True)
+def raw_log_odds(n_cap, n_pos, first, last, value, weight, power):
+    """Positions ``first .. last``: the smoothed log odds ``logit((s_l + 1/2) / (n_l + 1))`` and their
+    weight, the binomial information ``(n_l + 1) p (1 - p)`` (times ``power``) plus ``TAU``; what
+    :func:`isotonic_centres` pools.  A position's values depend on its counts alone, so a proposal
+    reuses the current list's above the first position it changes."""
+    for pos in range(first, last + 1):
+        p = (n_pos[pos] + 0.5) / (n_cap[pos] + 1.0)
+        value[pos] = math.log(p / (1.0 - p))
+        weight[pos] = power * ((n_cap[pos] + 1.0) * p * (1.0 - p)) + TAU
+
+
+@numba.njit(nogil=True, cache=True)
+def pool_falling(length, raw_value, raw_weight, mu, block_value, block_weight, block_size):
+    """``mu[0..L]``: the weighted least-squares projection of ``raw_value`` onto falling sequences, by
+    pooling adjacent violators (``O(L)``; the ``block_*`` arrays are scratch of length ``L + 1``)."""
     n_blocks = 0
     for pos in range(length + 1):
-        p = (n_pos[pos] + 0.5) / (n_cap[pos] + 1.0)
-        value = math.log(p / (1.0 - p))
-        weight = power * ((n_cap[pos] + 1.0) * p * (1.0 - p)) + TAU
+        value = raw_value[pos]
+        weight = raw_weight[pos]
         size = 1
         # pool while the previous block is below this one (risks must fall down the list)
         while n_blocks > 0 and block_value[n_blocks - 1] < value:
@@ -133,10 +203,35 @@ def isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, bl
         for _ in range(block_size[b]):
             mu[pos] = block_value[b]
             pos += 1
-    for pos in range(length + 1):
+
+
+@numba.njit(nogil=True, cache=True)
+def centre_scales(n_cap, mu, sd, first, last, power):
+    """Positions ``first .. last``: the proposal scale ``KAPPA / sqrt(n_l p_l (1 - p_l) power + TAU)`` at
+    the pooled centre ``p_l = logistic(mu_l)``.  A proposal needs them only where it draws fresh risks."""
+    for pos in range(first, last + 1):
         e = math.exp(-abs(mu[pos]))
         p_q = e / ((1.0 + e) * (1.0 + e))
         sd[pos] = KAPPA / math.sqrt(power * (n_cap[pos] * p_q) + TAU)
+
+
+@numba.njit(nogil=True, cache=True)
+def isotonic_centres(length, n_cap, n_pos, mu, sd, raw_value, raw_weight, block_value, block_weight, block_size,
+                     power):
+    """Fill ``mu[0..L]`` and ``sd[0..L]`` without an optimiser: weighted isotonic log odds.
+
+    Each position's smoothed log odds ``logit((s_l + 1/2) / (n_l + 1))`` with weight the
+    binomial information ``(n_l + 1) p (1 - p) + TAU`` (:func:`raw_log_odds`, into ``raw_value``
+    and ``raw_weight``), made non-increasing down the list by pooling adjacent violators
+    (:func:`pool_falling`: the weighted least-squares projection onto falling sequences, which the
+    MAP approaches as the data grow), and the scales of :func:`centre_scales`.  ``O(L)``; the
+    ``block_*`` arrays are scratch of length ``L + 1``.  ``power``: the likelihood's power in a
+    tempered replica (1 for the posterior); the information is multiplied by it, so the scales widen
+    as ``1 / sqrt(power)``.
+    """
+    raw_log_odds(n_cap, n_pos, 0, length, raw_value, raw_weight, power)
+    pool_falling(length, raw_value, raw_weight, mu, block_value, block_weight, block_size)
+    centre_scales(n_cap, mu, sd, 0, length, power)
 
 
 @numba.njit(inline="always")

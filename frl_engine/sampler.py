@@ -103,7 +103,8 @@ from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
 from .terminal import display_width, pad_right
-from .refresh import isotonic_centres, log_normal, log_target_r, site_risk_updates
+from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r, log_target_tail,
+                      pool_falling, raw_log_odds, site_risk_updates, target_suffixes)
 from .moves import ADD, FIRST_CHANGED, I, J, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
     n_possible_moves, propose
 
@@ -436,7 +437,7 @@ def _risk_scans(rng, length, n_cap, n_pos, gammas, g, r, log_k, consts, power, n
 def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, local_share, independence, focus_cum,
                 focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
-                block_value, block_weight, block_size, info, n_proposed, n_accepted, n_refresh_proposed,
+                block_value, block_weight, block_size, work, info, n_proposed, n_accepted, n_refresh_proposed,
                 n_refresh_accepted, n_params):
     """Steps 3, 3b and 3c of one sweep for one replica, at inverse temperature ``beta_t``.
 
@@ -506,25 +507,46 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
         list_prior = new_list_prior
         unused = new_unused
         centres_valid = False
-    # Step 3b: the list move with fresh risks (frl_engine.refresh).
+    # Step 3b: the list move with fresh risks (frl_engine.refresh).  A proposal agrees with the current state
+    # above its first changed position f, so it reuses the current state's log odds r, the tails of its target
+    # (target_suffixes) and its raw smoothed log odds above f, and computes the rest from f down; these caches
+    # are made before the first proposal and again after an accepted one (rare: about 1% on real exports).
+    raw_value = work[0]
+    raw_weight = work[1]
+    raw_value_new = work[2]
+    raw_weight_new = work[3]
+    suffix = work[4]
+    rest_weight = work[5]
+    prepared = False
+    focus_unused = 0.0
     for _ in range(refresh):
         if length + 2 > capacity and length < n_rules:
             return CAPACITY_STEP
-        if not centres_valid:
-            isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size, beta_t)
-            centres_valid = True
+        if not prepared:
+            if centres_valid:
+                raw_log_odds(n_cap, n_pos, 0, length, raw_value, raw_weight, beta_t)
+            else:
+                isotonic_centres(length, n_cap, n_pos, mu, sd, raw_value, raw_weight, block_value, block_weight,
+                                 block_size, beta_t)
+                centres_valid = True
+            r_cur[length] = log_k
+            for pos in range(length - 1, -1, -1):
+                r_cur[pos] = r_cur[pos + 1] + g[pos]
+            target_suffixes(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts, beta_t, suffix,
+                            rest_weight)
+            focus_unused = _unused_weight(order, length, focus_cum, focus_log)
+            prepared = True
         new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
         move = info[MOVE]
         start = info[FIRST_CHANGED]
         recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
                      n_pos_new)
-        isotonic_centres(new_length, n_cap_new, n_pos_new, mu_new, sd_new, block_value, block_weight, block_size,
-                         beta_t)
-        r_cur[length] = log_k
-        for pos in range(length - 1, -1, -1):
-            r_cur[pos] = r_cur[pos + 1] + g[pos]
         for pos in range(start):
+            raw_value_new[pos] = raw_value[pos]
+            raw_weight_new[pos] = raw_weight[pos]
             r_new[pos] = r_cur[pos]
+        raw_log_odds(n_cap_new, n_pos_new, start, new_length, raw_value_new, raw_weight_new, beta_t)
+        pool_falling(new_length, raw_value_new, raw_weight_new, mu_new, block_value, block_weight, block_size)
         longer = max(length, new_length)
         end = longer
         windowed = False
@@ -536,6 +558,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             end = min(anchor + rng.integers(0, LOCAL_WINDOW + 1), longer)
         end_new = end - 1 if new_length < longer else end
         end_cur = end - 1 if length < longer else end
+        centre_scales(n_cap_new, mu_new, sd_new, start, end_new, beta_t)   # only where risks are drawn
         upper = np.inf
         lower = -np.inf
         if windowed:
@@ -553,11 +576,14 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             r_new[pos] = r_cur[pos - shift]
         for pos in range(start, end_cur + 1):
             log_q += log_normal(r_cur[pos], min(max(mu[pos], lower), upper), sd[pos])
-        focus_unused = _unused_weight(order, length, focus_cum, focus_log)
         focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
-        log_ratio = (log_target_r(proposal, new_length, n_cap_new, n_pos_new, r_new, cum_weights,
-                                  log_weights, consts, beta_t)
-                     - log_target_r(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts, beta_t)
+        # log pi(c', r') - log pi(c, r): only the terms from f down differ (refresh.log_target_tail)
+        current_tail = suffix[start]
+        if start > 0:
+            current_tail += gamma_term(r_cur[start - 1] - r_cur[start], consts)
+        log_ratio = (log_target_tail(proposal, new_length, n_cap_new, n_pos_new, r_new, start, rest_weight[start],
+                                     log_weights, consts, beta_t)
+                     - current_tail
                      + log_q + _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE],
                                                       info[OLD_RULE], focus_log, focus_unused,
                                                       focus_unused_new))
@@ -570,19 +596,21 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                 gammas[pos] = math.exp(g[pos])
             for pos in range(new_length + 1):
                 mu[pos] = mu_new[pos]
-                sd[pos] = sd_new[pos]
             adopt_counts(start, new_length, remaining, n_cap, n_pos, remaining_new, n_cap_new, n_pos_new)
             length = new_length
+            centre_scales(n_cap, mu, sd, 0, length, beta_t)
             log_k = r_new[new_length]
             big_k = math.exp(log_k)
             log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
             list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
             unused = _unused_weight(order, length, cum_weights, log_weights)
+            prepared = False
     # Step 3c: the same list, every risk proposed afresh (an independence MH step for K and the
     # gammas; at thousands of rows the normal proposal is close to their posterior).
     if independence:
         if not centres_valid:
-            isotonic_centres(length, n_cap, n_pos, mu, sd, block_value, block_weight, block_size, beta_t)
+            isotonic_centres(length, n_cap, n_pos, mu, sd, work[0], work[1], block_value, block_weight, block_size,
+                             beta_t)
             centres_valid = True
         r_cur[length] = log_k
         for pos in range(length - 1, -1, -1):
@@ -720,6 +748,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
     block_value = np.zeros(cap)
     block_weight = np.zeros(cap)
     block_size = np.zeros(cap, dtype=np.int64)
+    work = np.zeros((6, cap))   # the move with fresh risks' caches (_list_moves)
     z_sum = np.zeros(cap)
     u_sum = np.zeros(cap)
     z_hot = np.zeros(cap)
@@ -811,7 +840,8 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
                                    local_share, independence, focus_cum, focus_log, st[s], orders[s],
                                    in_lists[s], remainings[s], n_caps[s], n_poss[s], gammass[s], gs[s], mus[s], sds[s],
                                    proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new,
-                                   r_cur, r_new, block_value, block_weight, block_size, info, n_proposed[level],
+                                   r_cur, r_new, block_value, block_weight, block_size, work, info,
+                                   n_proposed[level],
                                    n_accepted[level], n_refresh_proposed[level], n_refresh_accepted[level],
                                    n_params[level])
                 if code != 0:

@@ -561,6 +561,58 @@ def test_one_risk_at_a_time_makes_the_risks_of_a_big_list_mix():
     assert ess[2] >= 10 * ess[0]
 
 
+def test_the_move_with_fresh_risks_scores_only_the_positions_below_its_change():
+    """A proposal agrees with the current state above its first changed position f, so the sampler scores
+    log pi(c', r') - log pi(c, r) from the two tails below f (refresh.log_target_tail, and the current
+    state's target_suffixes): the same number as the difference of the whole targets, for every f, both
+    directions of the length change, unequal rule weights, a tempered power, and -inf when the proposed
+    risks do not fall."""
+    from frl_engine.refresh import gamma_term, log_target_r, log_target_tail, target_suffixes
+
+    rng = np.random.default_rng(5)
+    n_rules = 9
+    coverage = rng.random((80, n_rules)) < 0.3
+    y = rng.random(80) < 0.4
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters(), rng.uniform(0.3, 3.0, n_rules))
+
+    def state(order, r_top):
+        n_cap, n_pos = _counts(coverage, y, order)
+        length = len(order)
+        r = np.empty(length + 1)
+        r[:len(r_top)] = r_top
+        for pos in range(len(r_top), length + 1):   # falling below the kept values
+            r[pos] = (r[pos - 1] if pos else 2.0) - rng.exponential(0.7)
+        return np.array(order, dtype=np.int64), length, n_cap, n_pos, r
+
+    n_checked = n_falls = 0
+    for _ in range(400):
+        power = (1.0, 0.37)[n_checked % 2]
+        current = list(rng.permutation(n_rules)[:rng.integers(1, 7)])
+        order, length, n_cap, n_pos, r = state(current, [])
+        suffix, rest = np.empty(length + 1), np.empty(length + 1)
+        target_suffixes(order, length, n_cap, n_pos, r, problem.cum_weights, problem.log_weights, problem.consts,
+                        power, suffix, rest)
+        first = int(rng.integers(0, length + 1))
+        unused = [rule for rule in rng.permutation(n_rules) if rule not in current[:first]]
+        proposed = current[:first] + unused[:rng.integers(0, len(unused) + 1)]
+        new = state(proposed, r[:first])
+        if rng.random() < 0.3 and new[1] > first:   # a proposal whose risks rise somewhere below f
+            new[4][int(rng.integers(first, new[1])) + 1] += 5.0
+        whole = (log_target_r(*new, problem.cum_weights, problem.log_weights, problem.consts, power)
+                 - log_target_r(order, length, n_cap, n_pos, r, problem.cum_weights, problem.log_weights,
+                                problem.consts, power))
+        current_tail = suffix[first] + (gamma_term(r[first - 1] - r[first], problem.consts) if first else 0.0)
+        tails = (log_target_tail(*new, first, rest[first], problem.log_weights, problem.consts, power)
+                 - current_tail)
+        if np.isinf(whole):
+            assert tails == whole == -np.inf
+        else:
+            n_falls += 1
+            assert tails == pytest.approx(whole, abs=1e-9)
+        n_checked += 1
+    assert 100 < n_falls < n_checked
+
+
 @pytest.mark.parametrize("setting,local_share,n_samples", [("paper-priors-equal-weights", 1.0, 30_000),
                                                            ("tight-priors-unequal-weights", 1.0, 200_000),
                                                            ("tight-priors-unequal-weights", 0.0, 30_000)])
