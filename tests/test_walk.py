@@ -162,3 +162,50 @@ def test_on_spambase_a_walk_finds_a_better_list_than_four_agreeing_chains():
     assert result.best.log_posterior == pytest.approx(max(result.walks[0].values))
     assert result.report.message().startswith("Search not converged: the 4 chains all ended at one list, and a "
                                               "walk of the posterior from it found a list")
+
+
+def test_a_problem_on_blocks_of_rows_counts_exactly_those_rows():
+    """PackedProblem.row_blocks keeps the packed words asked for: 64 consecutive rows each, the last one partial."""
+    from frl_engine.bits import capture_counts
+
+    rng = np.random.default_rng(3)
+    n_rows = 64 * 9 + 17
+    coverage = rng.random((n_rows, 12)) < 0.3
+    y = rng.random(n_rows) < 0.4
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters())
+    words = [1, 4, 9]                               # word 9 holds the last 17 rows
+    rows = np.concatenate([np.arange(64 * w, min(64 * w + 64, n_rows)) for w in words])
+    part = problem.row_blocks(words)
+    assert part.n_rows == len(rows) == 64 * 2 + 17
+    expected = PackedProblem.from_arrays(coverage[rows], y[rows], Hyperparameters())
+    for order in ([3, 0, 7], [11], []):
+        assert np.array_equal(capture_counts(part.rules, part.y, part.all_rows, order)[0],
+                              capture_counts(expected.rules, expected.y, expected.all_rows, order)[0])
+        assert fit_list(part, order).log_posterior == pytest.approx(fit_list(expected, order).log_posterior,
+                                                                    abs=1e-9)
+
+
+def test_walkers_sample_a_subsample_of_a_large_export_but_the_ends_are_scored_on_every_row():
+    """Above max_rows the walkers run on random blocks of rows (walk_problem); the ends are still local maxima
+    of the whole data's objective, with their exact values, the same on 1 or 2 threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from frl_engine.walk import walk_problem
+
+    problem = _small_problem(seed=4, n_rows=3000, n_rules=80)
+    assert walk_problem(problem, np.random.default_rng(0), max_rows=3000) is problem
+    walked = walk_problem(problem, np.random.default_rng(0), max_rows=1000)
+    assert 1000 <= walked.n_rows < 1000 + 64 and walked.n_rules == problem.n_rules
+    again = walk_problem(problem, np.random.default_rng(0), max_rows=1000)
+    assert np.array_equal(walked.rules, again.rules)          # the seed decides the blocks
+    start = tuple(int(i) for i in polish_order(problem, ())[0])
+    ends = [(start, fit_list(problem, start).log_posterior)]
+    stages = []
+    for map_jobs in (map, ThreadPoolExecutor(2).map):
+        stages.append(walk_stage(problem, ends, np.random.default_rng(1), n_sweeps=300, n_walkers=2, n_picks=3,
+                                 min_distance=2, map_jobs=map_jobs, sample_problem=walked))
+    assert stages[0] == stages[1]
+    assert stages[0].ends
+    for end, value in zip(stages[0].ends, stages[0].values):
+        assert fit_list(problem, end).log_posterior == pytest.approx(value, abs=1e-9)
+        assert polish_order(problem, end)[1] == pytest.approx(value, abs=1e-9)
