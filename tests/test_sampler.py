@@ -951,6 +951,43 @@ def test_the_default_sample_continues_its_chains():
         sample_posterior_tempered_until_converged(problem, long_factor=0, **kwargs)
 
 
+def test_the_default_sample_stops_before_an_attempt_over_its_work_budget():
+    """On large data the default schedule does not start an attempt that would take its chains past the work
+    budget (replica-sweeps x (rows + SWEEP_OVERHEAD_ROWS), about a minute on 2 cores): the sample is the last
+    attempt drawn, draw for draw, and its summary says that no longer one was run."""
+    from frl_engine.sampler import SWEEP_OVERHEAD_ROWS, sample_posterior_tempered_until_converged
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=12, n_chains=4, burn_in=5, starts=[true_order, [3], [7, 9], []], random_state=0,
+                  refresh=2, n_jobs=1)
+    per_sweep = problem.n_rows + SWEEP_OVERHEAD_ROWS
+    # plain: 17 sweeps of 1 replica; tempered: 17 sweeps of 4; then 24 sweeps of 6 (the close ladder)
+    def budget(replica_sweeps):   # per 1,000 samples, as the default's is
+        return replica_sweeps * per_sweep * 1000 / 12
+
+    two = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, work_budget=budget(17 + 68 + 0.5),
+                                                    **kwargs)
+    assert [(a["factor"], a["replicas"]) for a in two.attempts] == [(1, 1), (1, 4)]
+    assert two.attempts[-1]["over_budget"] and not two.verdict.converged
+    assert "no longer attempt: it would pass the default's work budget" in two.summary()
+    json.dumps(two.to_dict(), allow_nan=False)
+    by_hand = sample_posterior(problem, temperatures=1, **kwargs)
+    by_hand = sample_posterior(problem, temperatures=4, resume=by_hand, **kwargs)
+    np.testing.assert_array_equal(two.log_posterior_trace, by_hand.log_posterior_trace)
+    one = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, work_budget=budget(17 + 67),
+                                                    **kwargs)
+    assert [(a["factor"], a["replicas"]) for a in one.attempts] == [(1, 1)] and one.attempts[0]["over_budget"]
+    three = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01,
+                                                      work_budget=budget(17 + 68 + 144 + 0.5), **kwargs)
+    assert [(a["factor"], a["replicas"]) for a in three.attempts] == [(1, 1), (1, 4), (2, 6)]
+    unbounded = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, work_budget=None, **kwargs)
+    assert len(unbounded.attempts) == 5 and not any(a.get("over_budget") for a in unbounded.attempts)
+    # the default budget holds the whole schedule up to about 25,000 rows, and not at 100,000
+    from frl_engine.sampler import WORK_BUDGET
+    schedule = 2000 + 4 * 2000 + 6 * (2000 + 4000 + 8000)
+    assert schedule * (25_000 + SWEEP_OVERHEAD_ROWS) <= WORK_BUDGET < schedule * (100_000 + SWEEP_OVERHEAD_ROWS)
+
+
 def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):
     """Replicas hold INITIAL_CAPACITY rules at first; a chain that outgrows them is rerun, so nothing changes."""
     import frl_engine.sampler as sampler
