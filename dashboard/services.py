@@ -529,6 +529,7 @@ class PosteriorView:
     summary_text: str
     seconds: float
     map_groups_frequency: float  # share of samples grouping the patients as the list shown does
+    over_budget: bool = False  # the default schedule stopped before a longer attempt (its work budget)
 
 
 def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
@@ -545,6 +546,7 @@ def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
         map_list=tuple(str(r) for r in sample.map_list), map_list_frequency=float(sample.map_list_frequency),
         risk_summary=sample.map_risk_summary(), summary_text=sample.summary(), seconds=float(seconds),
         map_groups_frequency=float(sample.map_groups_frequency),
+        over_budget=bool(sample.attempts and sample.attempts[-1].get("over_budget")),
     )
 
 

@@ -483,6 +483,13 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     advice = [w.value for w in at.warning if w.value.startswith("Posterior not converged")]
     assert advice and "more Samples per chain on the Fit page" in advice[0]
     assert "Sampler chains on the Fit page" in advice[0] and "--" not in advice[0]
+    budget_note = "The sampler stopped before its next, longer attempt"
+    assert not any(budget_note in c.value for c in at.caption)
+    # a large export: the default schedule stopped at its work budget, and the page says so under the advice
+    at.session_state[state.FIT] = replace(result, posterior=replace(result.posterior, over_budget=True,
+                                                                    rhat={"log_posterior": 1.07, "length": 1.1}))
+    at.run()
+    assert any(budget_note in c.value and "more than about a minute" in c.value for c in at.caption)
 
 
 def test_the_posterior_page_says_why_the_list_shown_is_rarely_sampled(at):
