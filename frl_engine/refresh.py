@@ -63,7 +63,7 @@ import math
 import numba
 import numpy as np
 
-from .model import ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_length_prior, log_list_prior
+from .model import ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_length_prior
 
 # Widening of the proposal's standard deviation, and the prior precision added to the
 # binomial information (so that a position capturing no rows gets a wide, finite proposal).
@@ -98,22 +98,6 @@ def likelihood_term(n_cap, n_pos, r, power):
 
 
 @numba.njit(nogil=True, cache=True)
-def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power):
-    """``log pi(c, r)`` of the module docstring, the likelihood raised to ``power`` (1: the posterior;
-    ``beta < 1``: a tempered replica of :func:`frl_engine.sampler.run_tempered`); ``-inf`` when the
-    risks do not fall."""
-    value = log_list_prior(order, length, cum_weights, log_weights, consts)
-    for pos in range(length + 1):
-        value += likelihood_term(n_cap[pos], n_pos[pos], r[pos], power)
-    for pos in range(length):
-        g = r[pos] - r[pos + 1]
-        if g < 0.0:
-            return -np.inf
-        value += gamma_term(g, consts)
-    return value + k_term(r[length], consts)
-
-
-@numba.njit(nogil=True, cache=True)
 def log_target_tail(order, length, n_cap, n_pos, r, start, remaining, log_weights, consts, power):
     """The terms of :func:`log_target_r` that can differ between two lists agreeing above ``start``.
 
@@ -140,6 +124,15 @@ def log_target_tail(order, length, n_cap, n_pos, r, start, remaining, log_weight
             return -np.inf
         value += gamma_term(g, consts)
     return value + k_term(r[length], consts)
+
+
+@numba.njit(nogil=True, cache=True)
+def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power):
+    """``log pi(c, r)`` of the module docstring, the likelihood raised to ``power`` (1: the posterior;
+    ``beta < 1``: a tempered replica of :func:`frl_engine.sampler.run_tempered`); ``-inf`` when the
+    risks do not fall.  Every term is in the tail from the top (:func:`log_target_tail` at ``f = 0``)."""
+    return log_target_tail(order, length, n_cap, n_pos, r, 0, cum_weights[cum_weights.shape[0] - 1], log_weights,
+                           consts, power)
 
 
 @numba.njit(nogil=True, cache=True)

@@ -567,13 +567,26 @@ def test_the_move_with_fresh_risks_scores_only_the_positions_below_its_change():
     state's target_suffixes): the same number as the difference of the whole targets, for every f, both
     directions of the length change, unequal rule weights, a tempered power, and -inf when the proposed
     risks do not fall."""
-    from frl_engine.refresh import gamma_term, log_target_r, log_target_tail, target_suffixes
+    from frl_engine.refresh import gamma_term, log_target_tail, target_suffixes
 
     rng = np.random.default_rng(5)
     n_rules = 9
     coverage = rng.random((80, n_rules)) < 0.3
     y = rng.random(80) < 0.4
-    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters(), rng.uniform(0.3, 3.0, n_rules))
+    hyper = Hyperparameters()
+    weights = rng.uniform(0.3, 3.0, n_rules)
+    problem = PackedProblem.from_arrays(coverage, y, hyper, weights)
+
+    def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power):
+        """log pi(c, r) of refresh.py's docstring, written here from scipy's densities (not the engine's)."""
+        if np.any(np.diff(r) > 0):
+            return -np.inf
+        g = -np.diff(r)
+        gamma1 = stats.gamma(hyper.alpha, scale=1 / hyper.beta)
+        return (_log_list_prior(list(order), hyper.lam, weights)
+                + power * np.sum(n_pos * r - n_cap * np.logaddexp(0.0, r))
+                + np.sum(gamma1.logpdf(np.exp(g)) - gamma1.logsf(1.0) + g)
+                + stats.gamma(hyper.alpha_K, scale=1 / hyper.beta_K).logpdf(np.exp(r[-1])) + r[-1])
 
     def state(order, r_top):
         n_cap, n_pos = _counts(coverage, y, order)
