@@ -32,7 +32,7 @@ from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_pos
 from .moves import FIRST_CHANGED, propose
 from .polish import polish_list
 from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
-from .walk import DEFAULT_WALKS, WALK_CHAINS, WALK_ROWS, walk_problem, walk_stage
+from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_stage
 
 COOLING_SCHEDULES = ("constant", "geometric")
 
@@ -374,7 +374,6 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         workers = _worker_count(WALK_CHAINS, n_jobs)
         map_jobs = map if workers == 1 else _thread_pool(workers).map
         ends = [(run[0], run[1]) for run in runs]
-        walked = walk_problem(problem, rng.spawn(1)[0]) if problem.n_rows > WALK_ROWS else problem
         for _ in range(int(walks)):
             if converged and len(stages) >= CHECK_WALKS and best_value <= values[winner]:
                 break   # the check found nothing better than the chains' agreed list
@@ -382,7 +381,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
                  f"(annealing rarely proposes each of {problem.n_rules:,} candidate rules)")
             learned = sorted({rule for earlier in stages for rule in earlier.good_rules})
             stage = walk_stage(problem, ends, rng.spawn(1)[0], cache=cache, map_jobs=map_jobs,
-                               learned_rules=learned, sample_problem=walked)
+                               learned_rules=learned)
             stages.append(stage)
             ends.extend(zip(stage.ends, stage.values))
             for order, value in zip(stage.ends, stage.values):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -472,17 +472,6 @@ class PackedProblem:
         """``rules`` transposed to ``(W, |B|)``, contiguous: every rule's bits of one word side by side (the
         polish's counting sweep, :func:`frl_engine.polish._scan_replace_add`).  Made on first use."""
         return np.ascontiguousarray(self.rules.T)
-
-    def row_blocks(self, words) -> "PackedProblem":
-        """The same candidate rules, outcome and priors on the rows of the packed words ``words`` only.
-
-        Word ``w`` holds rows ``64 w`` to ``64 w + 63`` (:mod:`frl_engine.bits`), so this is a subsample of
-        blocks of 64 consecutive rows, made without unpacking (:func:`frl_engine.walk.walk_problem`).
-        """
-        words = np.asarray(words, dtype=np.int64)
-        all_rows = np.ascontiguousarray(self.all_rows[words])
-        return replace(self, rules=np.ascontiguousarray(self.rules[:, words]), y=np.ascontiguousarray(self.y[words]),
-                       all_rows=all_rows, n_rows=int(np.bitwise_count(all_rows).sum()))
 
     @classmethod
     def from_arrays(cls, coverage: np.ndarray, y: np.ndarray, hyper: Hyperparameters,

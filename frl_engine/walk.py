@@ -25,12 +25,6 @@ A walk stage therefore:
 4. polishes each pick and re-grows its tails (:func:`frl_engine.basin.hop`, no kicks), as the
    annealing chains' lists are.
 
-Above ``WALK_ROWS`` rows (:func:`walk_problem`) the walkers sample the posterior given random blocks of
-about ``WALK_ROWS`` rows, and each pick is polished and its tails re-grown on those rows, then polished
-on every row (step 4 on every row took most of a stage at 100,000 rows); the visited lists are scored
-on every row.  Only where the search looks changes: every list it keeps is scored, and is a local
-maximum, of the objective of all the data.
-
 The search keeps a walk's end only when it beats every chain's, so the step never makes the
 printed list worse.  Each walker has its own generator spawned from the stage's, the picks are
 polished in their order, and the polish is deterministic, so the result does not depend on the
@@ -43,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .basin import PolishCache, hop, polish_order
+from .basin import PolishCache, hop
 from .model import PackedProblem, fit_list
 
 #: Walk stages after the annealing rounds, run only when those have not converged.  On Spambase one stage from
@@ -60,9 +54,6 @@ PICK_DISTANCE = 4
 AVOID_DISTANCE = 6
 #: The best visited lists whose rules join the next stages' focus set (:attr:`WalkStage.good_rules`).
 LEARNED_LISTS = 200
-#: Above this many rows the walkers sample the posterior given a subsample of about this many rows
-#: (:func:`walk_problem`); the visited lists are still scored, and the picks polished, on every row.
-WALK_ROWS = 20_000
 
 
 @dataclass(frozen=True)
@@ -130,29 +121,10 @@ def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DIS
     return picked
 
 
-def walk_problem(problem: PackedProblem, rng: np.random.Generator, max_rows: int = WALK_ROWS) -> PackedProblem:
-    """The rows the walkers sample on: all of them up to ``max_rows``, else random blocks of 64 rows.
-
-    A walker's list move recounts the rows below the change, so at 100,000 rows a sweep costs five times
-    what it costs at 20,000 (docs/search.md section 1, step 6).  The walks only show where good lists
-    are: every list they visit is scored by the exact objective on every row, and the picks are
-    polished on every row, so the walkers may as well sample the posterior given a subsample.  That
-    posterior is flatter, as a tempered one is (the log likelihood of ``n`` of ``N`` rows is about
-    ``n / N`` of the whole), so its walkers cross between lists at least as easily.  ``ceil(max_rows / 64)``
-    packed words are drawn without replacement by ``rng`` (in their original order); ``problem`` itself
-    when it has at most ``max_rows`` rows (``rng`` is then not used).
-    """
-    n_words = problem.all_rows.shape[0]
-    n_blocks = -(-int(max_rows) // 64)
-    if problem.n_rows <= max_rows or n_blocks >= n_words:
-        return problem
-    return problem.row_blocks(np.sort(rng.choice(n_words, size=n_blocks, replace=False)))
-
-
 def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_sweeps: int = WALK_SWEEPS,
                n_walkers: int = WALK_CHAINS, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE,
                cache: PolishCache | None = None, map_jobs=map, avoid_distance: int = AVOID_DISTANCE,
-               learned_rules=(), sample_problem: PackedProblem | None = None) -> WalkStage:
+               learned_rules=()) -> WalkStage:
     """One walk stage from the search's ends so far (module docstring).
 
     Parameters
@@ -170,9 +142,6 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
         ``map`` or a thread pool's ``map``: runs the walkers and the polishes (the results do not depend on it).
     learned_rules : iterable of int
         Rules added to the focus set: the earlier stages' :attr:`WalkStage.good_rules`.
-    sample_problem : PackedProblem or None
-        The rows the walkers sample on (:func:`walk_problem`; ``None``: ``problem``).  The visited lists
-        are scored and the picks polished on ``problem``.
     """
     from .sampler import (DEFAULT_REFRESH, _check_chain, _run_one, _start_from_list, draw_slices, focus_rules,
                           focus_weights, load_kernel)
@@ -186,12 +155,12 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
         if len(starts) == n_walkers:
             break
     starts += [starts[0]] * (n_walkers - len(starts))
-    walked = problem if sample_problem is None else sample_problem
-    focus = focus_weights(walked, sorted(set(focus_rules(walked, starts)) | {int(r) for r in learned_rules}), 0.8)
-    states = [_start_from_list(walked, order) for order in starts]
+    focus = focus_weights(problem, sorted(set(focus_rules(problem, starts)) | {int(r) for r in learned_rules}),
+                          0.8)
+    states = [_start_from_list(problem, order) for order in starts]
     walker_rngs = rng.spawn(n_walkers)
-    load_kernel(walked)
-    outputs = list(map_jobs(lambda r, state: _run_one(r, walked, state, 0, n_sweeps, 1, False, DEFAULT_REFRESH,
+    load_kernel(problem)
+    outputs = list(map_jobs(lambda r, state: _run_one(r, problem, state, 0, n_sweeps, 1, False, DEFAULT_REFRESH,
                                                       focus),
                             walker_rngs, states))
     visited: dict[tuple, float] = {}
@@ -206,23 +175,9 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
     picks = pick_diverse(scored, n_picks, min_distance, [order for order, _ in ends], avoid_distance)
     if len(picks) < n_picks:   # few lists far from every end (short lists): fill up with the nearer ones
         picks += pick_diverse(scored, n_picks - len(picks), min_distance, picks, min_distance)
-    if walked is problem:
-        results = [(r.order, r.value) for r in map_jobs(lambda order: hop(problem, order, None, patience=0,
-                                                                          cache=cache), picks)]
-    else:
-        # polished and re-grown on the walkers' rows (a pass costs what it costs at their size), then polished on
-        # every row: the tail re-growth on every row took dozens of passes a pick at 100,000 rows
-        walked_cache = PolishCache()
-        results = list(map_jobs(lambda order: _polish_on_every_row(
-            problem, hop(walked, order, None, patience=0, cache=walked_cache).order, cache), picks))
+    results = list(map_jobs(lambda order: hop(problem, order, None, patience=0, cache=cache), picks))
     best_visited = sorted(scored, key=lambda item: -item[0])[:LEARNED_LISTS]   # stable: ties in visiting order
     good = sorted({rule for _, order in best_visited for rule in order})
     return WalkStage(starts=tuple(starts), n_visited=len(visited), picks=tuple(picks),
-                     ends=tuple(order for order, _ in results), values=tuple(value for _, value in results),
+                     ends=tuple(r.order for r in results), values=tuple(r.value for r in results),
                      good_rules=tuple(good))
-
-
-def _polish_on_every_row(problem: PackedProblem, order, cache: PolishCache) -> tuple[tuple, float]:
-    """Steepest ascent on every row from a list polished on a subsample (:func:`walk_stage`)."""
-    polished, value = polish_order(problem, order, cache)
-    return tuple(int(i) for i in polished), float(value)
