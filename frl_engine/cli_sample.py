@@ -35,7 +35,8 @@ def register(subparsers) -> None:
             action.help = "annealing restarts, and sampler chains unless --sampler-chains is given (default 4)"
         elif "--seed" in action.option_strings:
             action.help = "random seed of the fit and of the sampler (default 0)"
-    parser.add_argument("--samples", type=int, default=1000, help="samples kept per chain (default 1000)")
+    parser.add_argument("--samples", type=int, default=1000, help="samples kept per chain (default 1000); the default's attempts, and its work budget "
+                             "of about a minute on 2 cores, grow with it")
     parser.add_argument("--sampler-chains", type=int, default=None, metavar="C",
                         help="sampler chains, if different from --chains")
     parser.add_argument("--burn-in", type=int, default=None,
@@ -48,7 +49,8 @@ def register(subparsers) -> None:
     parser.add_argument("--temperatures", type=int, default=None, metavar="N",
                         help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "
                              "to 0.1 evenly in log scale; only the one at temperature 1 is kept; 1: no tempering "
-                             "(default: the plain sampler first, tempering only if it has not converged; docs/search.md)")
+                             "(default: the plain sampler first, tempering only if it has not converged, longer attempts "
+                             "while within a work budget of about a minute; docs/search.md)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")
