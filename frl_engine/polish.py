@@ -230,7 +230,7 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
     only when the bound beats the best neighbour so far.  Ties go to the first neighbour
     in the order (REPLACE before ADD, then position, then rule).
     """
-    n_rules, n_words = rules.shape
+    n_rules = rules.shape[0]
     size = length + 1
     ids, words, masks = _cells(rules, order, length, remaining)
     n_entries = ids.shape[0]

@@ -89,7 +89,7 @@ import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Sequence
 
 import numba
@@ -1802,8 +1802,8 @@ LONG_WITHIN = math.inf
 # took 29 s, and the logistic export's at 100,000 rows 159 s), and an attempt runs only while the chain's
 # replica-sweeps x (rows + SWEEP_OVERHEAD_ROWS) so far stay within WORK_BUDGET per 1,000 samples (scaled with
 # n_samples).  The whole schedule fits up to about 25,000 rows (the 20,000-row exports: 34 s); at 100,000 rows
-# the sample stops after the 2x attempt (about 40 s instead of 159 s there, where the 8x attempt had not
-# converged either).  The plain attempt always runs.  docs/search.md section 2.
+# the sample stops after the 2x attempt (36 s instead of 159 s on the logistic export, where the 8x attempt had
+# not converged either).  The plain attempt always runs.  docs/search.md section 2.
 SWEEP_OVERHEAD_ROWS = 16_700
 WORK_BUDGET = 4.1e9
 
@@ -1884,13 +1884,16 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
     long_factor = None if long_factor is None else _check_int("long_factor", long_factor, 1)
 
     done = []
+    if work_budget is not None and (isinstance(work_budget, bool) or not isinstance(work_budget, Real)
+                                    or not work_budget > 0):
+        raise FRLError(f"work_budget must be a positive number of row-sweeps or None, got {work_budget!r}")
     budget = math.inf if work_budget is None else float(work_budget) * n_samples / 1000.0
     per_sweep = problem.n_rows + SWEEP_OVERHEAD_ROWS
     spent = [0.0]
 
     def attempt(factor, ladder, burn, previous):
         sweeps = burn + n_samples * thin * factor
-        work = _ladder_size(ladder) * sweeps * per_sweep
+        work = len(_check_temperatures(ladder)) * sweeps * per_sweep
         if previous is not None and spent[0] + work > budget:
             done[-1]["over_budget"] = True
             raise _OverBudget(replace(previous, attempts=tuple(done)))
@@ -1917,15 +1920,6 @@ class _OverBudget(Exception):
     def __init__(self, sample):
         super().__init__("over the work budget")
         self.sample = sample
-
-
-def _ladder_size(ladder) -> int:
-    """Replicas per chain of a ``temperatures`` argument (an int, ``(rungs, beta_min)`` or the betas)."""
-    if isinstance(ladder, Integral):
-        return int(ladder)
-    if isinstance(ladder, tuple) and len(ladder) == 2 and isinstance(ladder[0], Integral):
-        return int(ladder[0])
-    return len(ladder)
 
 
 def _escalate(attempt, burn_in, temperatures, close_temperatures, min_top_swap, continue_chains, factors,

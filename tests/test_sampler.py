@@ -995,6 +995,9 @@ def test_the_default_sample_stops_before_an_attempt_over_its_work_budget():
     assert [(a["factor"], a["replicas"]) for a in three.attempts] == [(1, 1), (1, 4), (2, 6)]
     unbounded = sample_posterior_tempered_until_converged(problem, min_top_swap=1.01, work_budget=None, **kwargs)
     assert len(unbounded.attempts) == 5 and not any(a.get("over_budget") for a in unbounded.attempts)
+    for bad in (0, -1.0, "a minute", True):   # refused before any sampling
+        with pytest.raises(FRLError, match="work_budget must be a positive number"):
+            sample_posterior_tempered_until_converged(problem, work_budget=bad, **kwargs)
     # the default budget holds the whole schedule up to about 25,000 rows, and not at 100,000
     from frl_engine.sampler import WORK_BUDGET
     schedule = 2000 + 4 * 2000 + 6 * (2000 + 4000 + 8000)
