@@ -66,7 +66,8 @@ with right:
         st.number_input("Samples per chain", min_value=100, max_value=100_000, step=500, key=state.W_POST_SAMPLES,
                         disabled=not ss[state.W_POSTERIOR], **KEEP,
                         help="When the chains have not converged, the sampler continues them, longer and tempered, "
-                             "until they agree or its schedule ends; the time grows with the samples kept.")
+                             "until they agree, its schedule ends or a longer attempt would take more than about a "
+                             "minute; the time grows with the samples kept.")
         st.caption("Kept after a burn-in; run longer until the chains agree.")
         st.number_input("Sampler chains", min_value=1, max_value=8, step=1, key=state.W_POST_CHAINS,
                         disabled=not ss[state.W_POSTERIOR], **KEEP)
