@@ -31,6 +31,7 @@ from .errors import FRLError
 from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
 from .moves import FIRST_CHANGED, propose
 from .polish import polish_list
+from .row_order import grouped_for_search
 from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
 from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_stage
 
@@ -327,6 +328,10 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
 
     if problem.n_rules == 0:
         raise FRLError("There are no candidate rules to build a list from")
+    cache = PolishCache()   # polished lists shared by the chains: same results whatever the threads, less time
+    original = problem
+    if polish:   # the same counts for every list, counted faster (frl_engine.row_order)
+        problem = grouped_for_search(problem, lambda rough: cache.polish(rough, ())[0])
     temperatures = temperature_schedule(n_steps, temperature, cooling)
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     if max_chains is None:
@@ -337,7 +342,6 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     hopped = polish and hop_patience is not None
     if walks is None:
         walks = DEFAULT_WALKS if hopped else 0
-    cache = PolishCache()   # polished lists shared by the chains: same results whatever the threads, less time
     greedy = cache.polish(problem, ())[0] if greedy_start else None   # greedy_list(problem), through the cache
     runs, starts = [], []
     converged = sparse = False
@@ -387,7 +391,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
             for order, value in zip(stage.ends, stage.values):
                 if value > best_value + AGREEMENT_TOL:
                     best_order, best_value = order, value
-    best = fit_list(problem, best_order)
+    best = fit_list(original, best_order)
     walk_values = tuple(v for stage in stages for v in stage.values) if stages else None
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(run[0] for run in runs),
                         acceptance_rates=tuple(run[2] for run in runs),
