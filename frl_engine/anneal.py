@@ -33,7 +33,7 @@ from .moves import FIRST_CHANGED, propose
 from .polish import polish_list
 from .row_order import grouped_for_search
 from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
-from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_stage
+from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_sweeps, walk_stage
 
 COOLING_SCHEDULES = ("constant", "geometric")
 
@@ -317,7 +317,11 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         only if the check finds a better list (the search has then not converged).  Each stage uses the next
         generator spawned from ``random_state`` after the chains', and proposes often the rules of the best
         lists the earlier stages visited (:attr:`frl_engine.walk.WalkStage.good_rules`).
-        A walk's end replaces the best chain's list only when it is better.
+        A walk's end replaces the best chain's list only when it is better.  Above
+        :data:`frl_engine.walk.FULL_WALK_ROWS` rows the walkers run fewer sweeps for the same work
+        (:func:`frl_engine.walk.walk_sweeps`).  From :data:`frl_engine.row_order.MIN_ROWS` rows the polished
+        search runs on the rows sorted by its greedy list's groups (:mod:`frl_engine.row_order`): the same
+        counts, hence the same result, counted faster.
     progress : callable or None
         Told one line of text as each round of chains and each walk stage starts (``frl fit`` prints
         it when a fit is slow).  It never changes the result.
@@ -384,8 +388,8 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
             tell(f"searching: walk {len(stages) + 1} of at most {int(walks)} of the posterior from the best lists "
                  f"(annealing rarely proposes each of {problem.n_rules:,} candidate rules)")
             learned = sorted({rule for earlier in stages for rule in earlier.good_rules})
-            stage = walk_stage(problem, ends, rng.spawn(1)[0], cache=cache, map_jobs=map_jobs,
-                               learned_rules=learned)
+            stage = walk_stage(problem, ends, rng.spawn(1)[0], n_sweeps=walk_sweeps(problem.n_rows), cache=cache,
+                               map_jobs=map_jobs, learned_rules=learned)
             stages.append(stage)
             ends.extend(zip(stage.ends, stage.values))
             for order, value in zip(stage.ends, stage.values):

@@ -19,6 +19,9 @@ counting slower, never different.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -57,11 +60,15 @@ def take_rows(problem: PackedProblem, source: np.ndarray) -> PackedProblem:
     """The problem on rows ``source`` (row ``i`` of the result is row ``source[i]``), same rules and prior.
 
     A permutation of every row gives the same objective for every list; a subset gives another data set.
+    The rules are re-packed in blocks on the machine's cores (the kernel releases the GIL).
     """
     source = np.ascontiguousarray(source, dtype=np.int64)
     n_words = max(1, -(-len(source) // 64))
     rules = np.empty((problem.n_rules, n_words), dtype=np.uint64)
-    permute_bits(problem.rules, source, rules)
+    blocks = np.array_split(np.arange(problem.n_rules), max(1, min(os.cpu_count() or 1, problem.n_rules)))
+    with ThreadPoolExecutor(max_workers=len(blocks)) as pool:
+        list(pool.map(lambda b: permute_bits(problem.rules[b[0]:b[-1] + 1], source, rules[b[0]:b[-1] + 1])
+                      if len(b) else None, blocks))
     packed = np.empty((2, n_words), dtype=np.uint64)
     permute_bits(np.stack([problem.y, problem.all_rows]), source, packed)
     return PackedProblem(rules=rules, y=packed[0].copy(), all_rows=packed[1].copy(), n_rows=len(source),
@@ -117,5 +124,8 @@ def grouped_for_search(problem: PackedProblem, greedy) -> PackedProblem:
     """
     if problem.n_rows < MIN_ROWS or problem.n_rules == 0:
         return problem
-    rough = grouped_by(problem, subsample_greedy(problem))
-    return grouped_by(rough, greedy(rough))
+    first = cell_order(problem, subsample_greedy(problem))
+    rough = take_rows(problem, first)
+    source = first[cell_order(rough, greedy(rough))]
+    del rough   # one re-packed copy at a time
+    return take_rows(problem, source)

@@ -47,6 +47,12 @@ DEFAULT_WALKS = 4
 #: cores; 1,000 never left the start's neighbourhood (docs/search.md section 4).
 WALK_SWEEPS = 10_000
 WALK_CHAINS = 4
+#: Up to this many rows a walker runs ``WALK_SWEEPS``; above, fewer (:func:`walk_sweeps`), so that a stage costs
+#: what it costs at this size.  The logistic export at 100,000 rows: 3,145 sweeps a walker, the fit 109 s -> 64 s
+#: (its walks found nothing better at 10,000 sweeps either; docs/search.md section 1, step 6).
+FULL_WALK_ROWS = 20_000
+#: The fewest sweeps a walker runs, however many rows.
+MIN_WALK_SWEEPS = 2_000
 #: Visited lists polished per stage, how many rules each must differ by from every other pick, and from
 #: every list the search had ended at before the stage (its neighbours polish back to it).
 WALK_PICKS = 6
@@ -54,6 +60,22 @@ PICK_DISTANCE = 4
 AVOID_DISTANCE = 6
 #: The best visited lists whose rules join the next stages' focus set (:attr:`WalkStage.good_rules`).
 LEARNED_LISTS = 200
+
+
+def walk_sweeps(n_rows: int) -> int:
+    """Sweeps per walker on ``n_rows`` rows: ``WALK_SWEEPS`` up to ``FULL_WALK_ROWS`` rows, then the same work.
+
+    A sweep costs about as much as ``n_rows + SWEEP_OVERHEAD_ROWS`` rows (its list moves recount the rows
+    below their change, plus a fixed cost: :data:`frl_engine.sampler.SWEEP_OVERHEAD_ROWS`), so above
+    ``FULL_WALK_ROWS`` the sweeps shrink in proportion, to at least ``MIN_WALK_SWEEPS``.  A function of
+    the size alone, not of the clock: the walks, hence the search, depend only on the seed.
+    """
+    from .sampler import SWEEP_OVERHEAD_ROWS
+
+    if n_rows <= FULL_WALK_ROWS:
+        return WALK_SWEEPS
+    scaled = WALK_SWEEPS * (FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) // (int(n_rows) + SWEEP_OVERHEAD_ROWS)
+    return max(MIN_WALK_SWEEPS, int(scaled))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from frl_engine.basin import polish_order
 from frl_engine.model import Hyperparameters, PackedProblem, fit_list
 from frl_engine.search_report import SearchReport, search_report
 from frl_engine.simulate import simulate_rule_list_data
-from frl_engine.walk import pick_diverse, walk_stage
+import frl_engine.walk as walk
+from frl_engine.walk import pick_diverse, walk_stage, walk_sweeps
 
 UCI = Path(__file__).resolve().parents[2] / "shared" / "uci"
 
@@ -127,6 +128,34 @@ def test_agreeing_chains_on_sparse_data_are_checked_by_one_walk():
     dense = anneal(problem, n_steps=5000, n_chains=4, random_state=0)
     assert targeted_proposals(5000, problem.n_rules, len(dense.best.order)) > MIN_TARGETED_PROPOSALS
     assert dense.report.converged and dense.walks == ()
+
+
+def test_walkers_on_many_rows_run_fewer_sweeps_for_the_same_work(monkeypatch):
+    """Up to FULL_WALK_ROWS rows a walker runs WALK_SWEEPS sweeps; above, sweeps x (rows + the sweep's fixed
+    cost) stays at its value there, down to MIN_WALK_SWEEPS; the search uses it."""
+    from frl_engine.sampler import SWEEP_OVERHEAD_ROWS
+
+    assert walk_sweeps(4_601) == walk_sweeps(walk.FULL_WALK_ROWS) == walk.WALK_SWEEPS
+    work = walk.WALK_SWEEPS * (walk.FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS)
+    for n_rows in (25_000, 50_000, 100_000):
+        sweeps = walk_sweeps(n_rows)
+        assert sweeps < walk.WALK_SWEEPS
+        assert work - (n_rows + SWEEP_OVERHEAD_ROWS) < sweeps * (n_rows + SWEEP_OVERHEAD_ROWS) <= work
+    assert walk_sweeps(10 ** 7) == walk.MIN_WALK_SWEEPS
+    # the search passes the size's sweeps to its stages (the real stage runs; its arguments are recorded)
+    problem = _small_problem(seed=2, n_rows=1500, n_rules=80)
+    monkeypatch.setattr(walk, "FULL_WALK_ROWS", 100)
+    seen = []
+    real_stage = walk_stage
+
+    def recording_stage(*args, **kwargs):
+        seen.append(kwargs["n_sweeps"])
+        return real_stage(*args, **kwargs)
+
+    monkeypatch.setattr("frl_engine.anneal.walk_stage", recording_stage)
+    result = anneal(problem, n_steps=30, n_chains=4, random_state=0)
+    assert len(result.walks) == len(seen) == 1
+    assert seen == [walk.WALK_SWEEPS * (100 + SWEEP_OVERHEAD_ROWS) // (1500 + SWEEP_OVERHEAD_ROWS)]
 
 
 def test_later_stages_propose_the_rules_of_the_best_lists_earlier_stages_visited():
