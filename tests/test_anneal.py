@@ -117,6 +117,75 @@ def test_polish_ends_at_a_local_maximum_of_the_exact_objective():
         assert best_neighbour <= value + 1e-9, (start, order)
 
 
+def test_the_binomial_maximum_looked_up_is_the_closed_form():
+    from frl_engine.polish import _binomial_max_at, x_log_x_table
+
+    table = x_log_x_table(100_000)
+    for n in list(range(0, 60)) + [4_601, 99_999, 100_000]:
+        for events in sorted({0, min(1, n), n // 3, n // 2, max(n - 1, 0), n}):
+            rate = events / n if n else 0.0
+            expected = 0.0 if events in (0, n) else events * np.log(rate) + (n - events) * np.log1p(-rate)
+            assert _binomial_max_at(table, float(n), float(events)) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+def _nested_problem(seed):
+    """Six random columns and every pair of them ANDed: a rule above its AND with another column leaves that
+    AND reaching no row, so the polish's moves that drop such rules (REPLACE or ADD, then removal) arise."""
+    rng = np.random.default_rng(seed)
+    columns = rng.random((700, 6)) < 0.4
+    pairs = [columns[:, i] & columns[:, j] for i in range(6) for j in range(i + 1, 6)]
+    coverage = np.column_stack([columns] + pairs)
+    logit = -1.5 + 1.2 * columns[:, 0] + 0.8 * (columns[:, 1] & columns[:, 2]) + 0.6 * columns[:, 3]
+    y = rng.random(700) < 1 / (1 + np.exp(-logit))
+    return PackedProblem.from_arrays(coverage, y, Hyperparameters(lam=4.0))
+
+
+def _without_unreached_after(problem, start, order, first):
+    """``order`` (a REPLACE or ADD of ``start`` at ``first``) without its later rules reaching no row, when the
+    move left one of them reaching no row that reached some in ``start``; else None (no such compound move)."""
+    before = dict(zip(start, fit_list(problem, start).supports))
+    supports = fit_list(problem, order).supports
+    if not any(supports[pos] == 0 and before[rule] > 0 for pos, rule in enumerate(order) if pos > first):
+        return None
+    return [rule for pos, rule in enumerate(order) if pos <= first or supports[pos] > 0]
+
+
+def test_one_polish_move_is_the_best_of_the_whole_neighbourhood_with_rules_left_unreached_dropped():
+    """Every swap, replace, add and remove, and every replace or add followed by the removal of the later rules
+    it leaves reaching no row, enumerated here and scored by fit_list: the polish's one move reaches the best."""
+    from frl_engine.polish import polish_list
+
+    n_compound = n_compound_best = 0
+    for seed in range(3):
+        problem = _nested_problem(seed)
+        n_rules = problem.n_rules
+        rng = np.random.default_rng(100 + seed)
+        for _ in range(6):
+            start = [int(r) for r in rng.choice(n_rules, size=int(rng.integers(0, 7)), replace=False)]
+            start_value = fit_list(problem, start).log_posterior
+            candidates = _neighbours(start, n_rules)
+            unused = [r for r in range(n_rules) if r not in start]
+            for r in unused:
+                for i in range(len(start)):
+                    candidates.append(_without_unreached_after(problem, start, start[:i] + [r] + start[i + 1:], i))
+                for i in range(len(start) + 1):
+                    candidates.append(_without_unreached_after(problem, start, start[:i] + [r] + start[i:], i))
+            n_compound += sum(c is not None for c in candidates[len(_neighbours(start, n_rules)):])
+            candidates = [c for c in candidates if c is not None]
+            best = max(fit_list(problem, c).log_posterior for c in candidates)
+            order, value, moves = polish_list(problem.rules, problem.rules_by_word, problem.y, problem.all_rows,
+                                              problem.cum_weights, problem.log_weights, problem.consts,
+                                              np.asarray(start, dtype=np.int64), 1)
+            simple = max(fit_list(problem, c).log_posterior for c in _neighbours(start, n_rules))
+            n_compound_best += best > simple + 1e-9
+            if best > start_value + 1e-9:
+                assert moves == 1 and value == pytest.approx(best, abs=1e-9), (seed, start)
+                assert value == pytest.approx(fit_list(problem, order).log_posterior, abs=1e-9)
+            else:
+                assert moves == 0 and list(order) == start
+    assert n_compound > 100 and n_compound_best >= 1   # the compound moves were there, and some were the best
+
+
 def test_planted_list_is_found_by_every_seed():
     """A 6-rule falling list among 200 candidates: every seed of the default search reaches its objective."""
     data = simulate_rule_list_data(np.random.default_rng(8), 3000, n_rules=200,
