@@ -159,8 +159,9 @@ class AnnealResult:
         Each chain's objective after the polish and before basin hopping (:mod:`frl_engine.basin`);
         empty when the chains were not polished.
     n_polish_passes : int
-        Passes over the whole neighbourhood that the polishes of the basin hopping took (its cost,
-        independent of the machine; 0 without basin hopping).
+        Passes over the whole neighbourhood that the polishes of the basin hopping took (its cost in
+        work, not in seconds; 0 without basin hopping).  Two threads that polish the same list at the same
+        moment both count it, so it can differ by a few polishes from run to run; the lists cannot.
     round_size : int
         Chains per round (``n_chains``): ``chain_orders[:round_size]`` are the first round's lists
         (0: not recorded, every chain).
