@@ -1,6 +1,6 @@
 """The training rows re-ordered so that the rows a list puts in one group sit side by side in memory.
 
-The objective of a rule list (paper eq. 2.1 with the likelihood of eq. 2.2) depends on the
+The objective of a rule list (paper eq. alt_max_eqn, rows mapped to positions by eq. z_n) depends on the
 rows only through the counts ``n_l`` and ``s_l`` of each position: permuting the rows
 changes no count, hence no objective, no search step and no draw.  It does change the cost
 of counting.  The polish's counting sweep (:func:`frl_engine.polish._scan_replace_add`)
