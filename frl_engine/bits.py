@@ -49,6 +49,12 @@ def pack_vector(vector: np.ndarray) -> np.ndarray:
     return pack_columns(np.asarray(vector, dtype=bool).reshape(-1, 1))[0]
 
 
+def unpack_rows(words: np.ndarray, n_rows: int) -> np.ndarray:
+    """The inverse of :func:`pack_columns` for each row of ``words`` (``(..., W)`` uint64): ``(..., n_rows)`` bool."""
+    return np.unpackbits(np.ascontiguousarray(words).view(np.uint8), axis=-1, count=n_rows,
+                         bitorder="little").view(bool)
+
+
 def row_mask(n_rows: int) -> np.ndarray:
     """The packed vector with the first ``n_rows`` bits set (every training row)."""
     return pack_vector(np.ones(n_rows, dtype=bool))

@@ -316,8 +316,7 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
     group_k = np.empty(n_groups, dtype=np.int64)
     for g in range(n_groups):
         group_k[g] = group_cell[g] // size
-    log_rem = np.empty(size)             # log rem_weight, and log(rem_weight - w) for rules of the same weight w
-    log_rem_less = np.empty(size)
+    log_rem = np.empty(size)             # log rem_weight
     same_weights = True
     for r in range(1, n_rules):
         if log_weights[r] != log_weights[0]:
@@ -336,8 +335,6 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
             left -= w_same
     for pos in range(size):
         log_rem[pos] = math.log(rem_weight[pos])
-        if pos < length and same_weights:
-            log_rem_less[pos] = math.log(rem_weight[pos] - w_same)
     for r in range(n_rules):
         if in_list[r]:
             continue
@@ -369,8 +366,7 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
             suf_d[k] = suf_d[k + 1] + rest_d[k]
             suf_empty[k] = suf_empty[k + 1] + (1 if k < length and n_cap[k] == a[k] else 0)
             if k < length:   # position k of the list once r sits above it
-                log_left = log_rem_less[k] if same_weights else math.log(rem_weight[k] - w_r)
-                suf_prior[k] = suf_prior[k + 1] + log_weights[order[k]] - log_left
+                suf_prior[k] = suf_prior[k + 1] + log_weights[order[k]] - math.log(rem_weight[k] - w_r)
             else:
                 suf_prior[k] = 0.0
         # REPLACE position i by r

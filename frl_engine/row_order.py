@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from .bits import unpack_rows
 from .model import PackedProblem
 from .polish import polish_list
 
@@ -65,19 +66,14 @@ def take_rows(problem: PackedProblem, source: np.ndarray) -> PackedProblem:
     source = np.ascontiguousarray(source, dtype=np.int64)
     n_words = max(1, -(-len(source) // 64))
     rules = np.empty((problem.n_rules, n_words), dtype=np.uint64)
-    blocks = np.array_split(np.arange(problem.n_rules), max(1, min(os.cpu_count() or 1, problem.n_rules)))
-    with ThreadPoolExecutor(max_workers=len(blocks)) as pool:
-        list(pool.map(lambda b: permute_bits(problem.rules[b[0]:b[-1] + 1], source, rules[b[0]:b[-1] + 1])
-                      if len(b) else None, blocks))
+    bounds = np.linspace(0, problem.n_rules, max(1, min(os.cpu_count() or 1, problem.n_rules)) + 1).astype(int)
+    with ThreadPoolExecutor(max_workers=len(bounds) - 1) as pool:
+        list(pool.map(lambda lo, hi: permute_bits(problem.rules[lo:hi], source, rules[lo:hi]), bounds[:-1], bounds[1:]))
     packed = np.empty((2, n_words), dtype=np.uint64)
     permute_bits(np.stack([problem.y, problem.all_rows]), source, packed)
     return PackedProblem(rules=rules, y=packed[0].copy(), all_rows=packed[1].copy(), n_rows=len(source),
                          hyper=problem.hyper, consts=problem.consts, cum_weights=problem.cum_weights,
                          log_weights=problem.log_weights)
-
-
-def _unpack(words: np.ndarray, n_rows: int) -> np.ndarray:
-    return np.unpackbits(words.view(np.uint8), axis=-1, bitorder="little")[..., :n_rows].astype(bool)
 
 
 def cell_order(problem: PackedProblem, reference) -> np.ndarray:
@@ -89,14 +85,14 @@ def cell_order(problem: PackedProblem, reference) -> np.ndarray:
     """
     order = np.asarray(reference, dtype=np.int64)
     n, length = problem.n_rows, len(order)
-    members = [_unpack(problem.rules[rule], n) for rule in order]
+    members = [unpack_rows(problem.rules[rule], n) for rule in order]
     first = np.full(n, length, dtype=np.int64)
     for pos in range(length - 1, -1, -1):
         first[members[pos]] = pos
     then = np.full(n, length, dtype=np.int64)
     for pos in range(length - 1, -1, -1):
         then[members[pos] & (first < pos)] = pos
-    outcome = _unpack(problem.y, n)
+    outcome = unpack_rows(problem.y, n)
     return np.lexsort((outcome, then, first)).astype(np.int64)
 
 

@@ -48,7 +48,7 @@ DEFAULT_WALKS = 4
 WALK_SWEEPS = 10_000
 WALK_CHAINS = 4
 #: Up to this many rows a walker runs ``WALK_SWEEPS``; above, fewer (:func:`walk_sweeps`), so that a stage costs
-#: what it costs at this size.  The logistic export at 100,000 rows: 3,145 sweeps a walker, the fit 109 s -> 64 s
+#: what it costs at this size.  The logistic export at 100,000 rows: 3,144 sweeps a walker, the fit 109 s -> 65 s
 #: (its walks found nothing better at 10,000 sweeps either; docs/search.md section 1, step 6).
 FULL_WALK_ROWS = 20_000
 #: The fewest sweeps a walker runs, however many rows.
