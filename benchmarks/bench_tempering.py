@@ -1,29 +1,30 @@
-"""Parallel tempering in the posterior sampler: does the default sample converge? (issue 13)
+"""The default posterior sample, and parallel tempering: does it converge? (issue 13)
 
-For UCI breast cancer, UCI Spambase (and, when asked, UCI mammographic masses and car) and the
-generated raw hospital export (20,000 rows), fit the default model (seed 0), then draw the default
-posterior sample (4 chains x 1000 kept, burn-in 1000, continued longer while not converged) for each
-ladder asked (default ``1,default``):
+For UCI breast cancer, UCI Spambase (and, when asked, UCI mammographic masses and car, the logistic
+export and the raw export at 100,000 rows) and the generated raw hospital export (20,000 rows), fit the
+default model (seed 0), then draw the posterior sample (4 chains x 1000 kept, burn-in 1000) for each
+schedule asked (default ``1,default``):
 
-* ``temperatures=1``: no tempering (the sampler before parallel tempering);
-* the default (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`: plain, then
-  tempered on ``sampler.DEFAULT_TEMPERATURES`` replicas per chain, then continued 2x, 4x on
-  that or the close ladder, each attempt continuing the chains of the one before).
+* ``1``: one plain run, ``N``: one run with N replicas per chain (each also drawn again 4 and 16 times
+  longer while not converged, as the estimator does when ``temperatures`` is given);
+* ``default`` (:func:`frl_engine.sampler.sample_posterior_continued_until_converged`): the plain chains,
+  continued 2, 4, ..., 64 times longer while not converged, within the work budget;
+* ``tempered`` (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`, the default
+  before): plain, then tempered on ``sampler.DEFAULT_TEMPERATURES`` replicas per chain, then
+  continued 2x, 4x, 8x on that or the close ladder;
+* ``afresh``: that tempered schedule with every attempt started afresh from the seed; ``global``,
+  ``no3d``, ``prior``: the default with every move with fresh risks drawing them for all the positions
+  from the change down (``local_share=0``), without Step 3d (``risk_scans=0``), or with every chain
+  started from a draw of the prior instead of the MAP list and the search chains' lists.
 
 Prints split R-hat and bulk ESS of the log posterior and of L, the verdict, the burn-in and
 thinning it took, the wall time, the share of samples on the MAP list (and the share that group the
-training patients as the MAP list does, ``map_groups_frequency``), and the swap acceptance
-rate between adjacent temperatures.  The machine's other load slows the times; compare the two
-rows of one data set.
+training patients as the MAP list does, ``map_groups_frequency``), the swap acceptance rate between
+adjacent temperatures, and the attempts drawn.  The machine's other load slows the times.
 
-Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,mammo,cars,raw,raw100k]
-[--ladders 1,default,afresh,global,no3d,prior] [--seeds 1,2,3]`` (``afresh``: the default schedule with every attempt
-started afresh from the seed, as before the chains were continued; ``global``: the default schedule with every move
-with fresh risks drawing them for all the positions from the change down, as before the local proposals,
-``local_share=0``; ``no3d``: the default schedule without Step 3d, the one-risk-at-a-time update,
-``risk_scans=0``; ``prior``: the default schedule with every chain started from a draw of the prior, not from
-the MAP list and the search chains' lists; ``--seeds``: the sampler's seeds, default 1).
-(``raw100k``, the same export at 100,000 rows, only when asked).
+Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,mammo,cars,raw,raw100k,logistic]
+[--ladders 1,default,tempered,afresh,global,no3d,prior] [--seeds 1,2,3]`` (``--seeds``: the sampler's seeds,
+default 1).
 """
 
 from __future__ import annotations
@@ -48,31 +49,46 @@ def _raw_export_100k():
     return frame, y.to_numpy(), {"exclude": ["encounter_id", "patient_nbr"]}
 
 
+def _logistic_export():
+    from make_logistic_export import EVENT, TARGET, make_logistic_export
+
+    frame = make_logistic_export(20_000, 3)
+    y = frame.pop(TARGET).astype(str) == EVENT
+    return frame, y.to_numpy(), {"exclude": ["encounter_id", "patient_nbr"]}
+
+
 DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
             "spam": ("UCI spambase", lambda: _uci("spam")),
             "mammo": ("UCI mammographic masses", lambda: _uci("mammo")),
             "cars": ("UCI car", lambda: _uci("cars")),
             "raw": ("raw export (20,000 rows)", _raw_export),
-            "raw100k": ("raw export (100,000 rows)", _raw_export_100k)}
+            "raw100k": ("raw export (100,000 rows)", _raw_export_100k),
+            "logistic": ("logistic export (20,000 rows)", _logistic_export)}
 
 
-# The default schedule with one option changed: "afresh" (every attempt started afresh from the seed, as before
-# the chains were continued), "global" (local_share=0: every move with fresh risks redraws all of them from the
+# The default schedule with one option changed: "tempered" (the tempered escalation, the default before the plain
+# chains were continued instead), "afresh" (the tempered escalation with every attempt started afresh from the seed,
+# as before the chains were continued), "global" (local_share=0: every move with fresh risks redraws all of them from the
 # change down, as before the local proposals), "no3d" (risk_scans=0: no one-risk-at-a-time Step 3d, as before it).
 # "prior": every chain starts from a draw of the prior instead of the MAP list and the search chains' lists.
-VARIANTS = {"afresh": {"continue_chains": False}, "global": {"local_share": 0.0}, "no3d": {"risk_scans": 0},
-            "prior": {"starts": None}}
+VARIANTS = {"afresh": {"tempered": True, "continue_chains": False}, "global": {"local_share": 0.0}, "no3d": {"risk_scans": 0},
+            "prior": {"starts": None},
+            "tempered": {"tempered": True}}
 
 
 def _default_variant(model, seed, variant):
-    from frl_engine.sampler import dispersed_starts, focus_rules, sample_posterior_tempered_until_converged
+    from frl_engine.sampler import (dispersed_starts, focus_rules, sample_posterior_continued_until_converged,
+                                    sample_posterior_tempered_until_converged)
 
     # the search's first round only, as the estimator's sample_posterior uses (so that "default" and a variant
     # differ only in the variant's option)
     search = getattr(model, "anneal_result_", None)
     chain_orders = () if search is None else search.chain_orders[:search.round_size or None]
     options = {"starts": dispersed_starts(model.map_fit_.order, chain_orders, 4), **VARIANTS[variant]}
-    return sample_posterior_tempered_until_converged(
+    schedule = sample_posterior_continued_until_converged
+    if options.pop("tempered", False):
+        schedule = sample_posterior_tempered_until_converged
+    return schedule(
         model.problem_, n_samples=1000, n_chains=4, random_state=seed, rule_names=model.candidate_names_,
         focus=focus_rules(model.problem_, (model.map_fit_.order, *chain_orders)), **options)
 

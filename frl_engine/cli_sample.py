@@ -41,16 +41,16 @@ def register(subparsers) -> None:
                         help="sampler chains, if different from --chains")
     parser.add_argument("--burn-in", type=int, default=None,
                         help="sweeps discarded at the start of each chain (default: --samples). Given, it runs "
-                             "one sample as asked, without the default's longer tempered attempts")
+                             "one sample as asked, without the default's longer attempts")
     parser.add_argument("--thin", type=int, default=1,
                         help="keep every T-th sweep (default 1). Above 1, it runs one sample as asked, without the "
-                             "default's longer tempered attempts")
+                             "default's longer attempts")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per chain)")
     parser.add_argument("--temperatures", type=int, default=None, metavar="N",
                         help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "
                              "to 0.1 evenly in log scale; only the one at temperature 1 is kept; 1: no tempering "
-                             "(default: the plain sampler first, tempering only if it has not converged, longer attempts "
-                             "while within a work budget of about a minute; docs/search.md)")
+                             "(default: no tempering; the chains are continued 2, 4, ..., 64 times longer while they have "
+                             "not converged, within a work budget of about a minute; docs/search.md)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")

@@ -463,11 +463,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         with ``temperatures`` given, 4, then 16 times the burn-in and thinning
         (:func:`frl_engine.sampler.sample_posterior_until_converged`).
         ``temperatures``: replicas per chain for parallel tempering (1 turns it off), or the inverse
-        temperatures themselves.  ``None`` (default): the plain sampler first; with ``extend``, while it
-        has not converged, the same chains continued with parallel tempering on the default ladder,
-        then 2x and 4x longer on that ladder or (when its replicas barely exchange with temperature
-        1) on a closer one, and 8x when the 4x run has not converged
-        (:func:`frl_engine.sampler.sample_posterior_tempered_until_converged`).
+        temperatures themselves.  ``None`` (default): the plain sampler; with ``extend``, while it has
+        not converged, the same chains continued 2, 4, 8, 16, 32 and 64 times longer, within a work
+        budget of about a minute on 2 cores
+        (:func:`frl_engine.sampler.sample_posterior_continued_until_converged`).
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):
@@ -475,7 +474,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise FRLError("The model is not fitted yet: call fit(X, y) before sample_posterior")
         from functools import partial
 
-        from .sampler import (dispersed_starts, focus_rules, sample_posterior, sample_posterior_tempered_until_converged,
+        from .sampler import (dispersed_starts, focus_rules, sample_posterior, sample_posterior_continued_until_converged,
                               sample_posterior_until_converged)
 
         # Chains start from the MAP list and from the other lists the search chains ended in, so that
@@ -490,7 +489,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         if temperatures is not None:
             run = partial(run, temperatures=temperatures)
         elif extend:
-            run = sample_posterior_tempered_until_converged
+            run = sample_posterior_continued_until_converged
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
                      starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
                      random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,

@@ -72,8 +72,9 @@ inverse temperatures ``1 = beta_0 > beta_1 > ...``, replica ``k`` targeting
 ``prior x likelihood^beta_k``; neighbours exchange states with the exact probability
 ``min(1, exp((beta_k - beta_{k+1}) (loglik_{k+1} - loglik_k)))`` and only the ``beta = 1``
 replica is kept (:func:`run_tempered`; the tempered Gibbs steps use the augmentation of
-:func:`_draw_augmented_tempered`).  The estimator's default tempers only when the plain sampler
-has not converged (:func:`sample_posterior_tempered_until_converged`).
+:func:`_draw_augmented_tempered`).  The estimator's default does not temper: it continues the plain
+chains longer while they have not converged (:func:`sample_posterior_continued_until_converged`);
+:func:`sample_posterior_tempered_until_converged` is the tempered escalation it replaced.
 
 Reproducibility.  Each chain (with all its replicas) gets its own generator spawned from ``random_state``
 (``np.random.default_rng(random_state).spawn(n_chains)``), and the fixed-list run
@@ -118,8 +119,8 @@ _POISSON_NORMAL_ABOVE = 1e15
 FOCUS_MARGIN = 3.0
 # Default number of list moves with fresh risks per sweep (frl_engine.refresh).
 DEFAULT_REFRESH = 100
-# Parallel tempering: the estimator's default number of replicas per chain, and the smallest inverse
-# temperature of the default ladder (temperature_ladder); chosen by benchmarks/bench_tempering.py.
+# Parallel tempering: the tempered escalation's number of replicas per chain, and the smallest inverse
+# temperature of its ladder (temperature_ladder); chosen by benchmarks/bench_tempering.py.
 DEFAULT_TEMPERATURES = 4
 DEFAULT_BETA_MIN = 0.1
 # Room for this many rules per replica's list at first (doubled, and the chain run again, when outgrown).
@@ -1778,7 +1779,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
 
 # Longer runs tried, in turn, when a sample has not converged (burn-in and thinning scaled, same kept samples).
 EXTEND_FACTORS = (1, 4, 16)
-# The estimator's default (sample_posterior_tempered_until_converged): below this swap rate between the
+# The tempered escalation (sample_posterior_tempered_until_converged): below this swap rate between the
 # beta = 1 replica and the next one the default ladder is too wide near beta = 1, and the last, long
 # attempt uses the closer ladder: 6 rungs from 1 down to 0.5 (neighbours 13% apart).
 MIN_TOP_SWAP = 0.1
@@ -1796,16 +1797,22 @@ CONTINUE_FACTORS = (2, 4)
 # (benchmarks/bench_tempering.py; docs/search.md section 4).
 LONG_FACTOR = 8
 LONG_WITHIN = math.inf
+# The estimator's default (sample_posterior_continued_until_converged): the thinning factors of the attempts
+# that continue the plain chains after the first, while they have not converged.  Doubling stops easy data
+# early (the raw export: at 1x or 2x, 1 to 2 s); the last attempt is as long as all before it together, which
+# are its burn-in.  The whole schedule: 2,000 + 126,000 sweeps a chain at the defaults.
+PLAIN_FACTORS = (2, 4, 8, 16, 32, 64)
 # The default sample's work budget, so that it returns in about a minute on 2 cores whatever the rows: a
-# replica's sweep is taken to cost as much as rows + SWEEP_OVERHEAD_ROWS (its 101 list moves have a fixed cost
-# besides the recount of the rows: UCI Spambase's whole schedule, 94,000 replica-sweeps a chain at 4,601 rows,
-# took 29 s, and the logistic export's at 100,000 rows 159 s), and an attempt runs only while the chain's
-# replica-sweeps x (rows + SWEEP_OVERHEAD_ROWS) so far stay within WORK_BUDGET per 1,000 samples (scaled with
-# n_samples).  The whole schedule fits up to about 25,000 rows (the 20,000-row exports: 34 s); at 100,000 rows
-# the sample stops after the 2x attempt (36 s instead of 159 s on the logistic export, where the 8x attempt had
-# not converged either).  The plain attempt always runs.  docs/search.md section 2.
-SWEEP_OVERHEAD_ROWS = 16_700
-WORK_BUDGET = 4.1e9
+# chain's sweep (a replica's, when tempered) is taken to cost as much as rows + SWEEP_OVERHEAD_ROWS, and an
+# attempt runs only while the chain's sweeps x (rows + SWEEP_OVERHEAD_ROWS) so far stay within WORK_BUDGET per
+# 1,000 samples (scaled with n_samples).  Fitted to the plain sweeps of the logistic export (4 chains on 2
+# cores: 0.40 ms a sweep at 20,000 rows, 1.85 ms at 100,000; its lists hold 12 rules): the whole plain
+# schedule (128,000 sweeps) fits up to 20,000 rows (52 s there when it runs to 64x); at 100,000 rows it stops
+# after the 8x attempt (16,000 sweeps, about 30 s; the 16x attempt would end at 59 s).  Longer lists cost more
+# a sweep than this counts (UCI Spambase's 17 rules: 0.39 ms at 4,601 rows, its whole schedule 50 s).  The
+# first attempt always runs.  docs/search.md section 2.
+SWEEP_OVERHEAD_ROWS = 5_000
+WORK_BUDGET = 3.3e9
 
 
 def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
@@ -1842,7 +1849,7 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
                                               long_within: float = LONG_WITHIN,
                                               work_budget: float | None = WORK_BUDGET,
                                               **kwargs) -> PosteriorSample:
-    """The estimator's default sample: the plain sampler first, parallel tempering when it has not converged.
+    """The plain sampler first, parallel tempering when it has not converged (the estimator's default before).
 
     With ``continue_chains`` (default) every attempt continues the chains of the one before from
     where they stopped (``sample_posterior(..., resume=...)``), so all earlier sweeps are burn-in
@@ -1882,36 +1889,100 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
     burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
     factors = [_check_int("factors", f, 1) for f in factors] if continue_chains else [4]
     long_factor = None if long_factor is None else _check_int("long_factor", long_factor, 1)
-
-    done = []
-    if work_budget is not None and (isinstance(work_budget, bool) or not isinstance(work_budget, Real)
-                                    or not work_budget > 0):
-        raise FRLError(f"work_budget must be a positive number of row-sweeps or None, got {work_budget!r}")
-    budget = math.inf if work_budget is None else float(work_budget) * n_samples / 1000.0
-    per_sweep = problem.n_rows + SWEEP_OVERHEAD_ROWS
-    spent = [0.0]
-
-    def attempt(factor, ladder, burn, previous):
-        sweeps = burn + n_samples * thin * factor
-        work = len(_check_temperatures(ladder)) * sweeps * per_sweep
-        if previous is not None and spent[0] + work > budget:
-            done[-1]["over_budget"] = True
-            raise _OverBudget(replace(previous, attempts=tuple(done)))
-        spent[0] += work
-        resume = previous if continue_chains else None
-        result = sample_posterior(problem, n_samples=n_samples, burn_in=burn, thin=thin * factor,
-                                  temperatures=ladder, resume=resume, **kwargs)
-        done.append({"factor": factor, "replicas": len(result.temperatures),
-                     "worst_rhat": result.verdict.worst_rhat, "converged": result.verdict.converged,
-                     "top_swap": result.swap_acceptance[0] if result.swap_acceptance else math.nan,
-                     "sweeps": sweeps, "continued": resume is not None})
-        return replace(result, attempts=tuple(done))
-
+    attempt = _Attempts(problem, n_samples, thin, work_budget, continue_chains, kwargs)
     try:
         return _escalate(attempt, burn_in, temperatures, close_temperatures, min_top_swap, continue_chains, factors,
                          long_factor, long_within)
     except _OverBudget as stop:
         return stop.sample
+
+
+def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samples: int = 1000,
+                                               burn_in: int | None = None, thin: int = 1,
+                                               factors: Sequence[int] = PLAIN_FACTORS,
+                                               work_budget: float | None = WORK_BUDGET,
+                                               **kwargs) -> PosteriorSample:
+    """The estimator's default sample: the plain sampler, its chains continued longer while it has not converged.
+
+    Attempt 1 is :func:`sample_posterior` as asked (``burn_in``, default ``n_samples``, then ``n_samples`` kept
+    at ``thin``).  While the verdict is "not converged", attempt ``k + 1`` continues every chain from where
+    attempt ``k`` stopped (``sample_posterior(..., resume=...)``) and keeps ``n_samples`` at thinning
+    ``factors[k] * thin`` (default 2, 4, 8, ..., 64): all earlier sweeps are its burn-in, so no work is thrown
+    away and only the last attempt's samples are kept and diagnosed.  A continued chain is the longer chain
+    draw for draw, so the sample is exactly the paper's posterior's and a function of the seed alone (not of
+    ``n_jobs``).  The whole schedule is ``burn_in + n_samples * thin * (1 + 2 + ... + 64)`` sweeps a chain,
+    128,000 at the defaults.
+
+    ``work_budget`` (``None``: none) bounds the time on large data as in
+    :func:`sample_posterior_tempered_until_converged`: an attempt after the first runs only if each chain's
+    sweeps so far, times ``n_rows + SWEEP_OVERHEAD_ROWS``, stay within ``work_budget * n_samples / 1000``;
+    otherwise the sample is the last attempt's, its last attempt records ``"over_budget": True`` and the
+    summary says the longer attempt was not run.
+
+    Why plain and not tempered: on the data measured (docs/search.md section 2), the tempered escalation's
+    replicas took most of the work from the kept chain without carrying it between the regions its chains
+    were stuck in; the same work spent on the plain chains converged more often (the logistic export) or
+    sooner (the raw export), and no less often elsewhere.
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    thin = _check_int("thin", thin, 1)
+    burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
+    factors = [_check_int("factors", f, 1) for f in factors]
+    if len(_check_temperatures(kwargs.pop("temperatures", 1))) != 1:
+        raise FRLError("sample_posterior_continued_until_converged runs the plain sampler: use "
+                       "sample_posterior_tempered_until_converged or sample_posterior for tempering")
+    attempt = _Attempts(problem, n_samples, thin, work_budget, True, kwargs)
+    try:
+        result = attempt(1, 1, burn_in, None)
+        for factor in factors:
+            if result.verdict.converged:
+                break
+            result = attempt(factor, 1, 0, result)
+        return result
+    except _OverBudget as stop:
+        return stop.sample
+
+
+class _Attempts:
+    """The attempts of a default schedule: each one drawn, recorded, and refused past the work budget.
+
+    ``attempt(factor, ladder, burn, previous)`` draws ``burn`` sweeps then ``n_samples`` kept at thinning
+    ``factor * thin`` on ``ladder``, continuing ``previous`` (when chains are continued), and returns the
+    sample with every attempt so far in ``attempts``; it raises :class:`_OverBudget` instead when the
+    chains' replica-sweeps so far, times ``n_rows + SWEEP_OVERHEAD_ROWS``, would pass the budget (never for
+    the first attempt).
+    """
+
+    def __init__(self, problem: PackedProblem, n_samples: int, thin: int, work_budget, continue_chains: bool,
+                 kwargs: dict):
+        if work_budget is not None and (isinstance(work_budget, bool) or not isinstance(work_budget, Real)
+                                        or not work_budget > 0):
+            raise FRLError(f"work_budget must be a positive number of row-sweeps or None, got {work_budget!r}")
+        self.problem = problem
+        self.n_samples = n_samples
+        self.thin = thin
+        self.budget = math.inf if work_budget is None else float(work_budget) * n_samples / 1000.0
+        self.per_sweep = problem.n_rows + SWEEP_OVERHEAD_ROWS
+        self.continue_chains = continue_chains
+        self.kwargs = kwargs
+        self.spent = 0.0
+        self.done = []
+
+    def __call__(self, factor: int, ladder, burn: int, previous):
+        sweeps = burn + self.n_samples * self.thin * factor
+        work = len(_check_temperatures(ladder)) * sweeps * self.per_sweep
+        if previous is not None and self.spent + work > self.budget:
+            self.done[-1]["over_budget"] = True
+            raise _OverBudget(replace(previous, attempts=tuple(self.done)))
+        self.spent += work
+        resume = previous if self.continue_chains else None
+        result = sample_posterior(self.problem, n_samples=self.n_samples, burn_in=burn, thin=self.thin * factor,
+                                  temperatures=ladder, resume=resume, **self.kwargs)
+        self.done.append({"factor": factor, "replicas": len(result.temperatures),
+                          "worst_rhat": result.verdict.worst_rhat, "converged": result.verdict.converged,
+                          "top_swap": result.swap_acceptance[0] if result.swap_acceptance else math.nan,
+                          "sweeps": sweeps, "continued": resume is not None})
+        return replace(result, attempts=tuple(self.done))
 
 
 class _OverBudget(Exception):

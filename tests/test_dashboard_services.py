@@ -336,15 +336,15 @@ def test_validation_merge_per_method_runs(fitted):
 
 def test_the_posterior_view_knows_when_the_default_sample_stopped_at_its_work_budget():
     """The Posterior page's note about the work budget comes from the sample's last attempt."""
-    from frl_engine.sampler import sample_posterior_tempered_until_converged
+    from frl_engine.sampler import sample_posterior_continued_until_converged
 
     frame = _frame(n=600, seed=3)
     y = (frame.pop("Outcome") == "readmitted").to_numpy()
     model = FallingRuleListClassifier(random_state=0, exclude=["PatientID"]).fit(frame, y)
     kwargs = dict(n_samples=12, n_chains=4, burn_in=3, random_state=0, refresh=2, n_jobs=1,
                   starts=[model.map_fit_.order, []])
-    stopped = sample_posterior_tempered_until_converged(model.problem_, work_budget=1.0, **kwargs)
+    stopped = sample_posterior_continued_until_converged(model.problem_, work_budget=1.0, **kwargs)
     assert not stopped.verdict.converged   # 48 draws can never reach an ESS of 400
     assert len(stopped.attempts) == 1 and services.posterior_view(stopped).over_budget
-    whole = sample_posterior_tempered_until_converged(model.problem_, work_budget=None, **kwargs)
+    whole = sample_posterior_continued_until_converged(model.problem_, work_budget=None, **kwargs)
     assert not services.posterior_view(whole).over_budget

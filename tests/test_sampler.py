@@ -1004,6 +1004,71 @@ def test_the_default_sample_stops_before_an_attempt_over_its_work_budget():
     assert schedule * (25_000 + SWEEP_OVERHEAD_ROWS) <= WORK_BUDGET < schedule * (100_000 + SWEEP_OVERHEAD_ROWS)
 
 
+def test_the_default_sample_continues_its_plain_chains_longer_until_they_converge():
+    """The estimator's default: the plain sampler, then the same chains continued at 2x, 4x, ... while not
+    converged; equal, draw for draw, to the attempts drawn by hand with resume=, whatever n_jobs, and the
+    last attempt's burn-in counts every earlier sweep.  Data on which the plain run converges pay nothing."""
+    from frl_engine.sampler import PLAIN_FACTORS, sample_posterior_continued_until_converged
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=12, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, refresh=2)
+    results = [sample_posterior_continued_until_converged(problem, burn_in=5, factors=(2, 4, 8), n_jobs=jobs,
+                                                          **kwargs) for jobs in (1, 2)]
+    assert not results[0].verdict.converged   # 48 draws never reach an ESS of 400
+    assert [(a["factor"], a["replicas"], a["continued"]) for a in results[0].attempts] == [
+        (1, 1, False), (2, 1, True), (4, 1, True), (8, 1, True)]
+    assert [a["sweeps"] for a in results[0].attempts] == [17, 24, 48, 96]
+    by_hand = sample_posterior(problem, burn_in=5, n_jobs=1, **kwargs)
+    for factor in (2, 4, 8):
+        by_hand = sample_posterior(problem, burn_in=0, thin=factor, resume=by_hand, n_jobs=1, **kwargs)
+    for result in results:
+        np.testing.assert_array_equal(result.log_posterior_trace, by_hand.log_posterior_trace)
+        assert result.lists == by_hand.lists and result.temperatures == (1.0,)
+        assert result.thin == 8 and result.burn_in == 17 + 24 + 48
+    # a continued chain is the one long chain: the last attempt's draws are its last 12 x 8 sweeps, thinned
+    whole = sample_posterior(problem, burn_in=17 + 24 + 48, thin=8, n_jobs=1, **kwargs)
+    np.testing.assert_array_equal(results[0].log_posterior_trace, whole.log_posterior_trace)
+    assert "runs drawn: plain 1x, R-hat" in results[0].summary() and "continued, plain 8x" in results[0].summary()
+    json.dumps(results[0].to_dict(), allow_nan=False)
+    # the default factors double up to 64x
+    assert PLAIN_FACTORS == (2, 4, 8, 16, 32, 64)
+    quick = sample_posterior_continued_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
+                                                       random_state=0, n_jobs=2)
+    assert quick.verdict.converged and quick.thin == 1 and len(quick.attempts) == 1
+    with pytest.raises(FRLError, match="plain sampler"):
+        sample_posterior_continued_until_converged(problem, temperatures=3, **kwargs)
+    with pytest.raises(FRLError, match="factors"):
+        sample_posterior_continued_until_converged(problem, factors=(2, 0), **kwargs)
+
+
+def test_the_default_plain_schedule_stops_before_an_attempt_over_its_work_budget():
+    """The plain schedule keeps to the same work budget as the tempered one: the sample is the last attempt
+    drawn, and the default budget holds the whole schedule at 20,000 rows but not at 100,000."""
+    from frl_engine.sampler import (PLAIN_FACTORS, SWEEP_OVERHEAD_ROWS, WORK_BUDGET,
+                                    sample_posterior_continued_until_converged)
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=12, n_chains=4, burn_in=5, starts=[true_order, [3], [7, 9], []], random_state=0,
+                  refresh=2, n_jobs=1)
+    per_sweep = problem.n_rows + SWEEP_OVERHEAD_ROWS
+    budget = (17 + 24 + 48 + 0.5) * per_sweep * 1000 / 12   # room for 1x, 2x and 4x, not 8x
+    stopped = sample_posterior_continued_until_converged(problem, work_budget=budget, **kwargs)
+    assert [a["factor"] for a in stopped.attempts] == [1, 2, 4] and stopped.attempts[-1]["over_budget"]
+    assert "no longer attempt: it would pass the default's work budget" in stopped.summary()
+    by_hand = sample_posterior(problem, **kwargs)
+    for factor in (2, 4):
+        by_hand = sample_posterior(problem, **{**kwargs, "burn_in": 0}, thin=factor, resume=by_hand)
+    np.testing.assert_array_equal(stopped.log_posterior_trace, by_hand.log_posterior_trace)
+    for bad in (0, -1.0, "a minute", True):   # refused before any sampling
+        with pytest.raises(FRLError, match="work_budget must be a positive number"):
+            sample_posterior_continued_until_converged(problem, work_budget=bad, **kwargs)
+    schedule = 2000 + 1000 * sum(PLAIN_FACTORS)
+    assert schedule * (20_000 + SWEEP_OVERHEAD_ROWS) <= WORK_BUDGET < schedule * (100_000 + SWEEP_OVERHEAD_ROWS)
+    # at 100,000 rows the attempts up to 8x fit, not the 16x one (about 30 s and 59 s on 2 cores)
+    assert 1000 * (2 + 2 + 4 + 8) * (100_000 + SWEEP_OVERHEAD_ROWS) <= WORK_BUDGET
+    assert 1000 * (2 + 2 + 4 + 8 + 16) * (100_000 + SWEEP_OVERHEAD_ROWS) > WORK_BUDGET
+
+
 def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):
     """Replicas hold INITIAL_CAPACITY rules at first; a chain that outgrows them is rerun, so nothing changes."""
     import frl_engine.sampler as sampler
