@@ -228,8 +228,12 @@ def _earlier(move, i, r, best_move, best_i, best_j):
 @numba.njit(nogil=True, cache=True)
 def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights,
                       log_weights, consts, proposal, n_cap_new, n_pos_new, x, work, free, best_value, best_move,
-                      best_i, best_j, x_log_x):
+                      best_i, best_j, x_log_x, marks):
     """The best REPLACE or ADD neighbour better than ``best_value`` (else ``best_move`` unchanged).
+
+    With a non-empty ``marks`` (one flag per rule) it marks instead every unused rule ``r`` that enters
+    some plain REPLACE or ADD neighbour whose objective is at least ``best_value``, which then stays fixed
+    (:func:`near_neighbour_rules`); the neighbours that also remove rules are not scanned then.
 
     Every REPLACE of position ``i`` by an unused rule ``r`` and every ADD of ``r`` at
     insertion point ``i``.  Instead of walking each neighbour's list, ``r``'s rows in the
@@ -253,6 +257,7 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
     """
     n_rules = rules.shape[0]
     size = length + 1
+    mark_mode = marks.shape[0] > 0
     ids, words, masks = _cells(rules, order, length, remaining)
     n_entries = ids.shape[0]
     cell_n = np.zeros(size * size)
@@ -371,7 +376,7 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
                 suf_prior[k] = 0.0
         # REPLACE position i by r
         for i in range(length):
-            if i < swallowed:   # REPLACE, then remove the later rules left reaching no row
+            if i < swallowed and not mark_mode:   # REPLACE, then remove the later rules left reaching no row
                 emptied = False
                 n_empty = 0
                 dropped_ll = pref_ll[i] + _binomial_max_at(x_log_x, suf_a[i], suf_b[i])
@@ -420,14 +425,19 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
             _replace_head(order, length, i, r, n_cap, n_pos, suf_a, suf_b, proposal, n_cap_new, n_pos_new)
             v = log_posterior_into(proposal, length, n_cap_new, n_pos_new, cum_weights, log_weights, consts, x,
                                    work, free)
+            if mark_mode:
+                if v >= best_value:
+                    marks[r] = True
+                    break
+                continue
             if v > best_value or (v == best_value and best_move >= 0 and _earlier(_REPLACE, i, r, best_move,
                                                                                   best_i, best_j)):
                 best_value, best_move, best_i, best_j = v, _REPLACE, i, r
-        if not can_add:
+        if not can_add or (mark_mode and marks[r]):
             continue
         # ADD r at insertion point i
         for i in range(size):
-            if i <= swallowed and suf_empty[i] > 0 and (
+            if not mark_mode and i <= swallowed and suf_empty[i] > 0 and (
                     drop_const[length + 1 - suf_empty[i]] + pref_ll[i] + _binomial_max_at(x_log_x, suf_a[i], suf_b[i])
                     + suf_d[i] > best_value - DROP_BOUND_SLACK):   # ADD, then remove the later rules left reaching no row
                 _add_neighbour(order, length, i, r, n_cap, n_pos, a, b, suf_a, suf_b, proposal, n_cap_new, n_pos_new)
@@ -443,6 +453,11 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
             _add_neighbour(order, length, i, r, n_cap, n_pos, a, b, suf_a, suf_b, proposal, n_cap_new, n_pos_new)
             v = log_posterior_into(proposal, length + 1, n_cap_new, n_pos_new, cum_weights, log_weights, consts, x,
                                    work, free)
+            if mark_mode:
+                if v >= best_value:
+                    marks[r] = True
+                    break
+                continue
             if v > best_value or (v == best_value and best_move >= 0 and _earlier(_ADD, i, r, best_move, best_i,
                                                                                   best_j)):
                 best_value, best_move, best_i, best_j = v, _ADD, i, r
@@ -483,6 +498,7 @@ def polish_list(rules, rules_by_word, y, all_rows, cum_weights, log_weights, con
     for w in range(n_words):
         n_rows += popcount(all_rows[w])
     x_log_x = x_log_x_table(n_rows)
+    no_marks = np.zeros(0, dtype=np.bool_)
 
     length = start_order.shape[0]
     for pos in range(length):
@@ -530,7 +546,8 @@ def polish_list(rules, rules_by_word, y, all_rows, cum_weights, log_weights, con
         # REPLACE position i by rule r, ADD rule r at insertion point i: every rule's rows per cell in one sweep
         best_value, best_move, best_i, best_j = _scan_replace_add(
             rules, rules_by_word, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights, log_weights,
-            consts, proposal, n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j, x_log_x)
+            consts, proposal, n_cap_new, n_pos_new, x, work, free, best_value, best_move, best_i, best_j, x_log_x,
+            no_marks)
         if best_move < 0:
             break
         if best_move == _SWAP:
@@ -561,60 +578,40 @@ def polish_list(rules, rules_by_word, y, all_rows, cum_weights, log_weights, con
 
 
 @numba.njit(nogil=True, cache=True)
-def near_neighbour_rules(rules, y, all_rows, cum_weights, log_weights, consts, start_order, margin):
+def near_neighbour_rules(rules, rules_by_word, y, all_rows, cum_weights, log_weights, consts, start_order, margin):
     """Which unused candidates enter a neighbour of ``start_order`` within ``margin`` nats of its objective.
 
-    Every REPLACE and ADD neighbour is scored (the upper bound prunes the hopeless ones);
-    rule ``r`` is marked when some neighbour that brings it in has an objective at least
-    ``objective(start_order) - margin``.  The posterior sampler proposes these rules more often.
+    Every REPLACE and ADD neighbour is scored by the polish's sweep (:func:`_scan_replace_add` with
+    ``marks``: every rule's rows in every cell of the list in one pass, an O(1) bound per neighbour, the
+    exact objective only where the bound reaches the threshold); rule ``r`` is marked when some neighbour
+    that brings it in has an objective at least ``objective(start_order) - margin``.  The posterior sampler
+    proposes these rules more often.  (It used to walk the list for every neighbour: 1.6 s on a 12-rule
+    list at 100,000 rows x 5,000 rules, about ten times the sweep.)
     """
     n_rules, n_words = rules.shape
-    max_len = n_rules
     length = start_order.shape[0]
+    size = min(n_rules, length + 1) + 1
     order = start_order.copy()
-    proposal = np.empty(max_len + 1, dtype=np.int64)
+    proposal = np.empty(size, dtype=np.int64)
     in_list = np.zeros(n_rules, dtype=np.bool_)
-    marked = np.zeros(n_rules, dtype=np.bool_)
-    remaining = np.empty((max_len + 1, n_words), dtype=np.uint64)
-    remaining_new = np.empty((max_len + 1, n_words), dtype=np.uint64)
-    n_cap = np.zeros(max_len + 1)
-    n_pos = np.zeros(max_len + 1)
-    n_cap_new = np.zeros(max_len + 1)
-    n_pos_new = np.zeros(max_len + 1)
-    x = np.zeros(max_len + 1)
-    capacity = min(max_len + 1, length + 2)
-    work = np.empty((2 * capacity + 5, capacity))
-    free = np.empty(capacity, dtype=np.int64)
+    marks = np.zeros(n_rules, dtype=np.bool_)
+    remaining = np.empty((length + 1, n_words), dtype=np.uint64)
+    n_cap = np.zeros(size)
+    n_pos = np.zeros(size)
+    n_cap_new = np.zeros(size)
+    n_pos_new = np.zeros(size)
+    x = np.zeros(size)
+    work = np.empty((2 * size + 5, size))
+    free = np.empty(size, dtype=np.int64)
+    n_rows = 0
+    for w in range(n_words):
+        n_rows += popcount(all_rows[w])
     for pos in range(length):
         in_list[order[pos]] = True
     remaining[0] = all_rows
-    remaining_new[0] = all_rows
     capture_counts_from(rules, y, order, length, 0, remaining, n_cap, n_pos)
     value = log_posterior_into(order, length, n_cap, n_pos, cum_weights, log_weights, consts, x, work, free)
-    threshold = value - margin
-    for i in range(length):
-        for pos in range(length):
-            proposal[pos] = order[pos]
-        for r in range(n_rules):
-            if in_list[r] or marked[r]:
-                continue
-            proposal[i] = r
-            v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length, i, remaining, n_cap, n_pos,
-                          remaining_new, n_cap_new, n_pos_new, x, work, free, threshold)
-            if v >= threshold:
-                marked[r] = True
-    if length < n_rules:
-        for i in range(length + 1):
-            for pos in range(i):
-                proposal[pos] = order[pos]
-            for pos in range(i, length):
-                proposal[pos + 1] = order[pos]
-            for r in range(n_rules):
-                if in_list[r] or marked[r]:
-                    continue
-                proposal[i] = r
-                v = _evaluate(rules, y, cum_weights, log_weights, consts, proposal, length + 1, i, remaining, n_cap,
-                              n_pos, remaining_new, n_cap_new, n_pos_new, x, work, free, threshold)
-                if v >= threshold:
-                    marked[r] = True
-    return marked
+    _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_pos, remaining, cum_weights,
+                      log_weights, consts, proposal, n_cap_new, n_pos_new, x, work, free, value - margin, -1, -1, -1,
+                      x_log_x_table(n_rows), marks)
+    return marks

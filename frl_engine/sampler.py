@@ -986,8 +986,8 @@ def focus_rules(problem: PackedProblem, lists=(), n_top: int = 32, margin: float
     lists = [np.asarray(lst, dtype=np.int64) for lst in lists]
     chosen = {int(r) for lst in lists for r in lst}
     if lists:
-        near = near_neighbour_rules(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
-                                    problem.log_weights, problem.consts, lists[0], float(margin))
+        near = near_neighbour_rules(problem.rules, problem.rules_by_word, problem.y, problem.all_rows,
+                                    problem.cum_weights, problem.log_weights, problem.consts, lists[0], float(margin))
         chosen.update(int(r) for r in np.flatnonzero(near))
     scores = np.empty(problem.n_rules)
     x = np.zeros(2)

@@ -345,25 +345,43 @@ def test_the_search_report_reaches_the_model_file_and_the_cli(tmp_path, capsys):
 
 
 def test_near_neighbour_rules_match_a_brute_force_scan():
-    """The rules the sampler proposes more often: those entering a REPLACE/ADD neighbour within the margin."""
+    """The rules the sampler proposes more often: those entering a REPLACE/ADD neighbour within the margin.
+
+    Scored by the polish's sweep and bounds; checked against every neighbour's exact objective (fit_list), on
+    a small planted problem and on a 60-rule one with unequal rule weights and a list that is not a local
+    maximum (so that neighbours above the list's own objective are marked too)."""
     from frl_engine.polish import near_neighbour_rules
 
-    data = simulate_rule_list_data(np.random.default_rng(21), 600, n_rules=12, probabilities=(0.8, 0.6, 0.4, 0.1))
-    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters(lam=3.0))
-    order = list(data.true_order)
-    base = fit_list(problem, order).log_posterior
-    for margin in (0.5, 3.0, 20.0):
-        expected = set()
-        for r in set(range(12)) - set(order):
-            for i in range(len(order)):
-                if fit_list(problem, order[:i] + [r] + order[i + 1:]).log_posterior >= base - margin:
-                    expected.add(r)
-            for i in range(len(order) + 1):
-                if fit_list(problem, order[:i] + [r] + order[i:]).log_posterior >= base - margin:
-                    expected.add(r)
-        marked = near_neighbour_rules(problem.rules, problem.y, problem.all_rows, problem.cum_weights,
-                                      problem.log_weights, problem.consts, np.asarray(order, dtype=np.int64), margin)
-        assert set(np.flatnonzero(marked).tolist()) == expected, margin
+    def best_gaps(problem, order):   # each unused rule: its best REPLACE/ADD neighbour's objective, minus the list's
+        base = fit_list(problem, order).log_posterior
+        gaps = {}
+        for r in set(range(problem.n_rules)) - set(order):
+            neighbours = [order[:i] + [r] + order[i + 1:] for i in range(len(order))]
+            neighbours += [order[:i] + [r] + order[i:] for i in range(len(order) + 1)]
+            gaps[r] = max(fit_list(problem, lst).log_posterior for lst in neighbours) - base
+        return gaps
+
+    small = simulate_rule_list_data(np.random.default_rng(21), 600, n_rules=12, probabilities=(0.8, 0.6, 0.4, 0.1))
+    rng = np.random.default_rng(5)
+    large = simulate_rule_list_data(rng, 1500, n_rules=60, probabilities=(0.85, 0.7, 0.5, 0.35, 0.2, 0.1))
+    true_large = [int(r) for r in large.true_order]
+    cases = [(PackedProblem.from_arrays(small.coverage, small.y, Hyperparameters(lam=3.0)),
+              [int(r) for r in small.true_order]),
+             (PackedProblem.from_arrays(large.coverage, large.y, Hyperparameters(lam=4.0),
+                                        rule_weights=rng.uniform(0.5, 2.0, 60)), true_large[:4] + true_large[5:])]
+    for problem, order in cases:
+        gaps = best_gaps(problem, order)
+        cuts = np.unique(np.round(sorted(gaps.values()), 6))
+        margins = [0.5, 3.0, 20.0] + [-(a + b) / 2 for a, b in zip(cuts[:-1], cuts[1:])][::3]
+        sizes = set()
+        for margin in margins:
+            marked = near_neighbour_rules(problem.rules, problem.rules_by_word, problem.y, problem.all_rows,
+                                          problem.cum_weights, problem.log_weights, problem.consts,
+                                          np.asarray(order, dtype=np.int64), margin)
+            expected = {r for r, gap in gaps.items() if gap >= -margin}
+            assert set(np.flatnonzero(marked).tolist()) == expected, margin
+            sizes.add(len(expected))
+        assert len(sizes) >= 4   # margins that mark none, some and all of the rules
 
 
 def test_a_long_start_list_stays_inside_the_kernels_memory(tmp_path):
