@@ -1909,8 +1909,8 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
     attempt ``k`` stopped (``sample_posterior(..., resume=...)``) and keeps ``n_samples`` at thinning
     ``factors[k] * thin`` (default 2, 4, 8, ..., 64): all earlier sweeps are its burn-in, so no work is thrown
     away and only the last attempt's samples are kept and diagnosed.  A continued chain is the longer chain
-    draw for draw, so the sample is exactly the paper's posterior's and a function of the seed alone (not of
-    ``n_jobs``).  The whole schedule is ``burn_in + n_samples * thin * (1 + 2 + ... + 64)`` sweeps a chain,
+    draw for draw, so the sample is drawn from exactly the paper's posterior, and it is a function of the seed
+    alone (not of ``n_jobs``).  The whole schedule is ``burn_in + n_samples * thin * (1 + 2 + ... + 64)`` sweeps a chain,
     128,000 at the defaults.
 
     ``work_budget`` (``None``: none) bounds the time on large data as in
