@@ -33,7 +33,7 @@ from .moves import FIRST_CHANGED, propose
 from .polish import polish_list
 from .row_order import grouped_for_search
 from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
-from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_sweeps, walk_stage
+from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_plan, walk_stage, walk_sweeps
 
 COOLING_SCHEDULES = ("constant", "geometric")
 
@@ -320,7 +320,8 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         lists the earlier stages visited (:attr:`frl_engine.walk.WalkStage.good_rules`).
         A walk's end replaces the best chain's list only when it is better.  Above
         :data:`frl_engine.walk.FULL_WALK_ROWS` rows the walkers run fewer sweeps for the same work
-        (:func:`frl_engine.walk.walk_sweeps`).  From :data:`frl_engine.row_order.MIN_ROWS` rows the polished
+        (:func:`frl_engine.walk.walk_sweeps`), and there are fewer stages, each polishing fewer picks
+        (:func:`frl_engine.walk.walk_plan`: at 100,000 rows one stage of two picks).  From :data:`frl_engine.row_order.MIN_ROWS` rows the polished
         search runs on the rows sorted by its greedy list's groups (:mod:`frl_engine.row_order`): the same
         counts, hence the same result, counted faster.
     progress : callable or None
@@ -379,18 +380,19 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     winner = int(np.argmax(values))
     best_order, best_value = runs[winner][0], values[winner]
     stages = []
-    if polish and walks and (not converged or sparse):
+    n_walks, n_picks = walk_plan(problem.n_rows, walks) if walks else (0, 0)
+    if polish and n_walks and (not converged or sparse):
         workers = _worker_count(WALK_CHAINS, n_jobs)
         map_jobs = map if workers == 1 else _thread_pool(workers).map
         ends = [(run[0], run[1]) for run in runs]
-        for _ in range(int(walks)):
+        for _ in range(n_walks):
             if converged and len(stages) >= CHECK_WALKS and best_value <= values[winner]:
                 break   # the check found nothing better than the chains' agreed list
-            tell(f"searching: walk {len(stages) + 1} of at most {int(walks)} of the posterior from the best lists "
+            tell(f"searching: walk {len(stages) + 1} of at most {n_walks} of the posterior from the best lists "
                  f"(annealing rarely proposes each of {problem.n_rules:,} candidate rules)")
             learned = sorted({rule for earlier in stages for rule in earlier.good_rules})
             stage = walk_stage(problem, ends, rng.spawn(1)[0], n_sweeps=walk_sweeps(problem.n_rows), cache=cache,
-                               map_jobs=map_jobs, learned_rules=learned)
+                               map_jobs=map_jobs, learned_rules=learned, n_picks=n_picks)
             stages.append(stage)
             ends.extend(zip(stage.ends, stage.values))
             for order, value in zip(stage.ends, stage.values):

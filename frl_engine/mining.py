@@ -68,7 +68,19 @@ EARNS_ITS_PLACE = 0.05
 # Guards against memory blow-up, checked before the work is done.
 MAX_ITEM_PAIRS = 5_000_000  # pairs of frequent items (about 3,160 items)
 MAX_CANDIDATES = 5_000_000  # candidate k-sets at one Apriori level, k >= 3
-_CHUNK_ROWS = 1 << 14  # itemsets processed at once when AND-ing bit vectors
+_CHUNK_ROWS = 1 << 14  # itemsets processed at once when AND-ing bit vectors, at most
+_CHUNK_WORDS = 1 << 22  # ... and at most this many words (32 MB) in one chunk's bit vectors
+
+
+def _chunks(itemsets: np.ndarray, n_words: int):
+    """``(start, chunk)`` blocks of ``itemsets`` whose bit vectors fill at most ``_CHUNK_WORDS`` words.
+
+    At 100,000 rows (1,563 words) a block of ``_CHUNK_ROWS`` itemsets held 205 MB of bits, and numpy's
+    temporaries (the popcounts, the hash products) as much again: most of ``frl fit``'s peak memory there.
+    """
+    size = max(1, min(_CHUNK_ROWS, _CHUNK_WORDS // max(1, int(n_words))))
+    for start in range(0, len(itemsets), size):
+        yield start, itemsets[start : start + size]
 
 
 class CandidateRules:
@@ -238,8 +250,7 @@ def _and_bits(packed: np.ndarray, itemsets: np.ndarray) -> np.ndarray:
 
 def _count(packed: np.ndarray, itemsets: np.ndarray) -> np.ndarray:
     counts = np.empty(len(itemsets), dtype=np.int64)
-    for start in range(0, len(itemsets), _CHUNK_ROWS):
-        chunk = itemsets[start : start + _CHUNK_ROWS]
+    for start, chunk in _chunks(itemsets, packed.shape[1]):
         counts[start : start + len(chunk)] = np.bitwise_count(_and_bits(packed, chunk)).sum(axis=1)
     return counts
 
@@ -331,8 +342,7 @@ def _distinct_coverage(itemsets: np.ndarray, packed: np.ndarray) -> np.ndarray:
     n_words = packed.shape[1]
     multipliers = (np.arange(1, n_words + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
     hashes = np.empty(len(itemsets), dtype=np.uint64)
-    for start in range(0, len(itemsets), _CHUNK_ROWS):
-        chunk = itemsets[start : start + _CHUNK_ROWS]
+    for start, chunk in _chunks(itemsets, n_words):
         hashes[start : start + len(chunk)] = (_and_bits(packed, chunk) * multipliers).sum(axis=1, dtype=np.uint64)
     _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
     shared = counts[inverse] > 1  # same hash: maybe the same coverage, compare the bits themselves
@@ -366,8 +376,8 @@ def _screening_scores(packed: np.ndarray, itemsets: np.ndarray, counts: np.ndarr
     if event_bits is None:
         return counts.astype(float)
     positives = np.empty(len(itemsets), dtype=np.int64)
-    for start in range(0, len(itemsets), _CHUNK_ROWS):
-        chunk = _and_bits(packed, itemsets[start : start + _CHUNK_ROWS]) & event_bits
+    for start, block in _chunks(itemsets, packed.shape[1]):
+        chunk = _and_bits(packed, block) & event_bits
         positives[start : start + len(chunk)] = np.bitwise_count(chunk).sum(axis=1)
     p = n_events / n_rows
 
@@ -474,8 +484,8 @@ def mine_packed(
                 f"by {how}); raise max_rules (--max-rules) to keep more")
     rules = tuple(Rule(tuple(conditions[i] for i in itemset if i != everyone)) for itemset in itemsets.tolist())
     rule_bits = np.empty((len(itemsets), packed.shape[1]), dtype=np.uint64)
-    for start in range(0, len(itemsets), _CHUNK_ROWS):
-        chunk = _and_bits(packed, itemsets[start : start + _CHUNK_ROWS])
+    for start, block in _chunks(itemsets, packed.shape[1]):
+        chunk = _and_bits(packed, block)
         rule_bits[start : start + len(chunk)] = chunk
     return CandidateRules(rules, packed=rule_bits, n_rows=n_rows, note=note, n_mined=n_mined)
 

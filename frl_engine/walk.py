@@ -33,6 +33,7 @@ number of workers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,10 @@ PICK_DISTANCE = 4
 AVOID_DISTANCE = 6
 #: The best visited lists whose rules join the next stages' focus set (:attr:`WalkStage.good_rules`).
 LEARNED_LISTS = 200
+#: Above ``FULL_WALK_ROWS`` rows the walk stages and the picks each stage polishes shrink in proportion to
+#: ``(FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (rows + SWEEP_OVERHEAD_ROWS)``, to at least these (:func:`walk_plan`).
+MIN_WALK_STAGES = 1
+MIN_WALK_PICKS = 2
 
 
 def walk_sweeps(n_rows: int) -> int:
@@ -76,6 +81,29 @@ def walk_sweeps(n_rows: int) -> int:
         return WALK_SWEEPS
     scaled = WALK_SWEEPS * (FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) // (int(n_rows) + SWEEP_OVERHEAD_ROWS)
     return max(MIN_WALK_SWEEPS, int(scaled))
+
+
+def walk_plan(n_rows: int, stages: int, picks: int = WALK_PICKS) -> tuple[int, int]:
+    """``(stages, picks)``: the walk stages a search on ``n_rows`` rows runs, and the lists each stage polishes.
+
+    Up to ``FULL_WALK_ROWS`` rows, ``stages`` and ``picks`` as asked (the default: 4 stages of 6 picks, every
+    UCI set and the 20,000-row exports).  Above, a stage's walkers already cost what they cost there
+    (:func:`walk_sweeps`), but its picks are polished on every row, so a stage costs more and more; and
+    every row of a large export makes a clinician wait.  So both shrink by the factor
+    ``s = (FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (n_rows + SWEEP_OVERHEAD_ROWS)``:
+    ``max(MIN_WALK_STAGES, floor(stages * s))`` stages of ``max(MIN_WALK_PICKS, floor(picks * s))`` picks
+    (at 100,000 rows: 1 stage of 2 picks, and ``frl fit`` on the logistic export takes about 30 s instead
+    of 70 s; its four stages of six picks had found nothing better, docs/search.md section 1, step 6).  A
+    function of the size, not of the clock: the search depends on the seed alone.  Never more than asked.
+    """
+    from .sampler import SWEEP_OVERHEAD_ROWS
+
+    stages, picks = int(stages), int(picks)
+    if n_rows <= FULL_WALK_ROWS:
+        return stages, picks
+    share = (FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (int(n_rows) + SWEEP_OVERHEAD_ROWS)
+    return (min(stages, max(MIN_WALK_STAGES, math.floor(stages * share))),
+            min(picks, max(MIN_WALK_PICKS, math.floor(picks * share))))
 
 
 @dataclass(frozen=True)

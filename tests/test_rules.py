@@ -401,6 +401,36 @@ def test_more_rules_than_max_rules_are_screened_not_refused(small_table):
     assert len(mine_rules(items, binarizer.conditions_, max_rules=n_rules, **settings).rules) == n_rules
 
 
+def test_the_rules_do_not_depend_on_how_the_itemsets_are_chunked(monkeypatch, small_table):
+    """Mining ANDs the itemsets' bit vectors in chunks of bounded memory (at most _CHUNK_WORDS words): chunks
+    of one or a few itemsets give the same rules, bits and screening as the default."""
+    binarizer = Binarizer()
+    items = binarizer.fit_transform(small_table)
+    event = np.random.default_rng(3).random(len(small_table)) < np.where(items[:, 0], 0.6, 0.1)
+    settings = dict(min_support=0.02, max_conditions=3, event=event, max_rules=60)
+    whole = mine_rules(items, binarizer.conditions_, **settings)
+    n_words = whole.packed.shape[1]
+    assert len(whole.rules) == 60 and whole.note                   # the screening ran too
+    real_chunks = rules_module._chunks
+    # at 100,000 rows a chunk holds 2,683 itemsets (32 MB of words), not 16,384 (205 MB)
+    assert [len(c) for _, c in real_chunks(np.zeros((20_000, 2), dtype=np.int64), 1_563)][0] == 2_683
+    sizes = []
+
+    def recorded(itemsets, words):
+        for start, chunk in real_chunks(itemsets, words):
+            sizes.append(len(chunk))
+            yield start, chunk
+
+    monkeypatch.setattr(rules_module, "_chunks", recorded)
+    for words in (n_words, 3 * n_words):
+        monkeypatch.setattr(rules_module, "_CHUNK_WORDS", words)
+        sizes.clear()
+        chunked = mine_rules(items, binarizer.conditions_, **settings)
+        assert max(sizes) == words // n_words                     # one or three itemsets at a time
+        assert chunked.names == whole.names and chunked.n_mined == whole.n_mined
+        assert np.array_equal(chunked.packed, whole.packed)
+
+
 def test_no_rule_reaching_min_support_is_an_error():
     items = np.eye(40, 4, dtype=bool)
     conditions = [Condition(c, "is true") for c in "ABCD"]

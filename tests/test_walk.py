@@ -11,7 +11,7 @@ from frl_engine.model import Hyperparameters, PackedProblem, fit_list
 from frl_engine.search_report import SearchReport, search_report
 from frl_engine.simulate import simulate_rule_list_data
 import frl_engine.walk as walk
-from frl_engine.walk import pick_diverse, walk_stage, walk_sweeps
+from frl_engine.walk import pick_diverse, walk_plan, walk_stage, walk_sweeps
 
 UCI = Path(__file__).resolve().parents[2] / "shared" / "uci"
 
@@ -156,6 +156,39 @@ def test_walkers_on_many_rows_run_fewer_sweeps_for_the_same_work(monkeypatch):
     result = anneal(problem, n_steps=30, n_chains=4, random_state=0)
     assert len(result.walks) == len(seen) == 1
     assert seen == [walk.WALK_SWEEPS * (100 + SWEEP_OVERHEAD_ROWS) // (1500 + SWEEP_OVERHEAD_ROWS)]
+
+
+def test_searches_on_many_rows_run_fewer_walk_stages_of_fewer_picks(monkeypatch):
+    """Up to FULL_WALK_ROWS rows the stages and picks asked for; above, both shrink with the rows (at least
+    MIN_WALK_STAGES of MIN_WALK_PICKS), never above what was asked; the search runs that many."""
+    from frl_engine.sampler import SWEEP_OVERHEAD_ROWS
+
+    assert walk_plan(4_601, 4) == walk_plan(walk.FULL_WALK_ROWS, 4) == (4, walk.WALK_PICKS)
+    assert walk_plan(4_601, 2, 3) == (2, 3)
+    assert walk_plan(100_000, 4) == (1, 2)            # the logistic export's size: one stage of two picks
+    share = (walk.FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (40_000 + SWEEP_OVERHEAD_ROWS)
+    assert walk_plan(40_000, 4) == (int(4 * share), int(6 * share)) == (2, 3)
+    plans = [walk_plan(n, 4) for n in (20_001, 25_000, 30_000, 50_000, 100_000, 10 ** 7)]
+    assert plans == sorted(plans, reverse=True)       # never more for more rows
+    assert walk_plan(10 ** 7, 4) == (walk.MIN_WALK_STAGES, walk.MIN_WALK_PICKS)
+    assert walk_plan(10 ** 7, 4, 1) == (1, 1)         # never more picks than asked
+    # the search runs the size's stages, each with the size's picks (the real stages run)
+    problem = _small_problem(seed=2, n_rows=1500, n_rules=80)
+    monkeypatch.setattr(walk, "FULL_WALK_ROWS", 100)
+    monkeypatch.setattr("frl_engine.sampler.SWEEP_OVERHEAD_ROWS", 0)
+    picks = []
+    real_stage = walk_stage
+
+    def recording_stage(*args, **kwargs):
+        picks.append(kwargs["n_picks"])
+        return real_stage(*args, **kwargs)
+
+    monkeypatch.setattr("frl_engine.anneal.walk_stage", recording_stage)
+    expected = walk_plan(1500, 4)
+    assert expected == (1, 2)
+    result = anneal(problem, n_steps=30, n_chains=4, random_state=0, walks=4)
+    assert len(result.walks) == len(picks) == result.report.n_walks == 1
+    assert picks == [2] and all(len(stage.picks) <= 2 for stage in result.walks)
 
 
 def test_later_stages_propose_the_rules_of_the_best_lists_earlier_stages_visited():
