@@ -1287,7 +1287,7 @@ class PosteriorSample:
         Acceptance rate of the exchanges between adjacent temperatures ``(k, k+1)``, pooled over chains.
     attempts : tuple of dict
         The runs drawn before this one by :func:`sample_posterior_tempered_until_converged`, and this
-        one last: ``{"factor", "replicas", "worst_rhat", "converged", "top_swap", "sweeps", "continued"}``
+        one last: ``{"factor", "replicas", "worst_rhat", "converged", "top_swap", "sweeps", "continued", "work"}``
         (empty otherwise).
     chain_states : tuple of ChainState
         Where each chain stopped (``sample_posterior(..., resume=this)`` continues them).
@@ -1800,19 +1800,35 @@ LONG_WITHIN = math.inf
 # The estimator's default (sample_posterior_continued_until_converged): the thinning factors of the attempts
 # that continue the plain chains after the first, while they have not converged.  Doubling stops easy data
 # early (the raw export: at 1x or 2x, 1 to 2 s); the last attempt is as long as all before it together, which
-# are its burn-in.  The whole schedule: 2,000 + 126,000 sweeps a chain at the defaults.
+# are its burn-in.  The whole schedule: 2,000 + 126,000 sweeps a chain at the defaults, within the work budget
+# of LIST_WORK_BUDGET below (on a slower machine the whole schedule took UCI Spambase's sample to 90 s and the
+# logistic export's, 20,000 rows, to 100 s; the budget now ends both at 32x); docs/search.md section 2.
 PLAIN_FACTORS = (2, 4, 8, 16, 32, 64)
 # The default sample's work budget, so that it returns in about a minute on 2 cores whatever the rows: a
 # chain's sweep (a replica's, when tempered) is taken to cost as much as rows + SWEEP_OVERHEAD_ROWS, and an
 # attempt runs only while the chain's sweeps x (rows + SWEEP_OVERHEAD_ROWS) so far stay within WORK_BUDGET per
 # 1,000 samples (scaled with n_samples).  Fitted to the plain sweeps of the logistic export (4 chains on 2
-# cores: 0.40 ms a sweep at 20,000 rows, 1.85 ms at 100,000; its lists hold 12 rules): the whole plain
-# schedule (128,000 sweeps) fits up to 20,000 rows (52 s there when it runs to 64x); at 100,000 rows it stops
-# after the 8x attempt (16,000 sweeps, about 30 s; the 16x attempt would end at 59 s).  Longer lists cost more
-# a sweep than this counts (UCI Spambase's 17 rules: 0.39 ms at 4,601 rows, its whole schedule 50 s).  The
-# first attempt always runs.  docs/search.md section 2.
+# cores: 0.40 ms a sweep at 20,000 rows, 1.85 ms at 100,000; its lists hold 12 rules) on a machine about 1.8
+# times faster than the one of LIST_WORK_BUDGET below: the whole plain schedule (128,000 sweeps) fit up to
+# 20,000 rows; at 100,000 rows it stopped after the 8x attempt.  Longer lists cost more a sweep than this counts
+# (UCI Spambase's 17 rules: 0.39 ms at 4,601 rows), so the default plain schedule now counts the lists' length
+# (LIST_WORK_BUDGET); the tempered escalation keeps this model.  The first attempt always runs.
+# docs/search.md section 2.
 SWEEP_OVERHEAD_ROWS = 5_000
 WORK_BUDGET = 3.3e9
+# The default plain schedule's work model (sample_posterior_continued_until_converged).  A sweep's list moves
+# each recount the rows below their change and score the positions below it, so a chain's sweep costs about
+# L x (rows + LIST_SWEEP_OVERHEAD_ROWS), L the mean length of the lists drawn; the rows-only model above had UCI
+# Spambase's 17-rule lists at 0.4 times their cost, and breast cancer's 9-rule posterior lists on 683 rows at
+# about twice it.  Fitted to four default samples on the slower machine that measured them (4 chains on 2 cores,
+# ms per sweep: the logistic export 0.87 at 20,000 rows, L about 12.5, and 3.5 at 100,000, L about 21; breast
+# cancer 0.41; Spambase 0.79, which this over-counts by about 13%): 1.21e-6 ms x L x (rows + 37,000).
+# LIST_WORK_BUDGET is a minute of that per 1,000 samples: breast cancer runs to 64x (about 52 s), Spambase and
+# the logistic export at 20,000 rows to 32x (51 and 56 s), that export at 100,000 rows to 8x (56 s).  An
+# attempt runs only if the work so far plus its own, counted at the last attempt's mean L, stays within it.
+# A function of the draws, not of the clock: the sample still depends on the seed alone.
+LIST_SWEEP_OVERHEAD_ROWS = 37_000
+LIST_WORK_BUDGET = 4.95e10
 
 
 def sample_posterior_until_converged(problem: PackedProblem, *, n_samples: int = 1000, burn_in: int | None = None,
@@ -1900,7 +1916,7 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
 def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samples: int = 1000,
                                                burn_in: int | None = None, thin: int = 1,
                                                factors: Sequence[int] = PLAIN_FACTORS,
-                                               work_budget: float | None = WORK_BUDGET,
+                                               work_budget: float | None = LIST_WORK_BUDGET,
                                                **kwargs) -> PosteriorSample:
     """The estimator's default sample: the plain sampler, its chains continued longer while it has not converged.
 
@@ -1913,11 +1929,12 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
     alone (not of ``n_jobs``).  The whole schedule is ``burn_in + n_samples * thin * (1 + 2 + ... + 64)`` sweeps a chain,
     128,000 at the defaults.
 
-    ``work_budget`` (``None``: none) bounds the time on large data as in
-    :func:`sample_posterior_tempered_until_converged`: an attempt after the first runs only if each chain's
-    sweeps so far, times ``n_rows + SWEEP_OVERHEAD_ROWS``, stay within ``work_budget * n_samples / 1000``;
-    otherwise the sample is the last attempt's, its last attempt records ``"over_budget": True`` and the
-    summary says the longer attempt was not run.
+    ``work_budget`` (``None``: none) bounds the time, about a minute on 2 cores: an attempt's work is its
+    sweeps per chain times ``L * (n_rows + LIST_SWEEP_OVERHEAD_ROWS)``, ``L`` the mean length of the lists the
+    attempt drew (for an attempt not yet drawn, of the last one drawn), and an attempt after the first runs
+    only if the work so far plus its own stays within ``work_budget * n_samples / 1000``; otherwise the sample
+    is the last attempt's, its last attempt records ``"over_budget": True`` and the summary says the longer
+    attempt was not run.  Every attempt records its ``"work"``.
 
     Why plain and not tempered: on the data measured (docs/search.md section 2), the tempered escalation's
     replicas took most of the work from the kept chain without carrying it between the regions its chains
@@ -1931,7 +1948,7 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
     if len(_check_temperatures(kwargs.pop("temperatures", 1))) != 1:
         raise FRLError("sample_posterior_continued_until_converged runs the plain sampler: use "
                        "sample_posterior_tempered_until_converged or sample_posterior for tempering")
-    attempt = _Attempts(problem, n_samples, thin, work_budget, True, kwargs)
+    attempt = _Attempts(problem, n_samples, thin, work_budget, True, kwargs, length_aware=True)
     try:
         result = attempt(1, 1, burn_in, None)
         for factor in factors:
@@ -1950,11 +1967,12 @@ class _Attempts:
     ``factor * thin`` on ``ladder``, continuing ``previous`` (when chains are continued), and returns the
     sample with every attempt so far in ``attempts``; it raises :class:`_OverBudget` instead when the
     chains' replica-sweeps so far, times ``n_rows + SWEEP_OVERHEAD_ROWS``, would pass the budget (never for
-    the first attempt).
+    the first attempt).  ``length_aware``: a sweep costs ``L * (n_rows + LIST_SWEEP_OVERHEAD_ROWS)`` instead,
+    ``L`` the mean length of an attempt's draws (of the last attempt's, for the one about to be drawn).
     """
 
     def __init__(self, problem: PackedProblem, n_samples: int, thin: int, work_budget, continue_chains: bool,
-                 kwargs: dict):
+                 kwargs: dict, length_aware: bool = False):
         if work_budget is not None and (isinstance(work_budget, bool) or not isinstance(work_budget, Real)
                                         or not work_budget > 0):
             raise FRLError(f"work_budget must be a positive number of row-sweeps or None, got {work_budget!r}")
@@ -1962,26 +1980,32 @@ class _Attempts:
         self.n_samples = n_samples
         self.thin = thin
         self.budget = math.inf if work_budget is None else float(work_budget) * n_samples / 1000.0
-        self.per_sweep = problem.n_rows + SWEEP_OVERHEAD_ROWS
+        self.length_aware = length_aware
+        self.per_sweep = problem.n_rows + (LIST_SWEEP_OVERHEAD_ROWS if length_aware else SWEEP_OVERHEAD_ROWS)
         self.continue_chains = continue_chains
         self.kwargs = kwargs
         self.spent = 0.0
         self.done = []
 
+    def _length(self, sample) -> float:
+        """The mean length of ``sample``'s lists when the work counts them, else 1."""
+        return float(np.mean(sample.lengths)) if self.length_aware and len(sample.lengths) else 1.0
+
     def __call__(self, factor: int, ladder, burn: int, previous):
         sweeps = burn + self.n_samples * self.thin * factor
         work = len(_check_temperatures(ladder)) * sweeps * self.per_sweep
-        if previous is not None and self.spent + work > self.budget:
+        if previous is not None and self.spent + work * self._length(previous) > self.budget:
             self.done[-1]["over_budget"] = True
             raise _OverBudget(replace(previous, attempts=tuple(self.done)))
-        self.spent += work
         resume = previous if self.continue_chains else None
         result = sample_posterior(self.problem, n_samples=self.n_samples, burn_in=burn, thin=self.thin * factor,
                                   temperatures=ladder, resume=resume, **self.kwargs)
+        work *= self._length(result)
+        self.spent += work
         self.done.append({"factor": factor, "replicas": len(result.temperatures),
                           "worst_rhat": result.verdict.worst_rhat, "converged": result.verdict.converged,
                           "top_swap": result.swap_acceptance[0] if result.swap_acceptance else math.nan,
-                          "sweeps": sweeps, "continued": resume is not None})
+                          "sweeps": sweeps, "continued": resume is not None, "work": work})
         return replace(result, attempts=tuple(self.done))
 
 

@@ -40,6 +40,7 @@ import numpy as np
 
 from .basin import PolishCache, hop
 from .model import PackedProblem, fit_list
+from .row_order import MIN_ROWS
 
 #: Walk stages after the annealing rounds, run only when those have not converged.  On Spambase one stage from
 #: the common local maximum finds the best known list (-1159.50) about 4 times in 10 (docs/search.md section 4).
@@ -61,8 +62,11 @@ PICK_DISTANCE = 4
 AVOID_DISTANCE = 6
 #: The best visited lists whose rules join the next stages' focus set (:attr:`WalkStage.good_rules`).
 LEARNED_LISTS = 200
-#: Above ``FULL_WALK_ROWS`` rows the walk stages and the picks each stage polishes shrink in proportion to
-#: ``(FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (rows + SWEEP_OVERHEAD_ROWS)``, to at least these (:func:`walk_plan`).
+#: Above ``FULL_PLAN_ROWS`` rows the walk stages and the picks each stage polishes shrink in proportion to
+#: ``(FULL_PLAN_ROWS + SWEEP_OVERHEAD_ROWS) / (rows + SWEEP_OVERHEAD_ROWS)``, to at least ``MIN_WALK_STAGES`` and
+#: ``MIN_WALK_PICKS`` (:func:`walk_plan`).  ``FULL_PLAN_ROWS`` is where the search starts to sort its rows
+#: (:data:`frl_engine.row_order.MIN_ROWS`): every UCI set keeps its four stages of six picks.
+FULL_PLAN_ROWS = MIN_ROWS
 MIN_WALK_STAGES = 1
 MIN_WALK_PICKS = 2
 
@@ -86,22 +90,22 @@ def walk_sweeps(n_rows: int) -> int:
 def walk_plan(n_rows: int, stages: int, picks: int = WALK_PICKS) -> tuple[int, int]:
     """``(stages, picks)``: the walk stages a search on ``n_rows`` rows runs, and the lists each stage polishes.
 
-    Up to ``FULL_WALK_ROWS`` rows, ``stages`` and ``picks`` as asked (the default: 4 stages of 6 picks, every
-    UCI set and the 20,000-row exports).  Above, a stage's walkers already cost what they cost there
-    (:func:`walk_sweeps`), but its picks are polished on every row, so a stage costs more and more; and
-    every row of a large export makes a clinician wait.  So both shrink by the factor
-    ``s = (FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (n_rows + SWEEP_OVERHEAD_ROWS)``:
-    ``max(MIN_WALK_STAGES, floor(stages * s))`` stages of ``max(MIN_WALK_PICKS, floor(picks * s))`` picks
-    (at 100,000 rows: 1 stage of 2 picks, and ``frl fit`` on the logistic export takes about 30 s instead
-    of 70 s; its four stages of six picks had found nothing better, docs/search.md section 1, step 6).  A
-    function of the size, not of the clock: the search depends on the seed alone.  Never more than asked.
+    Up to ``FULL_PLAN_ROWS`` rows (every UCI set), ``stages`` and ``picks`` as asked (the default: 4 stages of
+    6 picks).  Above, a stage costs more with every row (its walkers up to ``FULL_WALK_ROWS``, then the same:
+    :func:`walk_sweeps`; its picks are polished on every row), and a clinician with a large export waits for
+    all of it.  So both shrink by the factor ``s = (FULL_PLAN_ROWS + SWEEP_OVERHEAD_ROWS) / (n_rows +
+    SWEEP_OVERHEAD_ROWS)``: ``max(MIN_WALK_STAGES, floor(stages * s))`` stages of ``max(MIN_WALK_PICKS,
+    floor(picks * s))`` picks: at 20,000 rows 2 stages of 3 picks, from about 40,000 rows 1 stage of 2.  On
+    the logistic export (20,000 and 100,000 rows), where the four stages of six picks had found nothing
+    better, ``frl fit`` takes about half the time (docs/search.md section 1, step 6).  A function of the
+    size, not of the clock: the search depends on the seed alone.  Never more than asked.
     """
     from .sampler import SWEEP_OVERHEAD_ROWS
 
     stages, picks = int(stages), int(picks)
-    if n_rows <= FULL_WALK_ROWS:
+    if n_rows <= FULL_PLAN_ROWS:
         return stages, picks
-    share = (FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (int(n_rows) + SWEEP_OVERHEAD_ROWS)
+    share = (FULL_PLAN_ROWS + SWEEP_OVERHEAD_ROWS) / (int(n_rows) + SWEEP_OVERHEAD_ROWS)
     return (min(stages, max(MIN_WALK_STAGES, math.floor(stages * share))),
             min(picks, max(MIN_WALK_PICKS, math.floor(picks * share))))
 

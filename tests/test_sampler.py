@@ -1030,7 +1030,7 @@ def test_the_default_sample_continues_its_plain_chains_longer_until_they_converg
     np.testing.assert_array_equal(results[0].log_posterior_trace, whole.log_posterior_trace)
     assert "runs drawn: plain 1x, R-hat" in results[0].summary() and "continued, plain 8x" in results[0].summary()
     json.dumps(results[0].to_dict(), allow_nan=False)
-    # the default factors double up to 64x
+    # the default factors double up to 64x (within the work budget: the next test)
     assert PLAIN_FACTORS == (2, 4, 8, 16, 32, 64)
     quick = sample_posterior_continued_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
                                                        random_state=0, n_jobs=2)
@@ -1042,31 +1042,54 @@ def test_the_default_sample_continues_its_plain_chains_longer_until_they_converg
 
 
 def test_the_default_plain_schedule_stops_before_an_attempt_over_its_work_budget():
-    """The plain schedule keeps to the same work budget as the tempered one: the sample is the last attempt
-    drawn, and the default budget holds the whole schedule at 20,000 rows but not at 100,000."""
-    from frl_engine.sampler import (PLAIN_FACTORS, SWEEP_OVERHEAD_ROWS, WORK_BUDGET,
+    """The plain schedule counts an attempt's work as sweeps x L x (rows + LIST_SWEEP_OVERHEAD_ROWS), L the mean
+    length of the lists it drew (of the last attempt's, for the next one), and draws the next attempt only within
+    the budget: the sample is then the last attempt drawn.  The default budget is the minute measured: breast
+    cancer's 9-rule posterior lists run the whole schedule, Spambase's 17 rules and the logistic export's stop at
+    32x, that export at 100,000 rows at 8x."""
+    from frl_engine.sampler import (LIST_SWEEP_OVERHEAD_ROWS, LIST_WORK_BUDGET, PLAIN_FACTORS,
                                     sample_posterior_continued_until_converged)
 
     problem, true_order = planted_problem()
     kwargs = dict(n_samples=12, n_chains=4, burn_in=5, starts=[true_order, [3], [7, 9], []], random_state=0,
                   refresh=2, n_jobs=1)
-    per_sweep = problem.n_rows + SWEEP_OVERHEAD_ROWS
-    budget = (17 + 24 + 48 + 0.5) * per_sweep * 1000 / 12   # room for 1x, 2x and 4x, not 8x
+    per_sweep = problem.n_rows + LIST_SWEEP_OVERHEAD_ROWS
+    by_hand = [sample_posterior(problem, **kwargs)]
+    for factor in (2, 4, 8):
+        by_hand.append(sample_posterior(problem, **{**kwargs, "burn_in": 0}, thin=factor, resume=by_hand[-1]))
+    sweeps = [17, 24, 48, 96]
+    works = [n * np.mean(sample.lengths) * per_sweep for n, sample in zip(sweeps, by_hand)]
+    assert len({round(np.mean(sample.lengths), 6) for sample in by_hand}) > 1   # the lengths do differ
+    # room for 1x, 2x and 4x; 8x counted at the 4x attempt's mean length would pass it
+    next_work = sweeps[3] * np.mean(by_hand[2].lengths) * per_sweep
+    budget = (sum(works[:3]) + 0.5 * next_work) * 1000 / 12
     stopped = sample_posterior_continued_until_converged(problem, work_budget=budget, **kwargs)
     assert [a["factor"] for a in stopped.attempts] == [1, 2, 4] and stopped.attempts[-1]["over_budget"]
+    np.testing.assert_allclose([a["work"] for a in stopped.attempts], works[:3])
     assert "no longer attempt: it would pass the default's work budget" in stopped.summary()
-    by_hand = sample_posterior(problem, **kwargs)
-    for factor in (2, 4):
-        by_hand = sample_posterior(problem, **{**kwargs, "burn_in": 0}, thin=factor, resume=by_hand)
-    np.testing.assert_array_equal(stopped.log_posterior_trace, by_hand.log_posterior_trace)
+    np.testing.assert_array_equal(stopped.log_posterior_trace, by_hand[2].log_posterior_trace)
+    # with room for the estimate of the 8x attempt, it is drawn
+    more = sample_posterior_continued_until_converged(
+        problem, work_budget=(sum(works[:3]) + 1.01 * next_work) * 1000 / 12, factors=(2, 4, 8), **kwargs)
+    assert [a["factor"] for a in more.attempts] == [1, 2, 4, 8] and not more.attempts[-1].get("over_budget")
     for bad in (0, -1.0, "a minute", True):   # refused before any sampling
         with pytest.raises(FRLError, match="work_budget must be a positive number"):
             sample_posterior_continued_until_converged(problem, work_budget=bad, **kwargs)
-    schedule = 2000 + 1000 * sum(PLAIN_FACTORS)
-    assert schedule * (20_000 + SWEEP_OVERHEAD_ROWS) <= WORK_BUDGET < schedule * (100_000 + SWEEP_OVERHEAD_ROWS)
-    # at 100,000 rows the attempts up to 8x fit, not the 16x one (about 30 s and 59 s on 2 cores)
-    assert 1000 * (2 + 2 + 4 + 8) * (100_000 + SWEEP_OVERHEAD_ROWS) <= WORK_BUDGET
-    assert 1000 * (2 + 2 + 4 + 8 + 16) * (100_000 + SWEEP_OVERHEAD_ROWS) > WORK_BUDGET
+
+    def last_factor(rows, length):   # the schedule's last attempt at the defaults, lists of a given length
+        done, factor = 2000 * length * (rows + LIST_SWEEP_OVERHEAD_ROWS), 1
+        for f in PLAIN_FACTORS:
+            work = 1000 * f * length * (rows + LIST_SWEEP_OVERHEAD_ROWS)
+            if done + work > LIST_WORK_BUDGET:
+                break
+            done, factor = done + work, f
+        return factor
+
+    assert last_factor(683, 9) == 64             # UCI breast cancer: the whole schedule
+    assert last_factor(4_601, 17.5) == 32        # UCI Spambase
+    assert last_factor(20_000, 12.5) == 32       # the logistic export
+    assert last_factor(100_000, 21) == 8         # the logistic export at 100,000 rows
+    assert last_factor(20_000, 4) == 64          # the raw export's 4-rule lists, were they not to converge
 
 
 def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):

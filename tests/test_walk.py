@@ -159,22 +159,22 @@ def test_walkers_on_many_rows_run_fewer_sweeps_for_the_same_work(monkeypatch):
 
 
 def test_searches_on_many_rows_run_fewer_walk_stages_of_fewer_picks(monkeypatch):
-    """Up to FULL_WALK_ROWS rows the stages and picks asked for; above, both shrink with the rows (at least
+    """Up to FULL_PLAN_ROWS rows the stages and picks asked for; above, both shrink with the rows (at least
     MIN_WALK_STAGES of MIN_WALK_PICKS), never above what was asked; the search runs that many."""
     from frl_engine.sampler import SWEEP_OVERHEAD_ROWS
 
-    assert walk_plan(4_601, 4) == walk_plan(walk.FULL_WALK_ROWS, 4) == (4, walk.WALK_PICKS)
+    assert walk_plan(4_601, 4) == walk_plan(walk.FULL_PLAN_ROWS, 4) == (4, walk.WALK_PICKS)   # every UCI set
     assert walk_plan(4_601, 2, 3) == (2, 3)
     assert walk_plan(100_000, 4) == (1, 2)            # the logistic export's size: one stage of two picks
-    share = (walk.FULL_WALK_ROWS + SWEEP_OVERHEAD_ROWS) / (40_000 + SWEEP_OVERHEAD_ROWS)
-    assert walk_plan(40_000, 4) == (int(4 * share), int(6 * share)) == (2, 3)
-    plans = [walk_plan(n, 4) for n in (20_001, 25_000, 30_000, 50_000, 100_000, 10 ** 7)]
+    share = (walk.FULL_PLAN_ROWS + SWEEP_OVERHEAD_ROWS) / (20_000 + SWEEP_OVERHEAD_ROWS)
+    assert walk_plan(20_000, 4) == (int(4 * share), int(6 * share)) == (2, 3)
+    plans = [walk_plan(n, 4) for n in (walk.FULL_PLAN_ROWS + 1, 15_000, 20_000, 30_000, 50_000, 100_000, 10 ** 7)]
     assert plans == sorted(plans, reverse=True)       # never more for more rows
     assert walk_plan(10 ** 7, 4) == (walk.MIN_WALK_STAGES, walk.MIN_WALK_PICKS)
     assert walk_plan(10 ** 7, 4, 1) == (1, 1)         # never more picks than asked
     # the search runs the size's stages, each with the size's picks (the real stages run)
     problem = _small_problem(seed=2, n_rows=1500, n_rules=80)
-    monkeypatch.setattr(walk, "FULL_WALK_ROWS", 100)
+    monkeypatch.setattr(walk, "FULL_PLAN_ROWS", 100)
     monkeypatch.setattr("frl_engine.sampler.SWEEP_OVERHEAD_ROWS", 0)
     picks = []
     real_stage = walk_stage
