@@ -1473,7 +1473,7 @@ def _describe_attempt(attempt: dict) -> str:
     text = f"{kind} {attempt['factor']}x, R-hat {_fmt(attempt['worst_rhat'])}" + \
         ("" if attempt["converged"] else " (not converged)")
     if attempt.get("over_budget"):
-        text += "; no longer attempt: it would pass the default's work budget for this many rows (about a minute)"
+        text += "; no longer attempt: it would pass the default's work budget for these rows and lists (about a minute)"
     return text
 
 

@@ -95,7 +95,7 @@ def walk_plan(n_rows: int, stages: int, picks: int = WALK_PICKS) -> tuple[int, i
     :func:`walk_sweeps`; its picks are polished on every row), and a clinician with a large export waits for
     all of it.  So both shrink by the factor ``s = (FULL_PLAN_ROWS + SWEEP_OVERHEAD_ROWS) / (n_rows +
     SWEEP_OVERHEAD_ROWS)``: ``max(MIN_WALK_STAGES, floor(stages * s))`` stages of ``max(MIN_WALK_PICKS,
-    floor(picks * s))`` picks: at 20,000 rows 2 stages of 3 picks, from about 40,000 rows 1 stage of 2.  On
+    floor(picks * s))`` picks: at 20,000 rows 2 stages of 3 picks, from 30,000 rows 1 stage of 2.  On
     the logistic export (20,000 and 100,000 rows), where the four stages of six picks had found nothing
     better, ``frl fit`` takes about half the time (docs/search.md section 1, step 6).  A function of the
     size, not of the clock: the search depends on the seed alone.  Never more than asked.
