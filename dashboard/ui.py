@@ -362,11 +362,19 @@ def go_to(page: str, label: str, icon: str | None = None) -> None:
 
 
 def list_on_its_way() -> jobs.Job | None:
-    """The fit started from the Fit page whose list has not arrived yet (the Rule list page waits for it)."""
+    """The fit started from the Fit page whose list has not reached this session yet (the Rule list page waits for it).
+
+    Judged by what this session has collected (:func:`dashboard.state.collect_jobs`), not by the job's own count:
+    a list the job publishes after this run collected the jobs' results is still on its way until a run takes
+    it.  Judged by the job's count, that gap showed "No rule list yet" without the page's title on a loaded
+    machine.  A job that ended before its list (stopped, failed) is not on its way: :func:`fit_problem_note`.
+    """
     job = state.job("fit")
-    if job is not None and not job.done and job.meta.get("navigate") and job.version == 0:
-        return job
-    return None
+    if job is None or not job.meta.get("navigate") or st.session_state[state.COLLECTED].get(job.id, 0) > 0:
+        return None
+    if job.done and job.version == 0:
+        return None
+    return job
 
 
 def fit_problem_note() -> None:

@@ -24,6 +24,7 @@ def _check_patient(fit_id: str, model: dict, fields) -> None:
         ss[state.PATIENT] = (fit_id, None, str(exc))
 
 
+state.collect_jobs()  # a list published since the app collected the jobs' results is shown now
 if ui.list_on_its_way() is not None:  # the user pressed Fit: the search runs, its list appears here
     ui.header("Falling rule list", "Searching for the list with the highest posterior probability (simulated "
                                    "annealing, paper section 3.1).")
