@@ -1473,7 +1473,8 @@ def _describe_attempt(attempt: dict) -> str:
     text = f"{kind} {attempt['factor']}x, R-hat {_fmt(attempt['worst_rhat'])}" + \
         ("" if attempt["converged"] else " (not converged)")
     if attempt.get("over_budget"):
-        text += "; no longer attempt: it would pass the default's work budget for these rows and lists (about a minute)"
+        text += ("; no longer attempt: it would pass the default's work budget for these rows and lists "
+                 "(about a minute)")
     return text
 
 
@@ -1975,7 +1976,7 @@ class _Attempts:
                  kwargs: dict, length_aware: bool = False):
         if work_budget is not None and (isinstance(work_budget, bool) or not isinstance(work_budget, Real)
                                         or not work_budget > 0):
-            raise FRLError(f"work_budget must be a positive number of row-sweeps or None, got {work_budget!r}")
+            raise FRLError(f"work_budget must be a positive number of units of work or None, got {work_budget!r}")
         self.problem = problem
         self.n_samples = n_samples
         self.thin = thin

@@ -60,8 +60,9 @@ else:
     st.warning(verdict.message.replace("(a larger --samples)", "(more Samples per chain on the Fit page)")
                .replace("(--sampler-chains)", "(Sampler chains on the Fit page)"), icon=":material/warning:")
     if getattr(view, "over_budget", False):
-        st.caption("The sampler stopped before its next, longer attempt: with this many patients and lists this long "
-                   "it would take more than about a minute. More Samples per chain on the Fit page make every attempt longer.")
+        st.caption("The sampler stopped before its next, longer attempt: with this many patients and lists this "
+                   "long it would take more than about a minute. More Samples per chain on the Fit page make every "
+                   "attempt longer.")
 if view.map_groups_frequency < RARELY_SAMPLED:
     # A clinician reading "0.0%" next to their card deserves the reason (docs/search.md section 4).
     st.caption(f"The list shown is {charts.pct(view.map_list_frequency)} of the sampled lists, and "
