@@ -162,10 +162,11 @@ class SearchReport:
                     f"better than any chain's, which is the one printed; no chain reached it, so a better one may "
                     f"exist and another run may print a different list: {more_chains}.")
         if self.unexplored:
+            why = (f"{self.n_chains} chains are too few to tell whether others would end elsewhere: about"
+                   if self.n_distinct == 1 else f"the chains ended at {self.n_distinct} different lists, so about")
             return (f"Search not converged: {self.n_reached_best} of {self.n_chains} chains reached the same best "
-                    f"list, but the chains ended at {self.n_distinct} different lists, so about "
-                    f"{self._share_text()} of further chains would end at a list none has found yet, which may "
-                    f"be better{walks}; another run may print a different list: {more_chains}.")
+                    f"list, but {why} {self._share_text()} of further chains would end at a list none has found "
+                    f"yet, which may be better{walks}; another run may print a different list: {more_chains}.")
         return (f"Search not converged: only {self.n_reached_best} of {self.n_chains} chains reached the best list "
                 f"(the next best chain is {self._gap_text()} worse, the worst {self.spread_nats:.1f} nats{walks}); "
                 f"another run may print a different list: {what}.")

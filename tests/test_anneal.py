@@ -268,6 +268,17 @@ def test_two_agreeing_chains_are_not_enough_when_the_chains_end_everywhere():
     assert SearchReport.from_dict(old).unseen_share is None and "not converged" in SearchReport.from_dict(old).message()
 
 
+def test_two_chains_at_one_list_say_they_are_too_few_not_that_they_ended_at_different_lists():
+    """Two chains at the same list: 1 * 2 / 2 = nothing known about other lists (``--chains 1``'s two rounds)."""
+    from frl_engine.search_report import search_report
+
+    pair = search_report([-10.0, -10.0], 2)
+    assert pair.unseen_share == 1.0 and not pair.converged and pair.unexplored
+    line = pair.message()
+    assert "2 of 2 chains reached the same best list" in line and "2 chains are too few" in line
+    assert "different lists" not in line and "100% of further chains" in line
+
+
 UCI = Path(__file__).resolve().parents[2] / "shared" / "uci"
 
 

@@ -123,9 +123,17 @@ def _distinct(problems: list[str], limit: int = 30) -> list[str]:
 
 
 def _nav(page, title: str) -> None:
+    """Open a page from the sidebar and wait for its title; when it does not come, fail with what the page shows."""
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
     heading = "Falling rule list" if title == "Rule list" else title
-    page.get_by_role("heading", level=1).filter(has_text=heading).wait_for()
+    try:
+        page.get_by_role("heading", level=1).filter(has_text=heading).wait_for()
+    except PlaywrightTimeoutError:
+        shot = _shot(page, f"nav-timeout-{title.lower().replace(' ', '-')}")
+        main = page.locator('[data-testid="stMain"]')
+        text = " ".join(main.inner_text(timeout=5_000).split())[:1500] if main.count() else "(no main area)"
+        pytest.fail(f"the {title!r} page's title {heading!r} did not appear within 30 s; the browser is at "
+                    f"{page.url}; the page shows: {text}\n(screenshot {shot}); {_server_state()}")
 
 
 def _upload(page, path: Path) -> None:
