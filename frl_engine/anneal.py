@@ -33,7 +33,7 @@ from .moves import FIRST_CHANGED, propose
 from .polish import polish_list
 from .row_order import grouped_for_search
 from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
-from .walk import DEFAULT_WALKS, WALK_CHAINS, walk_plan, walk_stage, walk_sweeps
+from .walk import CHECK_WALK_SWEEPS, DEFAULT_WALKS, WALK_CHAINS, walk_plan, walk_stage, walk_sweeps
 
 COOLING_SCHEDULES = ("constant", "geometric")
 
@@ -382,23 +382,33 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     best_order, best_value = runs[winner][0], values[winner]
     stages = []
     n_walks, n_picks = walk_plan(problem.n_rows, walks) if walks else (0, 0)
-    if polish and n_walks and (not converged or sparse):
+    # Where annealing proposes every rule often (not sparse), the walks are short stages, repeated while each
+    # finds a better list: they also check chains that agreed (CHECK_WALK_SWEEPS; docs/search.md section 1,
+    # step 7).
+    short_checks = bool(polish and n_walks and not sparse)
+    if polish and n_walks:
         workers = _worker_count(WALK_CHAINS, n_jobs)
         map_jobs = map if workers == 1 else _thread_pool(workers).map
         ends = [(run[0], run[1]) for run in runs]
+        sweeps = min(CHECK_WALK_SWEEPS, walk_sweeps(problem.n_rows)) if short_checks else walk_sweeps(problem.n_rows)
+        improved = True
         for _ in range(n_walks):
             if converged and len(stages) >= CHECK_WALKS and best_value <= values[winner]:
                 break   # the check found nothing better than the chains' agreed list
+            if short_checks and not improved:
+                break   # the last short check found nothing better than the stages before it
             tell(f"searching: walk {len(stages) + 1} of at most {n_walks} of the posterior from the best lists "
-                 f"(annealing rarely proposes each of {problem.n_rules:,} candidate rules)")
+                 + ("(a short check of the chains' best list)" if short_checks
+                    else f"(annealing rarely proposes each of {problem.n_rules:,} candidate rules)"))
             learned = sorted({rule for earlier in stages for rule in earlier.good_rules})
-            stage = walk_stage(problem, ends, rng.spawn(1)[0], n_sweeps=walk_sweeps(problem.n_rows), cache=cache,
+            stage = walk_stage(problem, ends, rng.spawn(1)[0], n_sweeps=sweeps, cache=cache,
                                map_jobs=map_jobs, learned_rules=learned, n_picks=n_picks)
             stages.append(stage)
             ends.extend(zip(stage.ends, stage.values))
+            improved = False
             for order, value in zip(stage.ends, stage.values):
                 if value > best_value + AGREEMENT_TOL:
-                    best_order, best_value = order, value
+                    best_order, best_value, improved = order, value, True
     best = fit_list(original, best_order)
     walk_values = tuple(v for stage in stages for v in stage.values) if stages else None
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(run[0] for run in runs),

@@ -36,8 +36,8 @@ def small_grid(app):
     app.session_state["w_ex_support"] = [5.0, 10.0]
     app.session_state["w_ex_conditions"] = [2]
     app.session_state["w_ex_folds"] = 3
-    app.session_state[state.W_STEPS] = 1000
-    app.session_state[state.W_CHAINS] = 2
+    app.session_state[state.W_STEPS] = 5000
+    app.session_state[state.W_CHAINS] = 4
     app.session_state[state.W_POSTERIOR] = False
     app.run()
 
@@ -75,7 +75,7 @@ def test_the_page_runs_the_grid_and_a_cell_becomes_the_current_fit(at):
     assert at.session_state[state.W_LAM] == 2 and at.session_state[state.W_SUPPORT] == 10
     # The engine fitted directly with the cell's settings gives the same list.
     X, y, _ = split_target(read_table(services.SAMPLE_PATH), "Readmitted30d", None)
-    direct = FallingRuleListClassifier(lam=2, min_support=0.1, max_conditions=2, n_steps=1000, n_chains=2,
+    direct = FallingRuleListClassifier(lam=2, min_support=0.1, max_conditions=2, n_steps=5000, n_chains=4,
                                        exclude=("PatientID",), random_state=0).fit(X, y)
     assert [r["name"] for r in fit.model["rules"]] == direct.rules_
 
@@ -102,8 +102,8 @@ def test_thresholds_per_number_are_a_grid_dimension_and_the_chosen_cell_keeps_it
     assert fit.spec.settings.n_thresholds == 5 and at.session_state[state.W_N_THRESHOLDS] == 5
     assert [r["name"] for r in fit.model["rules"]] == table.loc[index, "rules"].split(" | ")
     X, y, _ = split_target(read_table(services.SAMPLE_PATH), "Readmitted30d", None)
-    direct = FallingRuleListClassifier(lam=4, min_support=0.1, max_conditions=2, n_thresholds=5, n_steps=1000,
-                                       n_chains=2, exclude=("PatientID",), random_state=0).fit(X, y)
+    direct = FallingRuleListClassifier(lam=4, min_support=0.1, max_conditions=2, n_thresholds=5, n_steps=5000,
+                                       n_chains=4, exclude=("PatientID",), random_state=0).fit(X, y)
     assert [r["name"] for r in fit.model["rules"]] == direct.rules_
 
 

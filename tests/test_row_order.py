@@ -75,12 +75,13 @@ def test_sorted_rows_put_a_lists_cells_in_far_fewer_words():
 
 @pytest.mark.parametrize("n_steps", [2000, 100])
 def test_the_search_on_sorted_rows_ends_exactly_where_it_ends_on_the_rows_in_file_order(monkeypatch, n_steps):
-    """Chains, polish, basin hopping and (with 100 steps a chain, which rarely propose a given rule) the
-    posterior walks: every step the same on the sorted rows."""
+    """Chains, polish, basin hopping and the posterior walks (with 2,000 steps a chain the short check of the
+    agreed list; with 100, which rarely propose a given rule, full stages): every step the same on the sorted
+    rows."""
     data, problem = _problem(7, 12_000, n_rules=120)
     assert problem.n_rows >= row_order.MIN_ROWS
     sorted_search = anneal(problem, n_chains=2, n_steps=n_steps, random_state=11)
-    assert bool(sorted_search.walks) == (n_steps == 100)
+    assert sorted_search.walks
     monkeypatch.setattr(row_order, "MIN_ROWS", 10 ** 9)   # the rows as they came
     file_order = anneal(problem, n_chains=2, n_steps=n_steps, random_state=11)
     assert [s.ends for s in sorted_search.walks] == [s.ends for s in file_order.walks]

@@ -57,7 +57,9 @@ def test_walks_run_after_an_unconverged_search_and_never_make_its_list_worse():
     the best of the chains' and the walks' ends, the same on 1 or 2 threads (the second stage also proposing the
     rules the first one learned)."""
     problem = _small_problem(seed=5, n_rows=1200, n_rules=120)
-    runs = [anneal(problem, n_steps=200, n_chains=2, max_chains=2, walks=2, random_state=4, n_jobs=jobs)
+    # 100 steps: a given rule is rarely proposed at a given place (sparse), so the stages are full ones and both
+    # run (on dense data short stages stop at the first that finds nothing better)
+    runs = [anneal(problem, n_steps=100, n_chains=2, max_chains=2, walks=2, random_state=4, n_jobs=jobs)
             for jobs in (1, 2)]
     one, two = runs
     assert len(one.walks) == 2 and one.walks[0].values and one.walks[0].good_rules
@@ -68,9 +70,11 @@ def test_walks_run_after_an_unconverged_search_and_never_make_its_list_worse():
     assert one.best.log_posterior == pytest.approx(best, abs=1e-9)
     assert one.report.n_walks == 2
     assert one.report.walk_gain_nats == pytest.approx(max(0.0, walk_best - max(one.chain_values)))
-    # a converged search runs none
+    # chains that agree are checked by short stages, while each finds a better list; converged only if none did
     converged = anneal(problem, n_steps=200, n_chains=4, random_state=4)
-    assert converged.report.converged and converged.walks == () and converged.report.n_walks is None
+    assert search_report(converged.chain_values).converged
+    assert len(converged.walks) >= 1 and converged.report.n_walks == len(converged.walks)
+    assert converged.report.converged == (converged.report.walk_gain_nats == 0.0)
     # walks=0 turns them off
     assert anneal(problem, n_steps=200, n_chains=2, max_chains=2, walks=0, random_state=4).walks == ()
 
@@ -106,15 +110,16 @@ def test_the_rounds_give_way_to_walks_when_annealing_rarely_proposes_a_given_rul
     assert targeted_proposals(5000, 550, 6) > MIN_TARGETED_PROPOSALS                        # the planted problem
     data = load_dataset("breast", UCI)
     model = FallingRuleListClassifier(random_state=1).fit(data.X, data.y)
-    assert model.search_report_.converged and model.search_report_.n_chains == 12
-    assert model.anneal_result_.walks == () and model.search_report_.n_walks is None
+    assert model.search_report_.n_chains == 12 and search_report(model.anneal_result_.chain_values).converged
+    # the agreed list is checked by a short walk stage (no long ones: annealing proposes every rule often)
+    assert model.search_report_.n_walks == len(model.anneal_result_.walks) >= 1
     short = anneal(model.problem_, n_steps=500, n_chains=4, walks=1, random_state=1)
     assert targeted_proposals(500, model.problem_.n_rules, len(short.best.order)) < MIN_TARGETED_PROPOSALS
     assert len(short.chain_values) == 8 and len(short.walks) == 1
     assert not short.report.converged and short.report.n_walks == 1 and short.report.max_chains == 16
 
 
-def test_agreeing_chains_on_sparse_data_are_checked_by_one_walk():
+def test_agreeing_chains_on_sparse_data_are_checked_by_one_walk(monkeypatch):
     """Where a chain rarely proposes a given rule at a given place, agreeing chains are weak evidence: the
     search checks them with one walk stage, and stays converged only if the walk found nothing better."""
     problem = _small_problem(seed=2, n_rows=1500, n_rules=80)
@@ -124,10 +129,39 @@ def test_agreeing_chains_on_sparse_data_are_checked_by_one_walk():
     assert len(sparse.walks) == 1 and sparse.report.n_walks == 1 and sparse.report.walk_gain_nats == 0.0
     assert sparse.report.converged and sparse.best.log_posterior == pytest.approx(max(sparse.chain_values))
     assert sparse.report.message().endswith(", and a walk of the posterior from it found nothing better.")
-    # the same data searched with enough steps per rule: no check
+    # the same data searched with enough steps per rule: a short check (CHECK_WALK_SWEEPS), which finds
+    # nothing better here
+    seen = []
+
+    def recording_stage(*args, **kwargs):
+        seen.append(kwargs["n_sweeps"])
+        return walk_stage(*args, **kwargs)
+
+    monkeypatch.setattr("frl_engine.anneal.walk_stage", recording_stage)
     dense = anneal(problem, n_steps=5000, n_chains=4, random_state=0)
     assert targeted_proposals(5000, problem.n_rules, len(dense.best.order)) > MIN_TARGETED_PROPOSALS
-    assert dense.report.converged and dense.walks == ()
+    assert dense.report.converged and len(dense.walks) == 1 and seen == [walk.CHECK_WALK_SWEEPS]
+    assert dense.report.message().endswith(", and a walk of the posterior from it found nothing better.")
+
+
+def test_chains_that_agree_on_a_worse_list_are_caught_by_the_short_check():
+    """The 3,000-patient sample table at lam 4, support 10%, one threshold per number (241 rules): 3 of 64
+    annealing chains reach the best list (-1493.72); on seed 0 all four chains of the first round agree on one
+    2.5 nats below it, which used to be printed as "converged".  The short check walks find the better list, and
+    the report says no chain reached it."""
+    from dashboard import services
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.io import read_table, split_target
+
+    X, y, _ = split_target(read_table(services.SAMPLE_PATH), "Readmitted30d", None)
+    model = FallingRuleListClassifier(lam=4, min_support=0.1, n_thresholds=1, exclude=("PatientID",),
+                                      random_state=0).fit(X, y)
+    chains = model.anneal_result_.chain_values
+    assert len(chains) == 4 and search_report(chains).converged     # the chains agreed
+    assert model.log_posterior_ > max(chains) + 2.0                  # on a list 2.5 nats below the walks'
+    report = model.search_report_
+    assert not report.converged and report.walk_found_better and report.n_walks >= 1
+    assert "no chain reached it" in report.message()
 
 
 def test_walkers_on_many_rows_run_fewer_sweeps_for_the_same_work(monkeypatch):
