@@ -315,7 +315,10 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         ``ROUNDS_BEFORE_WALKS``, when a chain would rarely propose a given rule at a given place
         (:func:`targeted_proposals` below ``MIN_TARGETED_PROPOSALS``: thousands of candidates and long
         lists).  On such data a converged search is checked by ``CHECK_WALKS`` stages, and the rest follow
-        only if the check finds a better list (the search has then not converged).  Each stage uses the next
+        only if the check finds a better list (the search has then not converged).  On the other data (annealing
+        proposes every rule often) every search ends with short stages of
+        :data:`frl_engine.walk.CHECK_WALK_SWEEPS` sweeps, repeated while each finds a better list: chains that
+        agree can agree on a list below the best (docs/search.md section 1, step 7).  Each stage uses the next
         generator spawned from ``random_state`` after the chains', and proposes often the rules of the best
         lists the earlier stages visited (:attr:`frl_engine.walk.WalkStage.good_rules`).
         A walk's end replaces the best chain's list only when it is better.  Above

@@ -400,7 +400,8 @@ def test_a_long_start_list_stays_inside_the_kernels_memory(tmp_path):
 
     Run with numba's bounds checking on (a fresh cache, so the kernels are compiled with it): an
     out-of-bounds write raises IndexError there, where the cached kernels would corrupt memory silently
-    (this is how `malloc(): invalid size` was found on a lambda x support grid at lam 64).
+    (this is how `malloc(): invalid size` was found on a lambda x support grid at lam 64).  The posterior walks
+    are off: compiling the sampler's kernels too with bounds checking doubled the test's time.
     """
     import os
     import subprocess
