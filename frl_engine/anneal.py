@@ -388,8 +388,8 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     # Where annealing proposes every rule often (not sparse), the walks are short stages, repeated while each
     # finds a better list: they also check chains that agreed (CHECK_WALK_SWEEPS; docs/search.md section 1,
     # step 7).
-    short_checks = bool(polish and n_walks and not sparse)
     if polish and n_walks:
+        short_checks = not sparse
         workers = _worker_count(WALK_CHAINS, n_jobs)
         map_jobs = map if workers == 1 else _thread_pool(workers).map
         ends = [(run[0], run[1]) for run in runs]

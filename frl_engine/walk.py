@@ -71,12 +71,12 @@ MIN_WALK_STAGES = 1
 MIN_WALK_PICKS = 2
 
 
-#: Sweeps per walker of a *short check* stage: where annealing proposes every rule often (the chains' lists are
-#: not sparse in the candidates, :data:`frl_engine.anneal.MIN_TARGETED_PROPOSALS`) and the rounds' chains agreed,
-#: a stage of this many sweeps checks their list.  On the 3,000-patient sample table (lam 4, support 10%, one
-#: threshold per number; 241 rules) the four chains of three seeds in eight agreed on a list 2.5 nats below the
-#: best one (3 of 64 chains reach it); 250 sweeps found it from 8 of 8 walk seeds, in 0.2 s
-#: (docs/search.md section 1, step 7).
+#: Sweeps per walker of a *short* stage: where annealing proposes every rule often (not sparse in the candidates,
+#: :data:`frl_engine.anneal.MIN_TARGETED_PROPOSALS`) every search ends with stages of this many sweeps, repeated
+#: while each finds a better list; the first checks the chains' best list, even when they agreed.  On the
+#: 3,000-patient sample table (lam 4, support 10%, one threshold per number; 241 rules) the four chains of four
+#: seeds in eight agreed on a list 2.5 nats below the best one (3 of 64 chains reach it); with 250 sweeps the
+#: search still missed it on 2 of 16 seeds, with 500 on none (docs/search.md section 1, step 7).
 CHECK_WALK_SWEEPS = 500
 
 
