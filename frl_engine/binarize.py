@@ -546,7 +546,7 @@ class Binarizer:
         negated = self._negated_levels(kept, counts, min_count, n)
         notes = []
         if rare:
-            notes.append(f"{len(kept)} with an item, {rare:,} rarer levels without")
+            notes.append(f"{len(kept)} with an item, {rare:,} rarer level{'s' if rare != 1 else ''} without")
         if negated:
             notes.append(f"'is not' items for {len(negated)}")
         if notes:

@@ -607,6 +607,8 @@ def _external_text(model: dict, clean) -> str | None:
     block = model.get("external_validation")
     if not isinstance(block, dict) or block.get("auroc") is None:
         return None
+    if block.get("same_as_training"):  # validated on the rows it was fitted on: no external validation
+        return "not externally validated (checked only on its training patients)"
     auc = _number(block["auroc"], "external_validation.auroc", 0.0, 1.0)
     n = _count(_need(block, "n", "external_validation."), "external_validation.n")
     interval = ""

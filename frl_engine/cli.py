@@ -19,7 +19,8 @@ import pandas as pd
 
 from .errors import DataError, FRLError, MissingOutcomeError
 from .estimator import FallingRuleListClassifier
-from .io import ambiguous_codes, default_event_reason, outcome_spellings, read_table, save_model, split_target
+from .io import (plain_repr, ambiguous_codes, default_event_reason, good_outcome_note, outcome_spellings, read_table,
+                 save_model, split_target)
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
@@ -83,7 +84,8 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-unreached", action="store_true",
                         help="keep a rule of the MAP list that no training patient reaches (default: remove it and "
                              "say so; it changes no prediction on these patients)")
-    parser.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000)")
+    parser.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000); fewer steps or chains seldom make a fit "
+                        "faster: chains that end apart run more rounds, then walks")
     parser.add_argument("--chains", type=int, default=4, help="independent annealing restarts per round (default 4); up to 3 more rounds run "
                         "while the chains disagree or end at many different lists, then walks of the posterior "
                         "look for a better list (with thousands of candidate rules, one walk also checks chains that agree)")
@@ -159,8 +161,12 @@ def load_training_data(args):
         args.exclude = [c for c in args.exclude if c != args.target]
     if args.positive is None:
         reason = default_event_reason(list(outcome_spellings(frame[args.target]).values()))
+        values = list(outcome_spellings(frame[args.target]).values())
         if reason != "it reads as yes":
-            print(f"The event is {args.target} = {positive!r} ({reason}); give --positive to choose another value.")
+            print(f"The event is {args.target} = {plain_repr(positive)} ({reason}); give --positive to choose another "
+                  "value.")
+        elif good_outcome_note(args.target, positive, values):
+            print(good_outcome_note(args.target, positive, values))
     else:
         others = [v for v in outcome_spellings(frame[args.target]).values() if v != positive]
         if len(others) > 1:  # --positive on an outcome of 3 or more values: say what "not the event" holds
@@ -309,6 +315,8 @@ def cmd_fit(args) -> int:
     model = _model_dict(estimator, args)
     if getattr(args, "tuning", None):  # frl fit --tune: how the settings were chosen travels with the model
         model["training"]["tuning"] = args.tuning
+    if args.out:  # written before anything is printed: `frl fit ... --out m.json | head` still leaves the model
+        save_model(model, args.out)
     print_model(model)
     from .search_report import empty_list_note, leakage_note, sensitive_columns_note
 
@@ -327,7 +335,6 @@ def cmd_fit(args) -> int:
         print(search_warning(estimator))
     print(f"Fitted in {time.perf_counter() - started:.2f} s.")
     if args.out:
-        save_model(model, args.out)
         print(f"Model written to {args.out}")
     if registry is not None:
         register_fit(registry, args, estimator, features, model)
@@ -387,15 +394,16 @@ def cmd_predict(args) -> int:
 def _warn_recoded_columns(model: dict, features, data_name: str, rule_number) -> None:
     """Say on stderr what external validation would refuse: a rule column recoded since the fit (ICD-10 codes
     for a model fitted on ICD-9, wards renamed) or empty, whose rules then catch nobody; and what it would note:
-    empty cells, text read as missing, bands, rules catching a very different share.  The scores are still written."""
-    from .validation.external import band_notes, check_columns, empty_cell_notes, shift_notes
+    text read as missing, empty cells, bands, new categories, rules catching a very different share
+    (:func:`frl_engine.validation.external.table_notes`).  The scores are still written."""
+    from .validation.external import check_columns, table_notes
 
     try:
         check_columns(model, features, data_name)
     except FRLError as exc:
         print(f"frl: warning: {exc}. The scores are written, but patients those rules should catch fall to lower "
               "rules.", file=sys.stderr)
-    for note in empty_cell_notes(model, features) + band_notes(model, features) + shift_notes(model, rule_number):
+    for note in table_notes(model, features, rule_number):
         print(f"frl: warning: {data_name}: {note}.", file=sys.stderr)
 
 

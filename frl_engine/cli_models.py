@@ -188,9 +188,10 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
                       else str(cv)))
     if entry.external_validation:
         ext = entry.external_validation
-        auroc = entry.external_auroc
+        same = " (its training patients: not an external validation)" if ext.get("same_as_training") else ""
+        auroc = ext.get("auroc") if same and isinstance(ext.get("auroc"), (int, float)) else entry.external_auroc
         what = ext.get("data_name") or ext.get("data") or "new patients"
-        lines.append(("External", f"{what}: AUROC {auroc:.3f}" if auroc is not None else str(ext)[:200]))
+        lines.append(("External", f"{what}: AUROC {auroc:.3f}{same}" if auroc is not None else str(ext)[:200]))
     if entry.posterior:
         post = entry.posterior
         lines.append(("Posterior", f"{post.get('n_samples', '?')} samples"

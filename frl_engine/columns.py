@@ -143,10 +143,11 @@ _CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code
 # A name that says "how many" (num_procedures, diag_count, n_dx): a count, never codes.
 _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|[^a-z])|count|total", re.IGNORECASE)
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
-                           r"dept|department|specialty|payer|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
+                           r"dept|department|specialty|payer|payor|insurance|insurer|marital|religion|language|"
+                           r"nationality|country|occupation|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
                            r"fips|facility|hospital|clinic|provider)", re.IGNORECASE)
-_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key|nr)\.?$"
-                       r"|^(id|mrn|uuid|guid|pid)($|[_\s.\-])"
+_ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key|nr)\.?$|nummer$|numero$"
+                       r"|^(id|mrn|uuid|guid|pid|hadm)($|[_\s.\-])|^(fin|csn|har|ipp|nip|nhi)$"
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
                        r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](ID|Id|Nbr|No)$")
@@ -156,6 +157,11 @@ PATIENT_NUMBER_WORDS = (r"medical[_\s.\-]?record|nhs|chart|hospital[_\s.\-]?(num
                         r"|^pat[_\s.\-]")
 _PERSON_WORDS = re.compile(r"(patient|subject|person|member|mrn|encounter|visit|record|case|" + PATIENT_NUMBER_WORDS
                            + ")", re.IGNORECASE)
+#: Names that are an encounter's, a stay's or an account's number on their own: hadm_id, stay_id, episode_id,
+#: admission_no, Fall-Nr, account_number, Aufnahmenummer, and the acronyms FIN, CSN, HAR, IPP, NIP, NHI.
+_RECORD_NAME = re.compile(r"^(hadm|stay|icustay|episode|admission|adm|fall|account|acct|case|encounter|visit|record)"
+                          r"[_\s.\-]?(id|no|num|number|nbr|nr|key)\.?$|^(fin|csn|har|ipp|nip|nhi)$|nummer$|numero$",
+                          re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------
@@ -612,6 +618,31 @@ def _looks_like_number_dates(parsed: np.ndarray) -> bool:
                        & (days <= 31)))
 
 
+#: A name that says "a date or a time stamp": admit_date, AdmitDate, discharge_dt, DOB, Aufnahmedatum, event_timestamp.
+_DATE_WORD = re.compile(r"(^|[_\s.\-])(date|datum|fecha|dt|dttm|datetime|timestamp|dob)($|[_\s.\-])|datum$",
+                        re.IGNORECASE)
+_DATE_CAMEL = re.compile(r"[a-z](Date|Datum|DT|Dttm|Timestamp)$")
+#: Excel's serial days (1 = 1900-01-01) of 1950 to 2050, Unix seconds and milliseconds of 1980 to 2050.
+_SERIAL_DATE_RANGES = ((18_264, 54_789), (3.15e8, 2.53e9), (3.15e11, 2.53e12))
+
+
+def _looks_like_serial_dates(name: str, parsed: np.ndarray) -> str | None:
+    """What the numbers of a column named like a date are (Excel serial days, Unix seconds or milliseconds), else None.
+
+    Only a date's name decides: 44927 is an Excel date in ``admit_date`` and a charge in ``total_charge``.
+    """
+    if not (_DATE_WORD.search(name) or _DATE_CAMEL.search(name)) or len(parsed) < 2:
+        return None
+    finite = parsed[np.isfinite(parsed)]
+    if not len(finite):
+        return None
+    for (low, high), what in zip(_SERIAL_DATE_RANGES, ("Excel serial days", "seconds since 1970",
+                                                       "milliseconds since 1970")):
+        if finite.min() >= low and finite.max() <= high:
+            return what
+    return None
+
+
 def _looks_like_dates(labels: list[str]) -> bool:
     """Text such as 2021-03-04, 04/03/2021 or 2021-03-04 10:30 on at least 90% of the distinct values."""
     return _mostly(_DATE, labels)
@@ -709,6 +740,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     if readable.all() and _looks_like_number_dates(parsed[readable]):
         return reading("unsupported", f"dates written as numbers (YYYYMMDD) such as '{labels[int(order[0])]}': "
                                       "turn them into numbers (e.g. days since admission) to use them")
+    serial = _looks_like_serial_dates(str(name), parsed[readable]) if readable.all() else None
+    if serial:
+        return reading("unsupported", f"dates stored as numbers ({serial}, such as '{labels[int(order[0])]}'): turn "
+                                      "them into numbers that mean something (e.g. days since admission) to use them")
     # Identifiers: a different value in nearly every row, or a patient/encounter number that repeats.
     textual_or_integer = integers or not readable.all()
     measurement_note = ""
@@ -729,7 +764,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             return reading("identifier", f"a different value in {100 * distinct_share:.0f}% of rows: an identifier, "
                                          "left out (declare a kind to use it)")
     if has_identifier_name(name) and textual_or_integer and n_levels > MAX_NOMINAL_LEVELS and (
-            _PERSON_WORDS.search(name) or distinct_share >= 0.5):
+            _PERSON_WORDS.search(name) or _RECORD_NAME.search(name) or distinct_share >= 0.5):
         return reading("identifier", f"named like an identifier, {n_levels:,} values (a repeated patient or "
                                      "record number): left out")
     if top_share >= NEAR_CONSTANT_SHARE:

@@ -24,7 +24,7 @@ from .binarize import Binarizer, ColumnSpec
 from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
-                 save_model, to_jsonable)
+                 rows_fingerprint, save_model, to_jsonable)
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
@@ -335,6 +335,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self._set_list([candidates.rules[i] for i in best.order], best.probabilities, best.supports, best.positives)
         self.log_posterior_ = best.log_posterior
         self.outcome_proxies_ = outcome_proxies(frame, event, self.rule_objects_)
+        self.rows_sha256_ = rows_fingerprint(frame, frame.columns) if isinstance(X, pd.DataFrame) else None
         self.K_ = best.K
         self.gammas_ = np.asarray(best.gammas)
         self.n_rows_ = int(len(frame))
@@ -656,7 +657,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          **({"patient_column": self.patients_[0], "n_patients": self.patients_[1]}
                             if getattr(self, "patients_", None) else {}),
                          **({"outcome_proxies": list(self.outcome_proxies_)}
-                            if getattr(self, "outcome_proxies_", None) else {})},
+                            if getattr(self, "outcome_proxies_", None) else {}),
+                         **({"rows_sha256": self.rows_sha256_} if getattr(self, "rows_sha256_", None) else {})},
             "rules": rules,
             "default": self._default_dict(),
             "parameters": {"K": float(self.K_), "gammas": [float(g) for g in self.gammas_],
@@ -706,6 +708,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_events_ = int(training.get("n_positive") or sum(positives))
             estimator.n_candidates_ = training.get("n_candidate_rules")
             estimator.data_name_ = training.get("data_name")
+            estimator.rows_sha256_ = training.get("rows_sha256")
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
             estimator.outcome_proxies_ = [dict(p) for p in training.get("outcome_proxies") or [] if isinstance(p, dict)]
             estimator.patients_ = ((str(training["patient_column"]), int(training["n_patients"]))

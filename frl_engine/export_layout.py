@@ -122,7 +122,7 @@ def drop_export_debris(frame: pd.DataFrame, keep_text, decimal_comma: bool = Fal
         tail = frame.iloc[-min(10, len(frame) - 1) - 1:]  # only the last lines can be a footer
         filled = np.zeros(len(frame), dtype=np.int64)
         filled[len(frame) - len(tail):] = sum(~missing_mask(tail[c]) for c in tail.columns)
-        leading = frame.iloc[:, 0].astype(str).str.strip()
+        leading = frame.iloc[:, 0].map(lambda cell: cell if isinstance(cell, str) else "").str.strip()
 
         def footer(row):  # a line with at most one filled cell, or a summary line (Total, Mean, ...)
             return filled[row] <= 1 or bool(_SUMMARY_LINE.match(leading.iloc[row]))

@@ -12,6 +12,7 @@ import io
 import itertools
 import json
 import math
+import re
 import unicodedata
 from pathlib import Path
 
@@ -37,7 +38,8 @@ POSITIVE_TOKENS = ("1", "1.0", "true", "yes", "y", "positive", "pos",
 #: Outcome values that say "the event happened" (compared trimmed, without case and without accents).
 EVENT_WORDS = POSITIVE_TOKENS + ("died", "dead", "death", "deceased", "expired", "readmitted", "malignant",
                                  "event", "case", "relapse", "failure", "failed", "infected", "present",
-                                 "abnormal", "complication", "admitted",
+                                 "abnormal", "complication", "admitted", "non-survivor", "nonsurvivor",
+                                 "non survivor", "not survived", "did not survive",
                                  # the same in the languages of European exports
                                  "exitus", "verstorben", "gestorben", "tot", "tod", "wiederaufnahme", "maligne",
                                  "bösartig", "rezidiv", "komplikation", "décédé", "décédée", "décès", "mort",
@@ -53,7 +55,7 @@ NO_EVENT_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "n
                    "negatif", "negativo")
 #: Outcome values that say "no event" against one other value (``Home`` against ``Death``, ``Vivo``
 #: against ``Fallecido``; among ``home``, ``rehab``, ``nursing`` no value is the event by itself).
-NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "living", "benign", "normal", "absent", "control", "home",
+NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "survivor", "discharged alive", "recovered", "living", "benign", "normal", "absent", "control", "home",
                                     "discharged", "not readmitted", "healthy", "success",
                                     "lebend", "lebt", "überlebt", "entlassen", "gutartig", "benigne", "vivant",
                                     "vivante", "survécu", "sorti", "sortie", "bénin", "bénigne", "vivo", "viva",
@@ -334,6 +336,30 @@ def ambiguous_codes(values) -> tuple | None:
     return low, high
 
 
+def plain_repr(value) -> str:
+    """``'Alive'``, ``0``: a value as a user wrote it (numpy's ``np.int64(0)`` as ``0``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+#: An outcome column named for a good outcome (``survived_30d``, ``alive_at_discharge``, ``recovered``): its "yes"
+#: is no risk to rank patients by.
+_GOOD_OUTCOME_NAME = re.compile(r"surviv|alive|recover|cured|success|discharged[_\s.\-]?home", re.IGNORECASE)
+
+
+def good_outcome_note(target, positive, values) -> str | None:
+    """The line for an event that is a good outcome by the outcome column's name (``survived_30d = Yes``), else None.
+
+    The list then ranks the chance of that good outcome, highest first: a user who wants the risk of the bad one
+    gives the other value as the event.
+    """
+    if not _GOOD_OUTCOME_NAME.search(str(target)) or plain_word(positive) not in _POSITIVE:
+        return None
+    others = [v for v in values if plain_word(v) != plain_word(positive)]
+    other = f" --positive {plain_repr(others[0])}" if len(others) == 1 else " --positive with the other value"
+    return (f"The event is {target} = {plain_repr(positive)}, which reads as a good outcome: the list ranks the chance "
+            f"of it, highest first. For the risk of the bad outcome, refit with{other}.")
+
+
 def _default_event(uniques: list) -> tuple[object, str]:
     """In order: two number codes neither of which is 0 (``1`` / ``2``): the larger, flagged
     :data:`AMBIGUOUS_CODES`; a value reading as yes/true/1/positive; a value naming an event
@@ -341,6 +367,8 @@ def _default_event(uniques: list) -> tuple[object, str]:
     value when one of two names no event (``Survived``, ``Alive``, ``Home``:
     :data:`NO_EVENT_WORDS`); otherwise the later of the values in sorted order (scikit-learn's
     convention)."""
+    if not uniques:  # an outcome column with no value at all: split_target says so
+        return None, "the outcome has no value"
     numbers = [_number(v) for v in uniques]
     if len(uniques) == 2 and None not in numbers and 0.0 not in numbers:
         return uniques[int(numbers[1] > numbers[0])], AMBIGUOUS_CODES
@@ -353,7 +381,7 @@ def _default_event(uniques: list) -> tuple[object, str]:
     no_events = [v for v in uniques if plain_word(v) in _NO_EVENTS]
     if len(uniques) == 2 and len(no_events) == 1:
         other = uniques[1] if uniques[0] == no_events[0] else uniques[0]
-        return other, f"the other value, {no_events[0]!r}, names no event"
+        return other, f"the other value, {plain_repr(no_events[0])}, names no event"
     return uniques[-1], "the later of the two values in sorted order, as nothing says which is the event"
 
 
@@ -431,6 +459,11 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     outcome = frame[target]
     missing = outcome_missing_mask(outcome)  # NaN, markers such as "?" or "NA", "Unknown": never an outcome value
     n_missing = int(missing.sum())
+    if n_missing and n_missing == len(frame):
+        markers = sorted({str(v).strip() for v in outcome.dropna().unique()})
+        shown = f" (written {', '.join(repr(m) for m in markers[:4])})" if markers else ""
+        raise DataError(f"Target column {target!r} is empty on all {n_missing:,} rows{shown}: check that it is the "
+                        "outcome column and that the export filled it in")
     if n_missing and drop_missing and n_missing < len(frame):
         kept = frame.loc[~np.asarray(missing, dtype=bool)].reset_index(drop=True)
         kept.attrs = dict(frame.attrs)
@@ -438,8 +471,11 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
         features.attrs["outcome_missing_left_out"] = n_missing
         return features, event, positive
     if n_missing:
-        markers = sorted({str(v).strip() for v in outcome[missing].dropna().unique()})
-        shown = f" (written {', '.join(repr(m) for m in markers[:4])})" if markers else ""
+        markers = sorted({str(v).strip() for v in outcome[missing].dropna().unique()} - {""})
+        blank = bool(outcome[missing].map(lambda v: v is None or (isinstance(v, float) and math.isnan(v))
+                                          or (isinstance(v, str) and not v.strip())).any())
+        written = f"written {', '.join(repr(m) for m in markers[:4])}" if markers else ""
+        shown = f" ({'empty, or ' + written if blank else written})" if markers else ""
         raise MissingOutcomeError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows "
                                   "or fill them", n_missing)
     # "Yes", "YES" and "yes " are one outcome: text is compared trimmed and without case.
@@ -476,6 +512,30 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     if event.all() or not event.any():
         raise DataError(f"Target column {target!r} has only one class after choosing {positive!r} as the event: a model needs both outcomes")
     return frame.drop(columns=[target]), event, positive
+
+
+def rows_fingerprint(frame: pd.DataFrame, columns) -> str | None:
+    """A SHA-256 of a table's rows over ``columns``, whatever the rows' order; None without those columns.
+
+    The model keeps its training rows' fingerprint (``training.rows_sha256``), so that validating it on the very
+    table it was fitted on (the same file, or the same rows re-exported in another order) is said, and not
+    printed on the card as an external validation.  Each row is hashed by pandas (``hash_pandas_object``, its
+    values as read), the row hashes are sorted, and their bytes hashed.
+    """
+    import hashlib
+
+    names = [str(c) for c in columns]
+    if not names or len(set(names)) != len(names) or not all(c in frame.columns for c in names):
+        return None
+    block = frame[sorted(names)]
+    if any(isinstance(block[c], pd.DataFrame) for c in block.columns):  # a duplicated column name
+        return None
+    try:
+        hashes = pd.util.hash_pandas_object(block, index=False)
+    except TypeError:  # cells pandas cannot hash (lists): their text instead, the same at fit and at validation
+        hashes = pd.util.hash_pandas_object(block.astype(str), index=False)
+    rows = np.sort(hashes.to_numpy(dtype=np.uint64))
+    return hashlib.sha256(rows.tobytes()).hexdigest()
 
 
 def to_jsonable(value, *, strict: bool = False):

@@ -244,7 +244,12 @@ class RegistryEntry:
 
     @property
     def external_auroc(self) -> float | None:
-        return _auroc_of(self.external_validation)
+        """The AUROC of the attached external validation; None when there is none, or when it was measured on the
+        model's own training patients (``same_as_training``: no external validation)."""
+        ext = self.external_validation
+        if isinstance(ext, dict) and ext.get("same_as_training"):
+            return None
+        return _auroc_of(ext)
 
     def auroc_text(self) -> str:
         """``"0.830 cv"``, ``"0.812 ext"``, both, or ``"-"``."""

@@ -112,3 +112,58 @@ def test_a_parquet_or_excel_table_gives_the_same_result_as_the_csv(files, tmp_pa
     expected = json.loads(out.read_text())
     for result in results:
         assert result["auroc"] == expected["auroc"] and result["rules"] == expected["rules"]
+
+
+def _fit_on(path, tmp_path, capsys):
+    model = tmp_path / "fitted.json"
+    status, _, err = run(["fit", path, "--target", "readmitted", "--positive", "<30", "--out", model], capsys)
+    assert status == 0, err
+    return model
+
+
+def test_validating_on_the_training_patients_is_said_and_never_printed_as_external(tmp_path, capsys):
+    """The same file, or the same rows in another order, is the fit, not an external validation: the result,
+    the printed headline, the model copy and the card all say so. Another period's table is external."""
+    from frl_engine.io import load_model_dict
+    from test_card_external import back_text
+    from frl_engine.validation.external import TRAINING_ROWS_NOTE
+
+    train = tmp_path / "2024.csv"
+    new_table(n=1500, seed=1).to_csv(train, index=False)
+    model = _fit_on(train, tmp_path, capsys)
+    assert len(json.loads(model.read_text())["training"]["rows_sha256"]) == 64
+    shuffled = tmp_path / "2024_sorted.csv"
+    new_table(n=1500, seed=1).sample(frac=1.0, random_state=0).to_csv(shuffled, index=False)
+    later = tmp_path / "2025.csv"
+    new_table(n=1500, seed=2).to_csv(later, index=False)
+    for table, same in ((train, True), (shuffled, True), (later, False)):
+        out, copy = tmp_path / f"{table.stem}.json", tmp_path / f"{table.stem}_model.json"
+        status, printed, err = run(["validate", model, table, "--out", out, "--model-out", copy], capsys)
+        assert status == 0, err
+        assert printed.startswith("Not an external validation:") is same
+        assert (TRAINING_ROWS_NOTE in printed) is same
+        assert json.loads(out.read_text()).get("same_as_training", False) is same
+        assert json.loads(copy.read_text())["external_validation"].get("same_as_training", False) is same
+        back = " ".join(back_text(load_model_dict(copy)).split())  # the printed card, parsed back from the PDF
+        assert ("not externally validated (checked only on its training patients)" in back) is same
+        assert ("externally validated: AUROC" in back) is not same
+
+
+def test_a_model_file_from_before_the_fingerprint_is_validated_as_before(files, tmp_path, capsys):
+    model_path, data_path = files
+    assert "rows_sha256" not in json.loads(model_path.read_text()).get("training", {})
+    status, printed, err = run(["validate", model_path, data_path], capsys)
+    assert status == 0 and printed.startswith("External validation on 2025.csv"), err
+
+
+def test_an_outcome_coded_the_other_way_round_is_pointed_out(files, tmp_path, capsys):
+    model_path, _ = files
+    frame = new_table(n=2000, seed=0)
+    frame["readmitted"] = np.where(frame["readmitted"] == "<30", "NO", "<30")  # events and non-events swapped
+    flipped = tmp_path / "flipped.csv"
+    frame.to_csv(flipped, index=False)
+    status, printed, err = run(["validate", model_path, flipped], capsys)
+    assert status == 0, err
+    assert "the AUROC is below 0.5 beyond chance" in printed and "readmitted = <30 is the event" in printed
+    status, printed, _ = run(["validate", model_path, files[1]], capsys)
+    assert "below 0.5" not in printed

@@ -114,6 +114,51 @@ def test_an_identifier_and_a_repeated_patient_number_are_left_out_with_the_reaso
     assert {c.column for c in Binarizer().fit(frame).conditions_} == {"Age"}
 
 
+ENCOUNTER_NAMES = ("hadm_id", "stay_id", "episode_id", "admission_no", "Admission Number", "Fall-Nr", "account_number",
+                   "Aufnahmenummer", "Versichertennummer", "FIN", "CSN", "HAR", "IPP", "NIP", "NHI")
+
+
+@pytest.mark.parametrize("name", ENCOUNTER_NAMES)
+def test_an_encounter_or_account_number_that_repeats_is_an_identifier_by_its_name(name):
+    """Sorted stay numbers, each repeated (a different value in about half the rows): named like an encounter's,
+    an account's or a case's number, they are left out, not cut at a threshold (`Fall-Nr >= 101400`)."""
+    rng = np.random.default_rng(0)
+    stays = np.sort(rng.integers(100_000, 101_800, 3000))
+    assert 0.4 < len(np.unique(stays)) / len(stays) < 0.5
+    reading = read_column(name, pd.Series(stays))
+    assert reading.kind == "identifier" and "named like an identifier" in reading.reason, reading.reason
+
+
+@pytest.mark.parametrize("name, kind", [("admission_type_id", "nominal"), ("length_of_stay", "numeric"),
+                                        ("fin_class", "nominal"), ("stay_days", "numeric")])
+def test_names_near_an_encounter_number_keep_their_reading(name, kind):
+    rng = np.random.default_rng(1)
+    values = rng.integers(1, 9, 3000) if kind == "nominal" else rng.integers(1, 200, 3000)
+    assert read_column(name, pd.Series(values)).kind == kind
+
+
+@pytest.mark.parametrize("name", ["insurance", "marital_status", "religion", "language", "nationality"])
+def test_whole_number_labels_named_like_a_category_are_categories(name):
+    values = np.random.default_rng(2).integers(1, 6, 2000)
+    reading = read_column(name, pd.Series(values))
+    assert reading.kind == "nominal", reading.reason
+
+
+@pytest.mark.parametrize("name, values, what", [
+    ("admit_date", 44_927 + np.arange(700), "Excel serial days"),
+    ("AdmitDate", 44_927.25 + np.arange(700), "Excel serial days"),
+    ("discharge_dt", 1_672_531_200 + 86_400 * np.arange(700), "seconds since 1970"),
+    ("Aufnahmedatum", 1_672_531_200_000 + 86_400_000 * np.arange(700), "milliseconds since 1970"),
+])
+def test_dates_stored_as_numbers_are_said_and_make_no_rule(name, values, what):
+    rng = np.random.default_rng(3)
+    series = pd.Series(rng.permutation(np.repeat(values, 3)))
+    reading = read_column(name, series)
+    assert reading.kind == "unsupported" and what in reading.reason, reading.reason
+    assert read_column("total_charges", series).kind == "numeric"  # the same numbers, not named like a date
+    assert read_column(name, series, declared="numeric").kind == "numeric"  # the user's word wins
+
+
 def test_whole_number_charges_and_minutes_are_measurements_not_identifiers():
     """A different value in nearly every row is not enough to make an identifier: whole-dollar charges and a
     length of stay in minutes crowd where most patients are, record numbers spread evenly over their range."""

@@ -95,6 +95,23 @@ def test_a_last_row_with_values_is_a_patient_not_a_footer():
     assert len(table) == 2 and "left_out" not in table.attrs
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet"])
+@pytest.mark.parametrize("last", ["", "NA", None])
+def test_a_last_row_whose_first_cell_is_empty_is_read_not_a_crash(tmp_path, suffix, last):
+    """A blank first cell on the last line once raised a TypeError in the footer check (CSV, Excel and Parquet)."""
+    rng, age, died = _patients(n=60)
+    frame = pd.DataFrame({"sbp": rng.integers(90, 180, 60).astype(float), "age": age,
+                          "died": np.where(died, "yes", "no")})
+    frame["sbp"] = frame["sbp"].astype(object)
+    frame.loc[59, "sbp"] = last
+    path = tmp_path / f"export{suffix}"
+    {".csv": lambda: frame.to_csv(path, index=False), ".xlsx": lambda: frame.to_excel(path, index=False),
+     ".parquet": lambda: frame.astype({"sbp": "string"}).to_parquet(path)}[suffix]()
+    table = read_table(path)
+    assert len(table) == 60 and "left_out" not in table.attrs  # the last patient is a patient, not a footer
+    assert table["age"].tolist() == frame["age"].tolist()
+
+
 # ------------------------------------------------------------------ the columns
 
 
@@ -984,3 +1001,82 @@ def test_a_near_copy_of_the_outcome_is_named_even_when_the_list_does_not_separat
     with warnings.catch_warnings():
         warnings.simplefilter("error", PossibleLeakWarning)
         assert FallingRuleListClassifier(random_state=0).fit(X[["age"]], died).outcome_proxies_ == []
+
+
+def _age_model(tmp_path, capsys, n):
+    """A model fitted by `frl fit` on n patients whose risk rises at 70, and their ages."""
+    rng, age, died = _patients(n)
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"age": age, "died": np.where(died, "yes", "no")}).to_csv(train, index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(train), "--target", "died", "--out", str(model)]) == 0
+    capsys.readouterr()
+    return model, age
+
+
+def test_an_outcome_column_empty_on_every_row_is_one_line_not_a_crash(tmp_path, capsys):
+    path = tmp_path / "export.csv"
+    path.write_text("age,died\n50,\n60,?\n71,NA\n")
+    for extra in ([], ["--drop-missing-outcome"]):
+        status, _, err = run(["fit", str(path), "--target", "died", *extra], capsys)
+        assert status == 2 and "Traceback" not in err
+        assert err.startswith("frl: error: Target column 'died' is empty on all 3 rows"), err
+        assert "--drop-missing-outcome" not in err  # leaving them out would leave nobody
+    model, _ = _age_model(tmp_path, capsys, 400)
+    status, _, err = run(["validate", str(model), str(path), "--drop-missing-outcome"], capsys)
+    assert status == 2 and "outcome column 'died' is empty on all 3 rows" in err and "--drop-missing" not in err
+
+
+def test_predict_says_which_text_cells_of_a_rule_column_it_read_as_missing(tmp_path, capsys):
+    """`frl validate` said it, `frl predict` scored those patients too low in silence."""
+    model, age = _age_model(tmp_path, capsys, 2000)
+    new_age = age[:300].astype(object)
+    new_age[:90] = "pending"
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"age": new_age}).to_csv(new, index=False)
+    status, out, err = run(["predict", str(model), str(new), "--out", str(tmp_path / "scores.csv")], capsys)
+    assert status == 0 and "Scored 300 rows" in out
+    assert "column 'age': text such as 'pending' (90 patients) read as missing" in err
+
+
+def test_the_model_is_written_before_the_list_is_printed(tmp_path):
+    """`frl fit ... --out m.json | head -1`: the reader stops after one line, and the model file is still there."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    rng, age, died = _patients(600)
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"age": age, "died": np.where(died, "yes", "no")}).to_csv(train, index=False)
+    model = tmp_path / "model.json"
+    frl = Path(sys.executable).parent / "frl"
+    done = subprocess.run(f"'{frl}' fit '{train}' --target died --out '{model}' | head -1", shell=True,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stdout.splitlines()) == 1 and model.exists()
+    assert FallingRuleListClassifier.load(model).rules_
+
+
+def test_survivor_against_non_survivor_makes_the_non_survivor_the_event():
+    assert default_positive(["Non-survivor", "Survivor"]) == "Non-survivor"
+    assert default_positive(["Discharged alive", "Died in hospital"]) == "Died in hospital"
+    reason = default_event_reason(np.array([0, 2]))
+    assert reason == "the other value, 0, names no event", reason  # as written, not np.int64(0)
+
+
+def test_an_outcome_named_for_a_good_outcome_says_what_the_list_ranks(tmp_path, capsys):
+    """`survived_30d = Yes` reads as yes, so it is the event; the list then ranks survival, and the user is told
+    how to rank the risk of death instead."""
+    rng, age, died = _patients(800)
+    path = tmp_path / "export.csv"
+    pd.DataFrame({"age": age, "survived_30d": np.where(died, "No", "Yes")}).to_csv(path, index=False)
+    status, out, err = run(["fit", str(path), "--target", "survived_30d"], capsys)
+    assert status == 0, err
+    assert ("The event is survived_30d = 'Yes', which reads as a good outcome: the list ranks the chance of it, "
+            "highest first. For the risk of the bad outcome, refit with --positive 'No'.") in out
+    status, out, err = run(["fit", str(path), "--target", "survived_30d", "--positive", "No"], capsys)
+    assert status == 0 and "reads as a good outcome" not in out
+    path = tmp_path / "died.csv"
+    pd.DataFrame({"age": age, "died": np.where(died, "Yes", "No")}).to_csv(path, index=False)
+    status, out, err = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 0 and "reads as a good outcome" not in out

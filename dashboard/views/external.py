@@ -146,7 +146,11 @@ except Exception as exc:  # noqa: BLE001
 o = result.overall
 # ---------------------------------------------------------------- headline
 flagged = o.flagged
-if flagged:
+if result.same_as_training:
+    st.warning(f"**Not an external validation: {result.headline()}** on the very patients the model was fitted on. "
+               "These figures measure the fit, not how the list holds up on new patients; validate on a later period "
+               "or another hospital.", icon=":material/warning:")
+elif flagged:
     st.warning(f"**Externally validated: {result.headline()}**. {len(flagged)} rule"
                f"{'s' if len(flagged) > 1 else ''} flagged below: check before using the list on these patients.",
                icon=":material/warning:")
@@ -229,7 +233,8 @@ if source == state.EXT_SOURCE_CURRENT:
         state.attach_external_validation(fit.id, result.model_block())
         st.rerun()
     if kept:
-        st.caption("The current list's card reads: externally validated: " + ui.md(result.headline()))
+        st.caption("The current list's card reads: " + ("not externally validated (checked only on its training "
+                   "patients)" if result.same_as_training else "externally validated: " + ui.md(result.headline())))
 
 with st.expander("What the numbers mean, and when to worry"):
     for name, text in INTERPRETATION:

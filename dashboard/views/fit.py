@@ -47,7 +47,9 @@ with middle:
     with st.container(border=True):
         st.markdown("**Simulated annealing**")
         st.number_input("Steps per chain", min_value=100, max_value=100_000, step=500, key=state.W_STEPS, **KEEP,
-                        help="The paper uses 5,000 steps at temperature 1 (section 3.1).")
+                        help="The paper uses 5,000 steps at temperature 1 (section 3.1). Fewer steps or chains than the defaults "
+                             "seldom make a fit faster: chains that end apart run more rounds, then walks of the "
+                             "posterior, and the search says it has not converged.")
         st.caption("Proposals per chain; more steps search longer.")
         st.number_input("Chains", min_value=1, max_value=16, step=1, key=state.W_CHAINS, **KEEP,
                         help="Chains run on threads; the list with the highest posterior wins. When they do not agree, "

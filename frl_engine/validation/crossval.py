@@ -186,7 +186,7 @@ def _check_folds(n_folds, y: np.ndarray) -> int:
     n_events, n_rest = int(y.sum()), int((~y).sum())
     minority = min(n_events, n_rest)
     if n_folds > minority:
-        which = "events" if n_events <= n_rest else "non-events"
+        which = ("event" if n_events <= n_rest else "non-event") + ("s" if minority != 1 else "")
         raise FRLError(f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events, but the data has "
                        f"only {minority} {which}: use at most {minority} folds" if minority >= 2 else
                        f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events, but the data has "

@@ -50,7 +50,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import DataError, FRLError, MissingOutcomeError
-from ..io import check_model_dict, to_jsonable
+from ..io import check_model_dict, rows_fingerprint, to_jsonable
 from ..terminal import display_width, pad_right
 from . import metrics
 
@@ -213,6 +213,9 @@ class ExternalValidation:
     by: str | None = None
     subgroups: tuple[Subgroup, ...] = ()
     validated_at: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    #: The new table holds exactly the rows the model was fitted on (``training.rows_sha256``): the figures measure
+    #: the fit, not new patients, and the card does not call them an external validation.
+    same_as_training: bool = False
 
     def __getattr__(self, name):  # result.auroc, result.n ... are the overall metrics
         if name.startswith("_") or name == "overall":
@@ -228,6 +231,7 @@ class ExternalValidation:
             **self.overall.to_dict(),
             "by": self.by,
             "subgroups": [{"group": s.label, **s.metrics.to_dict()} for s in self.subgroups],
+            **({"same_as_training": True} if self.same_as_training else {}),
         }, strict=True)
 
     def to_json(self, **kwargs) -> str:
@@ -240,7 +244,7 @@ class ExternalValidation:
         return cls(str(d["data_name"]), str(d["target"]), d["event"], str(d["model_id"]), d.get("model_created_at"),
                    PopulationMetrics.from_dict(d), d.get("by"),
                    tuple(Subgroup(str(s["group"]), PopulationMetrics.from_dict(s)) for s in d.get("subgroups", ())),
-                   d.get("validated_at") or "")
+                   d.get("validated_at") or "", bool(d.get("same_as_training", False)))
 
     @classmethod
     def from_json(cls, text: str) -> "ExternalValidation":
@@ -255,6 +259,7 @@ class ExternalValidation:
             "auroc": o.auroc, "auroc_ci": list(o.auroc_ci), "brier": o.brier,
             "calibration_intercept": o.calibration_intercept, "calibration_slope": o.calibration_slope,
             "flagged_rules": [r.position + 1 for r in o.flagged],
+            **({"same_as_training": True} if self.same_as_training else {}),
         }, strict=True)
 
     def headline(self) -> str:
@@ -306,6 +311,9 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
     from ..io import outcome_missing_mask
 
     missing = int(outcome_missing_mask(outcome).sum())
+    if missing and missing == len(outcome):
+        raise DataError(f"{data_name}: outcome column {target!r} is empty on all {missing:,} rows: check that it is "
+                        "the outcome column and that the export filled it in")
     if missing:
         raise MissingOutcomeError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
                                   "remove those patients or fill in their outcome", missing)
@@ -651,8 +659,14 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     except DataError as exc:
         raise DataError(f"{data_name}: {exc}") from None
     overall = population_metrics(model, rule_index, event, thresholds)
-    text_notes = (_text_read_as_missing(model, frame) + empty_cell_notes(model, frame) + band_notes(model, frame)
-                  + new_level_notes(model, frame) + shift_notes(model, rule_index))
+    training_rows = (model.get("training") or {}).get("rows_sha256")
+    names = model.get("feature_names") or []
+    same = bool(training_rows) and rows_fingerprint(features, names) == training_rows
+    text_notes = ((TRAINING_ROWS_NOTE,) if same else ()) + table_notes(model, frame, rule_index)
+    if overall.auroc_ci[1] < 0.5:  # worse than chance beyond doubt: most often an outcome coded the other way round
+        text_notes += (f"the AUROC is below 0.5 beyond chance: the list ranks these patients the wrong way round, which "
+                       f"most often means the event is written differently here; check that {target} = "
+                       f"{positive} is the event in this table (--positive names it)",)
     if text_notes:
         overall = dataclasses.replace(overall, notes=overall.notes + text_notes)
     subgroups = ()
@@ -663,7 +677,13 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
                           for label in order)
     unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
     return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(unvalidated),
-                              model.get("created_at"), overall, by, subgroups)
+                              model.get("created_at"), overall, by, subgroups, same_as_training=same)
+
+
+#: The note of a validation on the very rows the model was fitted on.
+TRAINING_ROWS_NOTE = ("these are the patients the model was fitted on (the same rows as its training table): the "
+                      "figures measure the fit, not how the list holds up on new patients, and the card will not call "
+                      "them an external validation; validate on a later period or another hospital")
 
 
 #: A column the rules use is reported when at least this share of the new table's cells in it are empty.
@@ -797,7 +817,7 @@ def band_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _text_read_as_missing(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
+def text_read_as_missing_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
     """Notes for the columns the rules compare as numbers whose few text cells (``pending``) were read as missing."""
     from ..columns import unreadable_mask
 
@@ -816,6 +836,14 @@ def _text_read_as_missing(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
             notes.append(f"column {column!r}: text such as {_shown(values[unread])} ({n} patient{'s' if n != 1 else ''}) "
                          "read as missing (a few text cells among numbers are): those patients match none of its thresholds")
     return tuple(notes)
+
+
+def table_notes(model: dict, frame: pd.DataFrame, rule_index) -> tuple[str, ...]:
+    """What external validation and ``frl predict`` say about a new table before its numbers are trusted: text
+    read as missing in a rule's numeric column, empty cells, bands, categories the model has no item for, and
+    rules catching a very different share of patients than at fit time."""
+    return (text_read_as_missing_notes(model, frame) + empty_cell_notes(model, frame) + band_notes(model, frame)
+            + new_level_notes(model, frame) + shift_notes(model, rule_index))
 
 
 def attach_to_model(model: dict, result: ExternalValidation) -> dict:
@@ -869,6 +897,9 @@ def format_validation(result: ExternalValidation) -> str:
     o = result.overall
     lines = [f"External validation on {result.data_name}: {result.target} = {result.event} (model {result.model_id})",
              *format_metrics(o, "  "), ""]
+    if result.same_as_training:
+        lines[0] = (f"Not an external validation: {result.data_name} holds the patients the model was fitted on "
+                    f"({result.target} = {result.event}, model {result.model_id})")
     header = ["#", "rule", "model risk", "patients", "events", "observed (95% CI)", "flags"]
     rows = rule_rows(o)
     widths = [max(len(h), *(display_width(r[i]) for r in rows)) for i, h in enumerate(header)]
