@@ -69,6 +69,19 @@ def outcome_proxies(frame: pd.DataFrame, event: np.ndarray, rules) -> list[dict]
             youden = float(hits[event].mean() + (~hits[~event]).mean() - 1)
             found[condition.name] = {"condition": condition.name, "column": condition.column,
                                      "youden": round(abs(youden), 3)}
+    # Whether a column has a value at all can be the leak: a lab drawn only once the patient is dying, a
+    # follow-up field filled in only after readmission (the list's conditions on its values can each fall short).
+    from .columns import missing_mask
+
+    for column in dict.fromkeys(c.column for rule in rules for c in rule.conditions):
+        if column not in frame.columns or isinstance(frame[column], pd.DataFrame):
+            continue
+        recorded = ~np.asarray(missing_mask(frame[column]), dtype=bool)
+        if recorded.all() or not recorded.any():
+            continue
+        youden = float(recorded[event].mean() + (~recorded[~event]).mean() - 1)
+        name = f"{column} has a value"
+        found[name] = {"condition": name, "column": column, "youden": round(abs(youden), 3)}
     return sorted((p for p in found.values() if p["youden"] >= PROXY_YOUDEN), key=lambda p: -p["youden"])
 
 

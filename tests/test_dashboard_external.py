@@ -128,6 +128,15 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     risk = FallingRuleListClassifier.from_dict(fit_model).predict_proba(frame.tail(1000).drop(columns=["Readmitted30d"]))
     assert block["auroc"] == pytest.approx(roc_auc_score(frame.tail(1000)["Readmitted30d"] == "yes", risk[:, 1]))
     assert any("card reads: externally validated" in c.value for c in at.caption)
+    # the very patients it was fitted on (the sample table, rows in another order): said, and not external
+    upload_new(at, frame.sample(frac=1.0, random_state=1), name="training.csv")
+    assert not at.error and not at.exception
+    assert any(w.value.startswith("**Not an external validation: AUROC") for w in at.warning)
+    assert not any("Externally validated" in m.value for m in [*at.success, *at.warning])
+    at.button(key="ext_keep").click().run()
+    assert at.session_state[state.FIT].model["external_validation"]["same_as_training"] is True
+    assert any("card reads: not externally validated (checked only on its training patients)" in c.value
+               for c in at.caption)
 
 
 def test_an_external_validation_on_the_card_survives_the_posterior_arriving_after_it():

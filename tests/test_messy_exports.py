@@ -682,6 +682,23 @@ def test_a_column_that_copies_the_outcome_is_flagged_as_a_possible_leak(tmp_path
     assert "untick it on the Data page" in leakage_note(named, "dashboard")
 
 
+def test_a_lab_recorded_almost_only_for_patients_with_the_event_is_flagged(tmp_path, capsys):
+    """A value drawn only once the patient is dying: the list's thresholds on it fall short of a perfect split
+    (training AUROC under the leak bar), but whether it was recorded at all nearly is the outcome."""
+    rng, age, died = _patients(2000)
+    ck = np.where(died | (rng.random(len(age)) < 0.02), np.round(rng.normal(300, 50, len(age))), np.nan)
+    measured = tmp_path / "ck.csv"
+    pd.DataFrame({"age": age, "last_ck": ck, "died": np.where(died, "yes", "no")}).to_csv(measured, index=False)
+    status, out, _ = run(["fit", str(measured), "--target", "died"], capsys)
+    assert status == 0 and "'last_ck has a value' alone tells the outcome almost perfectly" in out, out
+    assert "--exclude last_ck" in out and "separates the outcome almost perfectly" not in out
+    # measured in a random half of the patients: missing, but no leak
+    ck = np.where(rng.random(len(age)) < 0.5, np.round(rng.normal(300, 50, len(age)) + 40 * died), np.nan)
+    pd.DataFrame({"age": age, "last_ck": ck, "died": np.where(died, "yes", "no")}).to_csv(measured, index=False)
+    status, out, _ = run(["fit", str(measured), "--target", "died"], capsys)
+    assert status == 0 and "has a value" not in out and "recorded after the outcome" not in out
+
+
 def test_separable_data_without_a_leak_is_not_flagged():
     from frl_engine.search_report import leakage_note
 
