@@ -256,7 +256,7 @@ def test_max_categories_caps_the_items_keeping_the_most_frequent_levels_and_neve
     capped = Binarizer(max_categories=11).fit(frame)
     names = [c.name for c in capped.conditions_]
     assert len(names) == 11 and names[0] == "Ward = w5"  # the most frequent level first
-    assert "1 rarer levels without" in capped.column_table().set_index("column").loc["Ward", "reason"]
+    assert "11 with an item, 1 rarer level without" in capped.column_table().set_index("column").loc["Ward", "reason"]
 
 
 # --------------------------------------------------------------------------
