@@ -366,7 +366,7 @@ def test_sample_register_keeps_the_model_with_its_intervals(tmp_path, monkeypatc
 def test_four_fits_registered_at_once_all_land_under_their_card_ids(tmp_path, monkeypatch, capsys):
     env = dict(os.environ, FRL_REGISTRY=str(tmp_path / "models.db"))  # a fresh file: created by the racers
     procs = [subprocess.Popen([str(FRL), "fit", str(SAMPLE), "--target", "Readmitted30d", "--exclude", "PatientID",
-                               "--steps", "300", "--chains", "2", "--seed", str(s), "--register",
+                               "--seed", str(s), "--register",  # the defaults: fewer chains would walk longer
                                "--out", str(tmp_path / f"m{s}.json")], env=env, cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for s in range(4)]
     outs = [p.communicate(timeout=300) for p in procs]
