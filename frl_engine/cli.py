@@ -18,7 +18,6 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import DataError, FRLError, MissingOutcomeError
-from .estimator import FallingRuleListClassifier
 from .io import (plain_repr, ambiguous_codes, default_event_reason, good_outcome_note, outcome_spellings, read_table,
                  save_model, split_target)
 
@@ -104,7 +103,11 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use each (boolean) column as one candidate rule instead of mining rules")
 
 
-def estimator_from_args(args) -> FallingRuleListClassifier:
+def estimator_from_args(args):
+    """The estimator the fit arguments describe (imported here: `frl --help` and one-line errors need no
+    scikit-learn or numba, and answer in a fraction of a second)."""
+    from .estimator import FallingRuleListClassifier
+
     return FallingRuleListClassifier(
         lam=args.lam, min_support=args.min_support, max_conditions=args.max_conditions, max_rules=args.max_rules,
         n_thresholds=getattr(args, "n_thresholds", 3), drop_unreached=not getattr(args, "keep_unreached", False),
@@ -223,6 +226,8 @@ def print_model(model: dict, stream=None) -> None:
     stream = stream or sys.stdout
     outcome = model["outcome"]
     label = outcome.get("title") or f"{outcome.get('target') or 'event'} = {outcome.get('positive_class')} risk"
+    from .estimator import FallingRuleListClassifier
+
     print(FallingRuleListClassifier.from_dict(model).format_list(label), file=stream)
     training = model.get("training") or {}
     if training.get("n_rows"):
@@ -350,6 +355,8 @@ def cmd_show(args) -> int:
 
 def cmd_predict(args) -> int:
     from .io import load_model_dict
+
+    from .estimator import FallingRuleListClassifier
 
     model = load_model_dict(args.model)
     estimator = FallingRuleListClassifier.from_dict(model)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from .errors import FRLError
-from .validation.crossval import METHODS, PAPER_METHODS, check_methods
+from .cv_result import METHODS, PAPER_METHODS
 
 
 def _positive_int(text: str) -> int:
@@ -50,7 +50,7 @@ def _progress_line(started: float):
 
 def cmd_evaluate(args) -> int:
     from .cli import estimator_from_args, load_training_data
-    from .validation.crossval import cross_validate_models
+    from .validation.crossval import check_methods, cross_validate_models
     from .figures import evaluation_report_html
 
     from .cli_explore import parse_list
@@ -136,6 +136,8 @@ def cmd_reproduce(args) -> int:
             raise FRLError(f"--out {out} is a file: give a folder for the reports")
         out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    from .validation.crossval import check_methods
+
     methods = check_methods(args.methods)
     simulation = None
     result = None

@@ -25,6 +25,10 @@ from .io import to_jsonable
 __all__ = ["CalibrationBin", "FoldResult", "MethodSummary", "EvaluationResult", "CrossValidatedAUROC", "frl_fold_result",
            "METHOD_NAMES", "RESULT_FORMAT", "RESULT_FORMAT_VERSION", "CV_DESCRIPTION"]
 
+#: The methods `frl evaluate` compares, and those of the paper's Table 3 (light: the command line's parser
+#: names them without importing scikit-learn).
+METHODS = ("frl", "svm", "logreg", "cart", "rf", "hgb")
+PAPER_METHODS = ("frl", "svm", "logreg", "cart", "rf")
 METHOD_NAMES = {"frl": "FRL", "svm": "SVM", "logreg": "LogReg", "cart": "CART", "rf": "RF", "hgb": "HGB"}
 RESULT_FORMAT = "frl-evaluation"
 RESULT_FORMAT_VERSION = 1

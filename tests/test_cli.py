@@ -244,3 +244,14 @@ def test_an_empty_column_and_a_name_column_are_left_out_with_the_reason_not_refu
     assert "(identifier)" in lines["PatientName"] and "(identifier)" in lines["PatientID"]
     assert "IF " in out and "PatientName" not in out.split("IF ", 1)[1]
 
+
+
+def test_help_and_one_line_errors_need_neither_scikit_learn_nor_numba():
+    """The parser and the early errors load no model code, so `frl --help` or a wrong path answers in about a
+    second instead of three."""
+    script = ("import sys\nfrom frl_engine.cli import main\n"
+              "status = main(['fit', 'absent.csv', '--target', 'y'])\n"
+              "print(status, 'sklearn' in sys.modules, 'numba' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["2", "False", "False"], done.stdout + done.stderr
+    assert "not found" in done.stderr

@@ -68,8 +68,8 @@ from ..folds import fit_seed, patient_groups, split_seed, stratified_folds
 from ..io import to_jsonable
 from ..stopping import CancelToken, run_tasks
 from ..cv_result import (  # noqa: F401  (kept importable from here)
-    CV_DESCRIPTION, METHOD_NAMES, RESULT_FORMAT, RESULT_FORMAT_VERSION, CalibrationBin, EvaluationResult,
-    FoldResult, MethodSummary, frl_fold_result)
+    CV_DESCRIPTION, METHOD_NAMES, METHODS, PAPER_METHODS, RESULT_FORMAT, RESULT_FORMAT_VERSION, CalibrationBin,
+    EvaluationResult, FoldResult, MethodSummary, frl_fold_result)
 
 __all__ = [
     "METHODS", "METHOD_NAMES", "SVM_GRID", "LOGREG_GRID", "INNER_FOLDS", "RF_TREES", "RESULT_FORMAT",
@@ -78,8 +78,6 @@ __all__ = [
     "SVM_EXACT_MAX_ROWS", "NYSTROEM_COMPONENTS", "RF_MAX_SAMPLES", "MAX_LEVELS",
 ]
 
-METHODS = ("frl", "svm", "logreg", "cart", "rf", "hgb")
-PAPER_METHODS = ("frl", "svm", "logreg", "cart", "rf")  # the paper's Table 3
 METHOD_DESCRIPTIONS = {
     "frl": "falling rule list (MAP by simulated annealing) on the raw table",
     "svm": "SVM, RBF kernel; C x gamma by grid search in nested 3-fold CV",
