@@ -25,7 +25,7 @@ def test_the_logistic_export_reads_as_its_traits_say():
 
 
 def test_a_default_fit_puts_the_strongest_risk_factors_in_its_list():
-    frame = make_logistic_export(3000, seed=1)
+    frame = make_logistic_export(2000, seed=1)  # 6 s; at 3,000 rows the search walks for 23 s to the same factors
     model = FallingRuleListClassifier(random_state=0).fit(frame.drop(columns=[TARGET]), frame[TARGET] == EVENT)
     text = " ".join(model.rules_)
     assert "admission_type_id = 3" in text and "diag_1 starts with 428" in text
