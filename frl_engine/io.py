@@ -55,7 +55,8 @@ NO_EVENT_TOKENS = ("no", "0", "0.0", "false", "n", "negative", "neg", "none", "n
                    "negatif", "negativo")
 #: Outcome values that say "no event" against one other value (``Home`` against ``Death``, ``Vivo``
 #: against ``Fallecido``; among ``home``, ``rehab``, ``nursing`` no value is the event by itself).
-NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "survivor", "discharged alive", "recovered", "living", "benign", "normal", "absent", "control", "home",
+NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "survivor", "discharged alive", "recovered", "living", "benign",
+                                    "normal", "absent", "control", "home",
                                     "discharged", "not readmitted", "healthy", "success",
                                     "lebend", "lebt", "überlebt", "entlassen", "gutartig", "benigne", "vivant",
                                     "vivante", "survécu", "sorti", "sortie", "bénin", "bénigne", "vivo", "viva",
