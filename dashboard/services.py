@@ -40,7 +40,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
-from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, outcome_spellings, parse_model, read_table, split_target
+from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, outcome_counts, outcome_spellings, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
@@ -332,9 +332,10 @@ def suggest_event(series: pd.Series):
     Two values: the engine's choice (:func:`default_event`). More values, of which
     exactly one reads as "no event" (``NO``, ``0``, ``false``, ``none`` ...): the
     rarest of the others, e.g. ``<30`` for ``readmitted`` with ``NO`` / ``>30`` /
-    ``<30``. Otherwise None.
+    ``<30``. Otherwise None. Missing outcomes (``?``, blanks, ``Unknown``) are no value:
+    ``Yes`` / ``No`` with some ``?`` still offers ``Yes``.
     """
-    counts = series.dropna().value_counts()
+    counts = outcome_counts(series)
     if len(counts) == 2:
         return default_event(series)
     if len(counts) < 2 or len(counts) > MAX_EVENT_CHOICES:

@@ -425,6 +425,20 @@ def outcome_spellings(outcome: pd.Series) -> dict:
     return {k: spelled[k] for k in pd.unique(keys)}
 
 
+def outcome_counts(outcome: pd.Series) -> pd.Series:
+    """How many patients have each outcome value, missing cells left out, most frequent first.
+
+    Values are grouped as :func:`outcome_spellings` groups them (text trimmed and without case) and
+    indexed by their most frequent spelling, so ``?``, blanks and ``Unknown`` are never a value.
+    """
+    present = outcome[~outcome_missing_mask(outcome)]
+    spelled = outcome_spellings(outcome)
+    keys = present.map(_outcome_key)
+    counts = keys.value_counts(sort=True)
+    return pd.Series(counts.to_numpy(), index=pd.Index([spelled[k] for k in counts.index], dtype=object),
+                     name="patients")
+
+
 def split_target(frame: pd.DataFrame, target: str, positive=None, *,
                  drop_missing: bool = False) -> tuple[pd.DataFrame, np.ndarray, object]:
     """Separate the outcome column and turn it into a 0/1 event indicator.

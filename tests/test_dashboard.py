@@ -539,11 +539,15 @@ def test_patients_without_an_outcome_can_be_left_out_from_the_data_page(at):
     frame.loc[:19, "Outcome"] = "?"
     upload(at, "lost.csv", frame.to_csv(index=False).encode())
     assert any("20 missing values" in e and "pick the outcome column above" in e for e in errors(at)), errors(at)
+    # '?' is no outcome value: the event offered is 'yes', not the first value in the list ('no')
+    assert at.selectbox(key=state.W_EVENT).value == "yes"
+    assert sorted(at.selectbox(key=state.W_EVENT).options) == ["no", "yes"]
     at.button(key="w_drop_missing_outcome").click().run()
     assert not at.exception and not errors(at)
     data = at.session_state[state.DATA]
     assert data.n_rows == 280 and "without the 20 patients whose Outcome is empty or not known" in data.name
     assert at.selectbox(key=state.W_TARGET).value == "Outcome"
+    assert at.selectbox(key=state.W_EVENT).value == "yes"  # kept: leaving patients out changes no event
 
 
 def test_a_german_yes_no_outcome_takes_ja_and_a_1_2_outcome_waits_for_the_user(at):

@@ -80,6 +80,13 @@ def test_suggest_event_for_three_values_is_the_rarest_that_is_not_no(raw_export)
     assert services.suggest_event(pd.Series(["0", "1", "2", "1", "0"])) == "2"
 
 
+def test_missing_outcomes_are_no_value_to_suggest():
+    """Regression: '?' and blanks were counted as outcome values, so Yes / No / ? offered '?' (then 'No')."""
+    assert services.suggest_event(pd.Series(["Yes", "No", "No", "?", "", "No", "Yes"])) == "Yes"
+    assert services.suggest_event(pd.Series(["NO", ">30", "<30", "?", "?", "?", "<30", "NO", "Unknown"])) == ">30"
+    assert services.suggest_event(pd.Series(["yes", "YES ", "no", None, "?"])) == "yes"
+
+
 def test_suggest_event_leaves_the_pick_to_the_user_when_no_value_reads_as_no():
     assert services.suggest_event(pd.Series(["home", "rehab", "nursing", "home"])) is None
     assert services.suggest_event(pd.Series(["no", "No event", "yes", "maybe"])) is None  # two 'no' values
