@@ -302,11 +302,12 @@ def sensitive_columns_note(model: dict, interface: str = "cli") -> str | None:
                    if SENSITIVE_NAME.search(str(c["column"]))})
     if not used:
         return None
-    how = (" ".join(f"--exclude {shlex.quote(name)}" for name in used) if interface == "cli"
-           else "untick them on the Data page")
+    them = "it" if len(used) == 1 else "them"
+    how = ("refit with " + " ".join(f"--exclude {shlex.quote(name)}" for name in used) if interface == "cli"
+           else f"untick {them} on the Data page and fit again")
     shown = ", ".join(f"'{name}'" for name in used)
     return (f"The list uses {shown}: a patient characteristic that can stand for access to care rather than "
-            f"risk. Keep it only with a clinical reason; to leave it out, refit with {how}.")
+            f"risk. Keep {them} only with a clinical reason; to leave {them} out, {how}.")
 
 
 #: A training AUROC of the list at least this high is reported as a possible leak of the outcome (UCI
@@ -366,12 +367,13 @@ def leakage_note(model: dict, interface: str = "cli") -> str | None:
                                   + (pure or [c["column"] for c in rules[0].get("conditions", [])]
                                      if separates else [])))
     shown = ", ".join(f"'{c}'" for c in suspects)
+    them = "it" if len(suspects) == 1 else "them"
     if interface == "cli":
-        how = " ".join(f"--exclude {shlex.quote(c)}" for c in suspects)
+        how = "refit with " + " ".join(f"--exclude {shlex.quote(c)}" for c in suspects)
     elif interface == "api":
-        how = f"exclude={suspects!r} (or without them in X)"
+        how = f"refit with exclude={suspects!r} (or without {them} in X)"
     else:
-        how = "untick it on the Data page"
+        how = f"untick {them} on the Data page and fit again"
     if separates:
         why = f"The list separates the outcome almost perfectly on its training data (AUROC {auroc:.3f})"
     elif proxies:
@@ -380,5 +382,4 @@ def leakage_note(model: dict, interface: str = "cli") -> str | None:
     else:
         why = f"The list uses {shown}, named like the outcome '{target}'"
     return (f"{why}: check that {shown} {'is' if len(suspects) == 1 else 'are'} not recorded after the outcome "
-            f"or copied from it, or the list will fail on new patients. To leave "
-            f"{'it' if len(suspects) == 1 else 'them'} out, refit with {how}.")
+            f"or copied from it, or the list will fail on new patients. To leave {them} out, {how}.")

@@ -518,7 +518,8 @@ def test_a_list_that_uses_race_is_flagged_on_the_rule_list_page(at):
     result = fit(at, w_posterior=False)
     assert any("race" in c["column"] for r in result.model["rules"] for c in r["conditions"])
     at.switch_page("views/rules.py").run()
-    assert any("The list uses 'race'" in w.value and "untick them on the Data page" in w.value for w in at.warning)
+    assert any("The list uses 'race'" in w.value and "to leave it out, untick it on the Data page and fit again."
+               in w.value for w in at.warning)
 
 
 def test_an_upload_kept_by_the_data_page_is_read_by_the_next_page_when_the_user_left_at_once(at):

@@ -531,7 +531,8 @@ def test_a_list_that_uses_race_says_so_and_how_to_leave_it_out(tmp_path, capsys)
     coded = {"rules": [{"conditions": [{"column": "Ethnicity", "op": "==", "value": "x"}]},
                        {"conditions": [{"column": "payer_code", "op": "==", "value": "MC"}]}]}
     assert "'Ethnicity', 'payer_code'" in sensitive_columns_note(coded, "dashboard")
-    assert "untick them on the Data page" in sensitive_columns_note(coded, "dashboard")
+    assert ("Keep them only with a clinical reason; to leave them out, untick them on the Data page and fit again."
+            in sensitive_columns_note(coded, "dashboard"))
 
 
 # ------------------------------------------------------------------ codes, text results, empty and shifted columns
@@ -679,7 +680,7 @@ def test_a_column_that_copies_the_outcome_is_flagged_as_a_possible_leak(tmp_path
                         "conditions": [{"column": "readmission score", "op": ">=", "value": 3}]}]}
     note = leakage_note(named)
     assert "named like the outcome 'readmitted'" in note and "--exclude 'readmission score'" in note
-    assert "untick it on the Data page" in leakage_note(named, "dashboard")
+    assert "To leave it out, untick it on the Data page and fit again." in leakage_note(named, "dashboard")
 
 
 def test_a_lab_recorded_almost_only_for_patients_with_the_event_is_flagged(tmp_path, capsys):
