@@ -714,6 +714,7 @@ class PatientField:
     kind: str  # numeric | categorical | boolean | code (typed in)
     options: tuple[str, ...] = ()  # categories (categorical)
     thresholds: tuple[float, ...] = ()  # the cut points the list uses (numeric)
+    example: str = ""  # a code as the training data wrote it, one the list tests (code)
 
 
 def patient_fields(model: dict) -> list[PatientField]:
@@ -744,13 +745,25 @@ def patient_fields(model: dict) -> list[PatientField]:
             options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
             fields.append(PatientField(column, "categorical", options=options))
         elif kind == "code" or "starts with" in column_ops:
-            fields.append(PatientField(column, "code"))
+            fields.append(PatientField(column, "code", example=_code_example(spec, values.get(column, ()))))
         elif kind == "numeric":
             cuts = sorted(float(v) for v in values.get(column, ()) if isinstance(v, (int, float)))
             fields.append(PatientField(column, kind, thresholds=tuple(cuts)))
         else:
             fields.append(PatientField(column, "boolean"))
     return fields
+
+
+def _code_example(spec: dict | None, tested) -> str:
+    """A code to show as an example in the form: one of the training data's codes in a group the list tests
+    (``I50.9`` for ``diag_1 starts with I50``), else a tested value, else the column's first code."""
+    codes = [str(c) for c in ((spec or {}).get("categories") or ())]
+    prefixes = sorted(str(v) for v in tested)
+    for prefix in prefixes:
+        match = next((c for c in codes if c.startswith(prefix)), None)
+        if match is not None:
+            return match
+    return prefixes[0] if prefixes else (codes[0] if codes else "")
 
 
 @dataclass(frozen=True)

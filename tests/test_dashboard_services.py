@@ -348,3 +348,15 @@ def test_the_posterior_view_knows_when_the_default_sample_stopped_at_its_work_bu
     assert len(stopped.attempts) == 1 and services.posterior_view(stopped).over_budget
     whole = sample_posterior_continued_until_converged(model.problem_, work_budget=None, **kwargs)
     assert not services.posterior_view(whole).over_budget
+
+
+def test_a_code_field_shows_an_example_from_the_datas_own_codes():
+    """Regression: the form always suggested '428.0' (an ICD-9 code of the sample data), also for ICD-10 exports."""
+    model = {"binarizer": {"columns": [{"name": "diag_1", "kind": "code", "categories": ["E11.9", "I21.4", "I50.1",
+                                                                                          "I50.9", "J18.9"],
+                                        "prefixes": ["E11", "I21", "I50", "J18"]}]},
+             "rules": [{"conditions": [{"column": "diag_1", "op": "starts with", "value": "I50"}]}]}
+    (field,) = services.patient_fields(model)
+    assert field.kind == "code" and field.example == "I50.1"
+    model["rules"][0]["conditions"][0]["value"] = "Z99"  # a group no training code is in: the group itself
+    assert services.patient_fields(model)[0].example == "Z99"

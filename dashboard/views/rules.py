@@ -126,7 +126,8 @@ else:
             elif field.kind == "categorical":
                 box.selectbox(field.column, field.options, index=None, key=key, placeholder="unknown")
             elif field.kind == "code":
-                box.text_input(field.column, key=key, placeholder="unknown, e.g. 428.0",
+                box.text_input(field.column, key=key,
+                               placeholder=f"unknown, e.g. {field.example}" if field.example else "unknown",
                                help="The code as written in the record (ICD, ATC...); groups match by prefix.")
             else:
                 box.selectbox(field.column, ["yes", "no"], index=None, key=key, placeholder="unknown")
