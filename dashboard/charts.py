@@ -150,7 +150,15 @@ _LIST_CSS = """
 .frl-list .frl-ci { color: #646A70; font-size: 0.85rem; }
 .frl-list .frl-sub { color: #646A70; font-size: 0.8rem; }
 .frl-note { color: #646A70; font-size: 0.85rem; margin-bottom: 0.2rem; }
-.frl-wrap { width: 100%; overflow-x: auto; }
+.frl-wrap { width: 100%; overflow-x: auto; container-type: inline-size; }
+/* In a narrow window (a tablet, or the sidebar open on a small screen) the risk stays in view: the bar and the
+   event columns go first, then the support; the printed card and a wide window show every column. */
+@container (max-width: 46rem) {
+  .frl-list .frl-extra { display: none; }
+  .frl-list .frl-cond { min-width: 8rem; }
+  .frl-list .frl-c { white-space: normal; }
+}
+@container (max-width: 32rem) { .frl-list .frl-support { display: none; } }
 .frl-compact .frl-cond { min-width: 0; }
 .frl-compact td, .frl-compact th { padding-left: 0.4rem; padding-right: 0.4rem; }
 </style>
@@ -174,16 +182,16 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
     top = max(float(table["risk"].max()), 1e-9)
     head = ["<th></th>", "<th>Conditions</th>"]
     if show_then:
-        head.append("<th></th>")
+        head.append('<th class="frl-extra"></th>')
     if not compact:
-        head.append("<th></th>")
+        head.append('<th class="frl-extra"></th>')
     head.append('<th class="num">Risk</th>')
     if has_ci:
         head.append('<th class="num">95% CrI</th>')
-    head.append('<th class="num">Support</th>')
+    head.append('<th class="num frl-support">Support</th>')
     if not compact:
-        head += ['<th class="num">Events</th>', '<th class="num">Event rate</th>',
-                 '<th class="num">Of all events</th>']
+        head += ['<th class="num frl-extra">Events</th>', '<th class="num frl-extra">Event rate</th>',
+                 '<th class="num frl-extra">Of all events</th>']
     body = []
     for i, row in table.iterrows():
         cls = ' class="frl-hit"' if highlight is not None and i == highlight else ""
@@ -191,20 +199,20 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
         cells = [f'<td class="frl-kw">{html.escape(row["keyword"])}</td>',
                  f'<td class="frl-cond">{_conditions_html(row["conditions"])}</td>']
         if show_then:
-            cells.append('<td class="frl-then">THEN</td>')
+            cells.append('<td class="frl-then frl-extra">THEN</td>')
         if not compact:
             fill = f"width:{max(1.5, 100 * fraction):.1f}%;background:{risk_color(fraction)}"
-            cells.append(f'<td class="frl-barcell"><span class="frl-bar"><span style="{fill}"></span></span></td>')
+            cells.append(f'<td class="frl-barcell frl-extra"><span class="frl-bar"><span style="{fill}"></span></span></td>')
         cells.append(f'<td class="num frl-risk">{pct(row["risk"])}</td>')
         if has_ci:
             cells.append(f'<td class="num frl-ci">{interval(row["lower"], row["upper"])}</td>')
         share = "" if compact else f' <span class="frl-sub">({pct(row["share_patients"], 0)})</span>'
-        cells.append(f'<td class="num">{row["support"]:,}{share}</td>')
+        cells.append(f'<td class="num frl-support">{row["support"]:,}{share}</td>')
         if not compact:
             cells += [
-                f'<td class="num">{row["events"]:,}</td>',
-                f'<td class="num">{pct(row["observed"])}</td>',
-                f'<td class="num">{pct(row["share_events"], 0)}<br><span class="frl-sub">'
+                f'<td class="num frl-extra">{row["events"]:,}</td>',
+                f'<td class="num frl-extra">{pct(row["observed"])}</td>',
+                f'<td class="num frl-extra">{pct(row["share_events"], 0)}<br><span class="frl-sub">'
                 f'cum. {pct(row["cumulative_events"], 0)}</span></td>',
             ]
         body.append(f"<tr{cls}>{''.join(cells)}</tr>")

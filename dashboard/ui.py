@@ -46,6 +46,11 @@ _CSS = """
 [data-testid="stMainBlockContainer"] { padding: 2.2rem 3rem 3rem 3rem; }
 h1 { font-size: 2.1rem !important; padding-bottom: 0.1rem !important; }
 [data-testid="stMetricValue"] { font-size: 1.7rem; }
+/* A row of figures wraps onto a second line in a narrow window instead of cutting them to "Hig..." and "2..." */
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) { flex-wrap: wrap; }
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) > [data-testid="stColumn"] {
+  min-width: 8.5rem; }
+@media (max-width: 900px) { [data-testid="stMainBlockContainer"] { padding: 1.5rem 1rem 2rem 1rem; } }
 </style>
 """
 

@@ -149,6 +149,26 @@ def _first_rule(page) -> str:
     return " ".join(page.locator("table.frl-list td.frl-cond").first.inner_text().split())
 
 
+def _check_narrow_windows(page) -> None:
+    """A wide window shows every column of the list; in a narrow one (a tablet, or a small screen with the
+    sidebar open) the figures wrap instead of being cut to "Hig..." and each rule's risk stays in view."""
+    assert page.locator("table.frl-list td.frl-extra").first.is_visible()
+    for width in (800, 600):
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_timeout(800)
+        risk = page.locator("table.frl-list td.frl-risk")
+        for i in range(risk.count()):
+            box = risk.nth(i).bounding_box()
+            assert box is not None and box["x"] + box["width"] <= width, (width, i, box)
+        assert not page.locator("table.frl-list td.frl-extra").first.is_visible()
+        cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricLabel"], [data-testid="stMetricValue"]')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
+        assert not cut, f"cut at {width} px: {cut}"
+        _shot_viewport = ARTIFACTS / f"browser-4-rule-list-{width}px.png"
+        page.screenshot(path=str(_shot_viewport))
+    page.set_viewport_size({"width": 1440, "height": 1000})
+
+
 def test_upload_fit_download_and_bad_files(app_url, chromium, tmp_path):
     # ---- page load: the sample data's Data page, complete with its column table and items.  The first
     # session after the server starts also pays for importing the engine (scikit-learn, numba, pandas).
@@ -203,6 +223,7 @@ def test_upload_fit_download_and_bad_files(app_url, chromium, tmp_path):
     page.get_by_text("95% CrI", exact=True).first.wait_for(timeout=90_000)
     print(f"posterior (default sample) on screen after the list: {time.perf_counter() - started - fit_to_list:.2f} s")
     _shot(page, "4-rule-list", 1900)
+    _check_narrow_windows(page)
     if os.environ.get("FRL_UPDATE_SCREENSHOT") == "1":  # the README's picture: the list, its charts, no form
         page.set_viewport_size({"width": 1440, "height": 1120})
         page.wait_for_timeout(800)
