@@ -756,7 +756,7 @@ def patient_fields(model: dict) -> list[PatientField]:
 
 def _code_example(spec: dict | None, tested) -> str:
     """A code to show as an example in the form: one of the training data's codes in a group the list tests
-    (``I50.9`` for ``diag_1 starts with I50``), else a tested value, else the column's first code."""
+    (``I50.1`` for ``diag_1 starts with I50``), else a tested value, else the column's first code."""
     codes = [str(c) for c in ((spec or {}).get("categories") or ())]
     prefixes = sorted(str(v) for v in tested)
     for prefix in prefixes:
