@@ -158,7 +158,8 @@ _LIST_CSS = """
   .frl-list .frl-cond { min-width: 8rem; }
   .frl-list .frl-c { white-space: normal; }
 }
-@container (max-width: 32rem) { .frl-list .frl-support { display: none; } }
+@container (max-width: 32rem) { .frl-list:not(.frl-compact) .frl-support { display: none; } }
+@container (max-width: 22rem) { .frl-compact .frl-support { display: none; } }
 .frl-compact .frl-cond { min-width: 0; }
 .frl-compact td, .frl-compact th { padding-left: 0.4rem; padding-right: 0.4rem; }
 </style>
