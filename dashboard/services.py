@@ -289,7 +289,9 @@ def suggest_target(frame: pd.DataFrame) -> str | None:
     1. A column whose name says outcome (``readmitted``, ``Readmitted30d``,
        ``mortality``, ``DEATH_EVENT``, ``y`` ...; see :data:`OUTCOME_STEMS`) with
        2 to ``MAX_EVENT_CHOICES`` values, the most telling name first, a two-valued
-       one before others of the same rank;
+       one before others of the same rank. One named like an outcome that holds a single value here
+       (``death`` = ``No`` on every row: an export filtered on it) comes after those, but before any
+       column of step 2: the page then says why no model can be fitted, instead of offering ``sex``;
     2. else the last yes/no (two-valued) column whose rarer value is at least 1%
        of the rows (a medication flag used once in a thousand rows is not an outcome),
        one without empty cells first (an outcome is recorded for every patient; a lab
@@ -301,11 +303,11 @@ def suggest_target(frame: pd.DataFrame) -> str | None:
         rank = outcome_name_rank(column)
         if rank is None:
             continue
-        n_values = frame[column].dropna().nunique()
-        if 2 <= n_values <= MAX_EVENT_CHOICES:
-            named.append((rank, n_values != 2, position, column))
+        n_values = len(outcome_counts(frame[column]))
+        if 1 <= n_values <= MAX_EVENT_CHOICES:
+            named.append((n_values == 1, rank, n_values != 2, position, column))
     if named:
-        return min(named)[3]
+        return min(named)[-1]
     two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2 and _rare_share(frame[c]) >= 0.01]
     complete = [c for c in two_valued if not missing_mask(frame[c]).any()]
     if complete or two_valued:

@@ -303,7 +303,12 @@ def _format_bound(p: float, support: int) -> str:
 
 
 def _format_interval(lo: float, hi: float, support: int) -> str:
-    return f"{_format_bound(lo, support)}–{_format_bound(hi, support)}%"
+    """The printed interval; when both bounds round to the same whole percent (5.5 and 6.3 -> "6–6%", which reads
+    as no uncertainty at all) they get one decimal: "5.5–6.3%"."""
+    low, high = _format_bound(lo, support), _format_bound(hi, support)
+    if low == high and float(hi) > float(lo):
+        low, high = (f"{_round_half_up(100.0 * float(v), 1)}" for v in (lo, hi))
+    return f"{low}–{high}%"
 
 
 # --------------------------------------------------------------------------- fonts and text

@@ -526,7 +526,11 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     positive = spelled[matches[0]]
     if event.all() or not event.any():
         raise DataError(f"Target column {target!r} has only one class after choosing {positive!r} as the event: a model needs both outcomes")
-    return frame.drop(columns=[target]), event, positive
+    features = frame.drop(columns=[target])
+    if features.shape[1] == 0:
+        raise DataError(f"The table holds only the outcome column {target!r}: add the patients' findings (age, "
+                        "diagnoses, lab results ...) as further columns, one per finding")
+    return features, event, positive
 
 
 def rows_fingerprint(frame: pd.DataFrame, columns) -> str | None:

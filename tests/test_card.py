@@ -648,3 +648,15 @@ def test_a_quoted_and_inside_a_column_or_level_is_one_condition_on_the_card():
     model = make_model(rules, (0.05, 500))
     front = page_text(pdf_pages(render_card(model))[0])
     assert '"Score AND Risk" ≥ 7 and notes = "a AND b" and Age ≥ 60' in front
+
+
+def test_a_narrow_interval_is_never_printed_as_one_number():
+    """Regression: a large ELSE group's 95% CrI of 5.5% to 6.3% was printed "6–6%", as if the risk were certain."""
+    from frl_engine.card import _format_interval
+
+    assert _format_interval(0.055, 0.063, 13_375) == "5.5–6.3%"
+    assert _format_interval(0.28, 0.34, 839) == "28–34%"  # bounds that differ keep whole percent
+    model = make_model()
+    model["posterior"]["risk_lower"][-1], model["posterior"]["risk_upper"][-1] = 0.095, 0.104
+    front = page_text(pdf_pages(render_card(model))[0])
+    assert "9.5–10.4%" in front and "10–10%" not in front

@@ -156,3 +156,14 @@ def test_missing_cells_count_question_marks_as_the_engine_does(at):
     upload(at, "marks.csv", frame.to_csv(index=False).encode())
     shown = {m.label: m.value for m in at.metric}
     assert shown["Missing cells"] == "25.0%"  # 150 of 600 cells, written '?'
+
+
+def test_a_table_of_only_the_outcome_says_so_on_the_data_and_fit_pages(at):
+    """Regression: the page said "The table has no columns" next to "Columns 1", and "Pick the outcome above"
+    although the outcome was picked."""
+    upload(at, "only.csv", b"outcome\nDeceased\nAlive\nAlive\nDeceased\n" * 50)
+    assert any("holds only the outcome column 'outcome'" in e for e in errors(at)), errors(at)
+    assert not any("Pick the outcome above" in i.value for i in at.info)
+    at.switch_page("views/fit.py").run()
+    assert any("holds only the outcome column" in e for e in errors(at))
+    assert "fit_button" not in [b.key for b in at.button]  # nothing to fit

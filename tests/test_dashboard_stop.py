@@ -89,6 +89,29 @@ def test_a_fit_runs_in_a_worker_that_stop_kills_and_the_earlier_list_stays(at):
     assert shown_rules(at) == first.rules
 
 
+def test_a_posterior_stopped_after_its_list_keeps_the_list_and_says_what_was_stopped(at):
+    """Stop pressed while the posterior is sampled: the list stays, and the page does not tell the user to turn on
+    a posterior sample they had asked for (it said "turn on *Sample the posterior* on the Fit page")."""
+    at.switch_page("views/fit.py").run()
+    at.session_state[state.W_POSTERIOR] = True
+    at.session_state["w_post_samples"] = 50_000  # long enough to be stopped
+    at.run()
+    at.button(key="fit_button").click().run()
+    job = at.session_state[state.JOBS]["fit"]
+    at.switch_page("views/rules.py")
+    wait_for(lambda: job.published is not None, timeout=120)  # the MAP list is out, the sampler runs
+    assert not job.done
+    at.run()
+    at.button(key="stop_fit").click().run()
+    assert jobs.wait(job, 30) and job.stopped
+    at.run()
+    fitted = at.session_state[state.FIT]
+    assert fitted is not None and not fitted.has_posterior and shown_rules(at) == fitted.rules
+    said = " ".join(c.value for c in at.caption)
+    assert "the posterior sample asked for was stopped" in said and "turn on *Sample the posterior*" not in said
+    assert wait_for(lambda: live_worker_pids() == [], timeout=10)
+
+
 def test_a_running_job_is_polled_quickly_only_just_after_it_starts_or_publishes():
     """Each poll is a script run on the server: a long job is asked for news once a second, not 3 times."""
     from dashboard import ui

@@ -1045,6 +1045,15 @@ def test_an_outcome_column_empty_on_every_row_is_one_line_not_a_crash(tmp_path, 
     assert status == 2 and "outcome column 'died' is empty on all 3 rows" in err and "--drop-missing" not in err
 
 
+def test_a_table_of_only_the_outcome_is_one_line_not_a_traceback(tmp_path, capsys):
+    """Regression: `frl fit` on a file holding only the outcome column ended in a ValueError traceback."""
+    path = tmp_path / "outcome_only.csv"
+    path.write_text("died\nyes\nno\nno\nyes\n")
+    status, _, err = run(["fit", str(path), "--target", "died"], capsys)
+    assert status == 2 and "Traceback" not in err
+    assert err.startswith("frl: error: The table holds only the outcome column 'died': add the patients' findings")
+
+
 def test_predict_says_which_text_cells_of_a_rule_column_it_read_as_missing(tmp_path, capsys):
     """`frl validate` said it, `frl predict` scored those patients too low in silence."""
     model, age = _age_model(tmp_path, capsys, 2000)

@@ -97,3 +97,11 @@ def test_suggest_event_for_two_values_is_the_engines_choice():
     series = pd.Series(["yes", "no", "no"])
     assert services.suggest_event(series) == services.default_event(series) == "yes"
     assert services.suggest_event(pd.Series([0, 1, 1])) == 1
+
+
+def test_an_outcome_column_with_one_value_is_still_offered_before_any_yes_no_finding():
+    """An export filtered on its outcome (death = No on every row) must not make 'sex' the outcome."""
+    frame = pd.DataFrame({"age": np.arange(40) + 30, "sex": ["M", "F"] * 20, "death": ["No"] * 38 + ["?", ""]})
+    assert services.suggest_target(frame) == "death"
+    frame["readmitted"] = ["yes", "no", "no", "no"] * 10  # a usable outcome still comes first
+    assert services.suggest_target(frame) == "readmitted"

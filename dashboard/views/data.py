@@ -161,7 +161,8 @@ if st.button("Reset columns to the engine's defaults", icon=":material/restart_a
 st.subheader("Items", anchor=False)
 ready = False
 if inputs is None:
-    st.info("Pick the outcome above to see the items.", icon=":material/info:")
+    st.info("Pick the outcome above to see the items." if not target else
+            "The items appear once the outcome above can be used (see the message under it).", icon=":material/info:")
 else:
     try:
         choices = services.column_choices(table, target)

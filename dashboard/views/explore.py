@@ -147,7 +147,9 @@ done = int(table["auroc_mean"].notna().sum())
 st.caption(f"{len(table)} cell{'s' if len(table) != 1 else ''} · {result.n_folds}-fold stratified cross-validation · "
            f"seed {result.random_state} · {result.elapsed_seconds:.0f} s, {ui.md(result.where)}.")
 if result.stopped:
-    st.warning(f"Stopped: {len(table)} of {len(result.grid)} cells had finished; they are shown below.",
+    st.warning(f"Stopped: {len(table)} of {len(result.grid)} cells had finished; they are shown below." if len(table)
+               else f"Stopped before any of the {len(result.grid)} cells had finished: nothing to show. Run it again, "
+                    "or with fewer values per setting or fewer folds to finish sooner.",
                icon=":material/stop_circle:")
 if table.empty:
     st.stop()

@@ -92,6 +92,9 @@ if isinstance(post_block, dict) and post_block.get("converged") is False:
 if not fit.has_posterior and state.running("fit"):
     st.caption("Risks are point estimates until the posterior sample under way arrives with 95% credible "
                "intervals.")
+elif not fit.has_posterior and getattr(fit.spec, "posterior", None) is not None and fit.source == "fit":
+    st.caption("Risks are point estimates: the posterior sample asked for was stopped or did not finish. Sample it "
+               "on the **Posterior** page for 95% credible intervals.")
 elif not fit.has_posterior:
     st.caption("Risks are point estimates (no posterior sample): turn on *Sample the posterior* on the Fit page "
                "for 95% credible intervals.")
