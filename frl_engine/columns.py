@@ -769,7 +769,8 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                                      "record number): left out")
     if top_share >= NEAR_CONSTANT_SHARE:
         value = "missing" if n_missing == top else f"'{labels[int(np.argmax(counts))]}'"
-        return reading("near-constant", f"{value} on {100 * top_share:.1f}% of rows: makes no item")
+        share = f"{100 * top_share:.1f}% of rows" if top == n or 100 * top_share < 99.95 else f"{top:,} of {n:,} rows"
+        return reading("near-constant", f"{value} on {share}: makes no item")
     yes_no = words <= (TRUE_WORDS | FALSE_WORDS) and words & TRUE_WORDS and words & FALSE_WORDS
     if (n_levels == 2 and (pd.api.types.is_bool_dtype(dtype) or set(parsed[readable].tolist()) == {0.0, 1.0})) or (
             yes_no and not pd.api.types.is_numeric_dtype(dtype)):

@@ -360,3 +360,11 @@ def test_dates_written_as_text_are_unsupported_with_what_to_do():
     reading = read_column("admit_date", dates)
     assert reading.kind == "unsupported" and "days" in reading.reason
     assert read_column("visit", pd.Series(["03/04/2021", "?", "12/11/2020"] * 10)).kind == "unsupported"
+
+
+def test_a_near_constant_column_never_reads_as_one_value_on_100_percent():
+    """Regression: 1,999 of 2,000 rows read "'1' on 100.0% of rows", as if the column were constant."""
+    frame = pd.DataFrame({"flag": ["1"] * 1999 + ["2"], "other": ["a"] * 1990 + ["b"] * 10})
+    reasons = {r.name: r.reason for r in read_columns(frame)}
+    assert reasons["flag"] == "'1' on 1,999 of 2,000 rows: makes no item"
+    assert reasons["other"] == "'a' on 99.5% of rows: makes no item"
