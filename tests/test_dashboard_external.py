@@ -132,6 +132,8 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     upload_new(at, frame.sample(frac=1.0, random_state=1), name="training.csv")
     assert not at.error and not at.exception
     assert any(w.value.startswith("**Not an external validation: AUROC") for w in at.warning)
+    assert sum("fitted on" in w.value for w in at.warning) == 1  # said once, not in two boxes
+    assert "Each rule on its training patients" in [h.value for h in at.subheader]
     assert not any("Externally validated" in m.value for m in [*at.success, *at.warning])
     at.button(key="ext_keep").click().run()
     assert at.session_state[state.FIT].model["external_validation"]["same_as_training"] is True

@@ -93,9 +93,8 @@ if fit is None or data is None:
                 "the rules use.", icon=":material/upload_file:")
     st.stop()
 
-if source == state.EXT_SOURCE_CURRENT and fit.data is not None and fit.data.key == data.key:
-    st.warning("This is the table the list was fitted on: its numbers are optimistic and say nothing about new "
-               "patients. Upload patients the list never saw.", icon=":material/warning:")
+# The training table itself is said once, in the headline below ("Not an external validation"), from the rows'
+# fingerprint: it also catches a saved model's training file and the same rows in another order.
 
 model = fit.model
 unvalidated = {k: v for k, v in model.items() if k != "external_validation"}  # the same list, whatever it carries
@@ -129,7 +128,7 @@ choices = [None] + [c for c in data.frame.columns if c != target]
 if ss.get(state.W_EXT_BY) not in choices:
     ss[state.W_EXT_BY] = None
 by = st.selectbox("Subgroups by (optional)", choices, key=state.W_EXT_BY, persist_state=state.PERSIST,
-                  format_func=lambda c: "no subgroups" if c is None else c,
+                  format_func=lambda c: "no subgroups" if c is None else c, placeholder="no subgroups",
                   help="Report each value of this column separately (e.g. sex, an age band); a numeric column with "
                        "many values is cut into four bands at its quartiles.")
 
@@ -181,7 +180,8 @@ for note in o.notes:
     st.caption(f"Note: {note}.")
 
 # ---------------------------------------------------------------- each rule
-st.subheader("Each rule on the new patients", anchor=False)
+st.subheader("Each rule on its training patients" if result.same_as_training else "Each rule on the new patients",
+             anchor=False)
 table = rule_table_frame(o)
 if not table["model CrI"].any():  # the model file has no posterior intervals
     table = table.drop(columns=["model CrI"])
