@@ -166,3 +166,18 @@ def test_opening_a_model_while_a_job_runs_links_to_the_list_instead_of_switching
     at.selectbox(key=state.W_MODELS_PICK).set_value(model_identifier(second.model)).run()
     at.button(key="models_open").click().run()
     assert [t.value for t in at.title] == ["Falling rule list"] and not at.exception
+
+
+def test_the_models_page_opens_on_this_sessions_list_not_the_newest_of_a_shared_registry(at, registry_path):
+    """On a shared server the newest entry may be another user's fit: the page shows this session's list first."""
+    import copy
+
+    result = fit(at, **{state.W_POSTERIOR: False})
+    other = copy.deepcopy(result.model)
+    other["default"]["probability"] = 0.5  # another user's model, registered after ours
+    newer = Registry(registry_path).register(other, created_by="cli", note="another user's fit")
+    assert Registry(registry_path).entries()[0].model_id == newer.model_id  # the newest is listed first
+    at.switch_page("views/models.py").run()
+    assert not at.exception
+    assert at.selectbox(key=state.W_MODELS_PICK).value == model_identifier(result.model)
+    assert any("the current list" in m.value for m in at.markdown)

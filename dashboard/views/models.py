@@ -50,7 +50,9 @@ st.dataframe(table, hide_index=True, width="stretch", key="models_table",
 
 by_id = {e.model_id: e for e in entries}
 if ss.get(state.W_MODELS_PICK) not in by_id:
-    ss[state.W_MODELS_PICK] = entries[0].model_id
+    # This session's current list first (on a shared server the newest entry may be another user's), else the newest
+    mine = services.model_identifier(ss[state.FIT].model) if ss[state.FIT] is not None else None
+    ss[state.W_MODELS_PICK] = mine if mine in by_id else entries[0].model_id
 
 
 def _describe(model_id: str) -> str:
