@@ -50,6 +50,10 @@ h1 { font-size: 2.1rem !important; padding-bottom: 0.1rem !important; }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) { flex-wrap: wrap; }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) > [data-testid="stColumn"] {
   min-width: 8.5rem; }
+/* Charts side by side go one under the other when a column would be too narrow to read (bars squashed, labels cut) */
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stPlotlyChart"]) { flex-wrap: wrap; }
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stPlotlyChart"]) > [data-testid="stColumn"] {
+  min-width: 22rem; }
 @media (max-width: 900px) { [data-testid="stMainBlockContainer"] { padding: 1.5rem 1rem 2rem 1rem; } }
 </style>
 """

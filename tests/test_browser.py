@@ -164,6 +164,9 @@ def _check_narrow_windows(page) -> None:
         cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricLabel"], [data-testid="stMetricValue"]')]
             .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
         assert not cut, f"cut at {width} px: {cut}"
+        charts = page.locator('[data-testid="stPlotlyChart"]')  # the two charts, one under the other
+        first, second = charts.nth(0).bounding_box(), charts.nth(1).bounding_box()
+        assert second["y"] >= first["y"] + first["height"] - 1, (width, first, second)
         _shot_viewport = ARTIFACTS / f"browser-4-rule-list-{width}px.png"
         page.screenshot(path=str(_shot_viewport))
     page.set_viewport_size({"width": 1440, "height": 1000})
