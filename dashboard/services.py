@@ -417,12 +417,43 @@ def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def candidate_count(data_key: str, target: str, choices: ColumnChoices, min_support: float, max_conditions: int,
-                    _features: pd.DataFrame, n_thresholds: int = 3) -> int:
-    """How many candidate rules the fit will search (raises RuleMiningError when none or too many)."""
+                    _features: pd.DataFrame, n_thresholds: int = 3) -> "CandidateCount":
+    """How many candidate rules mining finds, and how many of them the fit will search (at most 5,000).
+
+    Raises RuleMiningError when none reaches the support, or when mining would need too much memory.
+    """
     binarizer = Binarizer(n_thresholds=int(n_thresholds), min_support=min_support, **choices.params())
     items = binarizer.fit_transform(_features)
-    return len(mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
-                          max_rules=5000).rules)
+    mined = mine_rules(items, binarizer.conditions_, min_support=min_support, max_conditions=max_conditions,
+                       max_rules=MAX_RULES)
+    return CandidateCount(kept=len(mined.rules), mined=mined.n_mined)
+
+
+# The fit's screening bound (``FallingRuleListClassifier(max_rules=5000)``, ``frl fit --max-rules``).
+MAX_RULES = 5000
+
+
+@dataclass(frozen=True)
+class CandidateCount:
+    """What the Fit page says before a fit: the rules mining finds, and those the search will use."""
+
+    kept: int  # the candidate rules the search uses (the strongest ``MAX_RULES`` when mining finds more)
+    mined: int  # every rule that reaches the support and earns each of its conditions
+
+    @property
+    def screened(self) -> bool:
+        return self.mined > self.kept
+
+    def slow_search(self, n_steps: int, lam: float) -> bool:
+        """Whether the search will likely add posterior walks (a fit of up to a minute or two).
+
+        The engine walks when one annealing chain proposes a given rule at a given place fewer than
+        ``MIN_TARGETED_PROPOSALS`` times (:func:`frl_engine.anneal.targeted_proposals`); before the fit
+        the list's length is not known, so the prior's mean ``lam`` stands for it.
+        """
+        from frl_engine.anneal import MIN_TARGETED_PROPOSALS, targeted_proposals
+
+        return targeted_proposals(int(n_steps), self.kept, max(int(round(lam)), 1)) < MIN_TARGETED_PROPOSALS
 
 
 # ============================================================================ fitting

@@ -3,6 +3,7 @@ export's three-valued outcome gets a sensible event, and unreadable files get on
 
 import importlib.util
 import logging
+import re
 import sys
 from pathlib import Path
 
@@ -167,3 +168,27 @@ def test_a_table_of_only_the_outcome_says_so_on_the_data_and_fit_pages(at):
     at.switch_page("views/fit.py").run()
     assert any("holds only the outcome column" in e for e in errors(at))
     assert "fit_button" not in [b.key for b in at.button]  # nothing to fit
+
+
+def _captions(app) -> str:
+    return " ".join(c.value for c in app.caption)
+
+
+def test_a_wide_table_says_how_many_rules_mining_found_and_that_the_fit_may_take_a_minute(at):
+    """Regression: a table whose mining found thousands more rules than the fit keeps showed "5,000 candidate
+    rules", and a fit of a minute or more came with no word beforehand."""
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame({f"finding_{j:03d}": rng.choice(["yes", "no"], 300) for j in range(120)})
+    wide["Outcome"] = rng.choice(["yes", "no"], 300, p=[0.3, 0.7])
+    upload(at, "wide.csv", wide.to_csv(index=False).encode())
+    at.switch_page("views/fit.py").run()
+    assert not at.exception and not errors(at)
+    line = next(m.value for m in at.markdown if ":material/rule:" in m.value)
+    mined = int(re.search(r"\*\*([\d,]+) candidate rules", line).group(1).replace(",", ""))
+    assert mined > services.MAX_RULES  # 120 one-condition rules and about 7,000 pairs
+    assert f"The search uses the {services.MAX_RULES:,} strongest" in _captions(at)
+    assert "a fit can take from seconds to a minute or two" in _captions(at)
+
+    upload(at, "narrow.csv", _csv())  # a few columns: neither note
+    at.switch_page("views/fit.py").run()
+    assert "strongest" not in _captions(at) and "a minute or two" not in _captions(at)

@@ -186,7 +186,23 @@ def test_item_preview_and_candidate_count_match_the_engine():
     count = services.candidate_count(data.key, "Outcome", spec.choices, 0.05, 2, features)
     engine = FallingRuleListClassifier(min_support=0.05, max_conditions=2, n_steps=10, exclude=("PatientID",),
                                        random_state=0).fit(features, y)
-    assert count == len(engine.candidate_names_)
+    assert count.kept == count.mined == len(engine.candidate_names_)  # no screening on a small table
+    assert not count.screened and not count.slow_search(5000, 8.0)
+
+
+def test_the_fit_pages_screening_bound_is_the_estimators():
+    assert services.MAX_RULES == FallingRuleListClassifier().max_rules
+
+
+def test_a_search_over_thousands_of_rules_is_said_to_be_slow_exactly_when_the_engine_walks():
+    """The Fit page's note follows the engine's own rule (``targeted_proposals`` below its threshold)."""
+    from frl_engine.anneal import MIN_TARGETED_PROPOSALS, targeted_proposals
+
+    for kept in (100, 1_000, 2_000, 3_000, 5_000):
+        count = services.CandidateCount(kept=kept, mined=kept)
+        assert count.slow_search(5000, 8.0) == (targeted_proposals(5000, kept, 8) < MIN_TARGETED_PROPOSALS)
+    assert not services.CandidateCount(kept=500, mined=500).slow_search(5000, 8.0)
+    assert services.CandidateCount(kept=5000, mined=90_000).slow_search(5000, 8.0)  # UCI Spambase's size
 
 
 def test_candidate_count_explains_when_no_rule_reaches_the_support():
