@@ -21,6 +21,7 @@ SLOW_SECTIONS = ("bench_reproduce", "bench_real_export", "bench_explore:run_accu
 SLOW_SECTIONS += ("bench_validate",)  # frl validate at 100,000 patients and on a later period of the raw export
 SLOW_SECTIONS += ("bench_evaluate",)  # frl evaluate, every default method, 70,000 raw rows
 SLOW_SECTIONS += ("bench_tempering",)  # the default posterior sample with and without parallel tempering
+SLOW_SECTIONS += ("bench_rule_prior",)  # the rule prior over every mined rule or the kept ones, on noise labs
 
 
 def main(argv=None) -> int:

@@ -28,6 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from .basin import DEFAULT_PATIENCE, PolishCache, hop
 from .bits import adopt_counts, capture_counts_from, recount_from
 from .errors import FRLError
+# The objective's rule prior draws from every mined rule (model.prior_total_weight); the moves draw from the
+# kept ones (moves.draw_unused_rule).  Annealing needs no Hastings ratio, so only the objective sees it.
 from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_posterior_upper_bound
 from .moves import FIRST_CHANGED, propose
 from .polish import polish_list

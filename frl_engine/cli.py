@@ -77,7 +77,12 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-support", type=float, default=0.05,
                         help="smallest fraction of patients a candidate rule must cover (default 0.05)")
     parser.add_argument("--max-conditions", type=int, default=2, help="most conditions per rule (default 2)")
-    parser.add_argument("--max-rules", type=int, default=5000, help="refuse more candidate rules than this (default 5000)")
+    parser.add_argument("--max-rules", type=int, default=5000,
+                        help="search at most this many candidate rules: when mining finds more, every one-condition "
+                             "rule and the strongest AND rules are kept (default 5000)")
+    parser.add_argument("--rule-prior", choices=("mined", "kept"), default="mined",
+                        help="the rules the prior draws each rule of a list from: every rule mining found (default; "
+                             "a rule picked from millions is charged as one of millions) or only the --max-rules kept")
     parser.add_argument("--n-thresholds", type=int, default=3, metavar="N",
                         help="quantile thresholds per numeric column, rounded to readable numbers (default 3)")
     parser.add_argument("--keep-unreached", action="store_true",
@@ -113,7 +118,7 @@ def estimator_from_args(args):
         n_thresholds=getattr(args, "n_thresholds", 3), drop_unreached=not getattr(args, "keep_unreached", False),
         n_steps=args.steps, n_chains=args.chains, random_state=args.seed, exclude=tuple(args.exclude),
         thresholds=_parse_thresholds(args.threshold), mine_rules=not args.no_mining,
-        column_kinds=_parse_kinds(getattr(args, "kind", None)),
+        column_kinds=_parse_kinds(getattr(args, "kind", None)), rule_prior=getattr(args, "rule_prior", "mined"),
     )
 
 

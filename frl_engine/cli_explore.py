@@ -246,7 +246,8 @@ def register(subparsers) -> None:
     explore.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     explore.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000)")
     explore.add_argument("--chains", type=int, default=4, help="annealing restarts (default 4)")
-    explore.add_argument("--max-rules", type=int, default=5000, help="refuse more candidate rules than this (default 5000)")
+    explore.add_argument("--max-rules", type=int, default=5000,
+                         help="search at most this many candidate rules, the strongest when mining finds more (default 5000)")
     explore.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="run on this dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) instead of locally")
     explore.add_argument("--jobs", type=int, default=-1,

@@ -121,6 +121,14 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         FP-Growth (the reference; the same rules, much slower on dense data).
     rule_weights : array-like, optional
         Prior weight of each candidate rule (eq. pc); equal when None.
+    rule_prior : {"mined", "kept"}, default "mined"
+        Which set the prior draws each rule from (eq. pc's ``B``) when mining finds more than
+        ``max_rules`` rules and screening keeps the strongest.  ``"mined"``: every rule mining found, so a
+        rule of the list is one of them a priori (``log |B|`` nats each at equal weights, e.g. log 28,657
+        on UCI Spambase, log 3 million on a wide table of labs), and the posterior is the paper's over ``B``
+        restricted to the kept rules; ``max_rules`` then only bounds the search's work.  ``"kept"``: the
+        kept rules only (``log max_rules`` nats each: what fits did before 2026-11-26, and a rule picked as the
+        strongest of millions was charged as one of 5,000).  The same when nothing is screened out.
     n_steps : int, default 5000
         Annealing steps per chain (paper: 5000).
     n_chains : int, default 4
@@ -176,7 +184,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                  max_conditions=2, max_rules=5000, n_thresholds=3, thresholds=None, column_kinds=None, exclude=(),
                  mine_rules=True, miner="bitset", rule_weights=None, n_steps=5000, n_chains=4, temperature=1.0, cooling="constant",
                  positive_class=None, random_state=None, n_jobs=None, search="restarts", negate_levels=True,
-                 drop_unreached=True):
+                 drop_unreached=True, rule_prior="mined"):
         self.lam = lam
         self.alpha = alpha
         self.beta = beta
@@ -192,6 +200,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.mine_rules = mine_rules
         self.miner = miner
         self.rule_weights = rule_weights
+        self.rule_prior = rule_prior
         self.n_steps = n_steps
         self.n_chains = n_chains
         self.temperature = temperature
@@ -221,6 +230,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         _check_number("n_chains", self.n_chains, low=1, integer=True)
         _check_number("n_thresholds", self.n_thresholds, low=1, integer=True)
         _check_number("temperature", self.temperature, low=0, low_open=True)
+        if self.rule_prior not in ("mined", "kept"):
+            raise FRLError(f"rule_prior must be 'mined' or 'kept', got {self.rule_prior!r}")
         if self.search not in ("restarts", "paper"):
             raise FRLError(f"search must be 'restarts' or 'paper', got {self.search!r}")
         if not isinstance(self.negate_levels, (bool, np.bool_)):
@@ -331,6 +342,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         binarizer, candidates = self._candidate_rules(frame, event)
         self.binarizer_ = binarizer
         self.screening_note_ = candidates.note
+        self.n_mined_rules_ = candidates.n_mined
         problem, result = self._search_list(candidates, event, progress)
         best, dropped = self._final_list(problem, result)
 
@@ -400,8 +412,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def _search_list(self, candidates, event: np.ndarray, progress=None):
         """``(PackedProblem, AnnealResult)``: the MAP search of :meth:`fit` over these candidate rules."""
         self._validate_params()
+        screened = candidates.n_mined - len(candidates.rules) if self.rule_prior == "mined" else 0
         problem = PackedProblem.from_packed(candidates.packed, candidates.n_rows, event, self._hyperparameters(),
-                                            self.rule_weights)
+                                            self.rule_weights, screened_rules=screened)
         result = anneal(problem, n_steps=int(self.n_steps), n_chains=int(self.n_chains), temperature=self.temperature,
                         cooling=self.cooling, random_state=self.random_state, n_jobs=self.n_jobs,
                         polish=self.search == "restarts", progress=progress)
@@ -653,7 +666,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         hyper = {name: getattr(self, name) for name in ("lam", "alpha", "beta", "alpha_K", "beta_K", "min_support",
                                                          "max_conditions", "n_thresholds", "n_steps", "n_chains", "temperature",
                                                          "cooling", "mine_rules", "random_state", "search",
-                                                         "negate_levels", "drop_unreached")}
+                                                         "negate_levels", "drop_unreached", "rule_prior")}
         binarizer = getattr(self, "binarizer_", None)
         return {
             "format": MODEL_FORMAT,
@@ -665,6 +678,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             "training": {"n_rows": self.n_rows_, "n_positive": self.n_events_,
                          "positive_rate": self.n_events_ / self.n_rows_ if self.n_rows_ else None,
                          "n_candidate_rules": len(getattr(self, "candidate_names_", [])) or getattr(self, "n_candidates_", None),
+                         "n_mined_rules": getattr(self, "n_mined_rules_", None),
                          "data_name": data_name if data_name is not None else getattr(self, "data_name_", None),
                          "unreached_rules_removed": list(getattr(self, "unreached_rules_", []) or []),
                          **({"patient_column": self.patients_[0], "n_patients": self.patients_[1]}
@@ -698,6 +712,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         try:
             hyper = model.get("hyperparameters", {})
             params = {k: hyper[k] for k in cls().get_params() if k in hyper}
+            params.setdefault("rule_prior", "kept")  # written before the prior drew from every mined rule
             estimator = cls(**params)
             rules = [Rule.from_dict(r) for r in model["rules"]]
             probabilities = [float(r["probability"]) for r in model["rules"]] + [float(model["default"]["probability"])]
@@ -720,6 +735,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_rows_ = int(training.get("n_rows") or sum(supports))
             estimator.n_events_ = int(training.get("n_positive") or sum(positives))
             estimator.n_candidates_ = training.get("n_candidate_rules")
+            estimator.n_mined_rules_ = training.get("n_mined_rules")
             estimator.data_name_ = training.get("data_name")
             estimator.rows_sha256_ = training.get("rows_sha256")
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])

@@ -47,7 +47,7 @@ from scipy import special, stats
 from .errors import FRLError
 
 # Layout of the constants vector handed to the compiled kernels.
-LAM, ALPHA, BETA, ALPHA_K, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, LOG_L_TRUNC = range(8)
+LAM, ALPHA, BETA, ALPHA_K, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, LOG_L_TRUNC, SCREENED_WEIGHT = range(9)
 
 
 @dataclass(frozen=True)
@@ -83,15 +83,17 @@ class Hyperparameters:
                 "below 1 the MAP problem is not concave and the exact MAP is not defined"
             )
 
-    def constants(self, n_rules: int) -> np.ndarray:
+    def constants(self, n_rules: int, screened_weight: float = 0.0) -> np.ndarray:
         """Constants for the compiled kernels, including the normalising constants.
 
         ``LOG_GAMMA1_NORM = alpha log beta - lgamma(alpha) - log Q(alpha, beta)`` where
         ``Q(alpha, beta) = P(Gamma(alpha, beta) >= 1)`` is the truncation mass;
         ``LOG_K_NORM = alpha_K log beta_K - lgamma(alpha_K)``;
-        ``LOG_L_TRUNC = log P(Poisson(lam) <= |B|)``.
+        ``LOG_L_TRUNC = log P(Poisson(lam) <= |B|)``;
+        ``SCREENED_WEIGHT``: the prior weight of the mined rules the search does not keep (see
+        :meth:`PackedProblem.from_packed`), added to the rule prior's normaliser (eq. pc).
         """
-        consts = np.zeros(8)
+        consts = np.zeros(9)
         consts[LAM] = self.lam
         consts[ALPHA] = self.alpha
         consts[BETA] = self.beta
@@ -102,6 +104,7 @@ class Hyperparameters:
         )
         consts[LOG_K_NORM] = self.alpha_K * math.log(self.beta_K) - special.gammaln(self.alpha_K)
         consts[LOG_L_TRUNC] = log_poisson_cdf(n_rules, self.lam)
+        consts[SCREENED_WEIGHT] = float(screened_weight)
         return consts
 
 
@@ -337,10 +340,28 @@ def parameter_prior_bound(length, consts):
 
 
 @numba.njit(nogil=True, cache=True)
+def prior_total_weight(cum_weights, consts):
+    """The normaliser of the rule prior's first draw (eq. pc): the weight of every mined rule.
+
+    The search and the sampler use the kept candidate rules ``S`` (at most ``max_rules``); the paper's
+    ``B`` is every rule mining found.  Screening keeps the rules with the strongest outcome signal, so the
+    lists of ``S`` are where the posterior over ``B``'s lists has its mass, and each of their rules is one of
+    ``|B|`` a priori, not one of ``|S|``: ``p(c | L) = prod_l w_{c_l} / (W_B - sum_{j<l} w_{c_j})`` with
+    ``W_B = W_S + consts[SCREENED_WEIGHT]``.  The posterior sampled is then the paper's posterior over ``B``
+    restricted to lists of ``S`` (exactly: the conditional given that every rule is in ``S``).
+    """
+    return cum_weights[cum_weights.shape[0] - 1] + consts[SCREENED_WEIGHT]
+
+
+@numba.njit(nogil=True, cache=True)
 def log_list_prior(order, length, cum_weights, log_weights, consts):
-    """``log Poisson_{<=|B|}(L; lam) + log p(c_0..c_{L-1} | L)`` (eq. pc), with all constants."""
+    """``log Poisson_{<=|B|}(L; lam) + log p(c_0..c_{L-1} | L)`` (eq. pc), with all constants.
+
+    The draw without replacement is from every mined rule: the normaliser starts at the kept rules' weight
+    plus ``consts[SCREENED_WEIGHT]``, the weight of the rules screening left out (:func:`prior_total_weight`).
+    """
     value = log_length_prior(length, consts)
-    remaining = cum_weights[cum_weights.shape[0] - 1]
+    remaining = prior_total_weight(cum_weights, consts)
     for pos in range(length):
         rule = order[pos]
         value += log_weights[rule] - math.log(remaining)
@@ -475,17 +496,22 @@ class PackedProblem:
 
     @classmethod
     def from_arrays(cls, coverage: np.ndarray, y: np.ndarray, hyper: Hyperparameters,
-                    rule_weights: np.ndarray | None = None) -> "PackedProblem":
+                    rule_weights: np.ndarray | None = None, screened_rules: int = 0) -> "PackedProblem":
         """Pack a boolean coverage matrix ``(N, |B|)`` and a 0/1 outcome of length N."""
         from .bits import pack_columns
 
         coverage = np.asarray(coverage, dtype=bool)
-        return cls.from_packed(pack_columns(coverage), coverage.shape[0], y, hyper, rule_weights)
+        return cls.from_packed(pack_columns(coverage), coverage.shape[0], y, hyper, rule_weights, screened_rules)
 
     @classmethod
     def from_packed(cls, rules: np.ndarray, n_rows: int, y: np.ndarray, hyper: Hyperparameters,
-                    rule_weights: np.ndarray | None = None) -> "PackedProblem":
-        """The problem from rules already packed as bit vectors ``(|B|, ceil(N / 64))`` and a 0/1 outcome."""
+                    rule_weights: np.ndarray | None = None, screened_rules: int = 0) -> "PackedProblem":
+        """The problem from rules already packed as bit vectors ``(|B|, ceil(N / 64))`` and a 0/1 outcome.
+
+        ``screened_rules``: how many mined rules screening left out (``CandidateRules.n_mined`` minus the
+        rules kept).  Each weighs the mean weight of the kept rules (1 at equal weights) in the rule prior's
+        normaliser (:func:`prior_total_weight`); the search never proposes them.
+        """
         from .bits import pack_vector, row_mask
 
         y = np.asarray(y).astype(bool)
@@ -493,9 +519,12 @@ class PackedProblem:
             raise ValueError(f"the outcome has {len(y)} rows but the rules cover {n_rows}")
         n_rules = rules.shape[0]
         cum_weights, log_weights = weight_tables(rule_weights, n_rules)
+        if int(screened_rules) < 0:
+            raise ValueError(f"screened_rules must be 0 or more (got {screened_rules})")
+        screened_weight = int(screened_rules) * (cum_weights[-1] / n_rules if n_rules else 1.0)
         return cls(
             rules=np.ascontiguousarray(rules, dtype=np.uint64), y=pack_vector(y), all_rows=row_mask(n_rows),
-            n_rows=n_rows, hyper=hyper, consts=hyper.constants(n_rules), cum_weights=cum_weights,
+            n_rows=n_rows, hyper=hyper, consts=hyper.constants(n_rules, screened_weight), cum_weights=cum_weights,
             log_weights=log_weights,
         )
 

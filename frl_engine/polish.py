@@ -54,7 +54,8 @@ import numba
 import numpy as np
 
 from .bits import capture_counts_from, popcount, recount_from
-from .model import log_length_prior, log_posterior_into, log_posterior_upper_bound, parameter_prior_bound
+from .model import (log_length_prior, log_posterior_into, log_posterior_upper_bound, parameter_prior_bound,
+                    prior_total_weight)
 
 # Move codes of the best neighbour (as in frl_engine.moves), and a REPLACE or an ADD followed by the removal of
 # the later rules it leaves reaching no row (_REPLACE_DROP, _ADD_DROP).
@@ -294,7 +295,7 @@ def _scan_replace_add(rules, rules_by_word, y, order, length, in_list, n_cap, n_
     pref_ll = np.zeros(size + 1)
     for pos in range(size):
         pref_ll[pos + 1] = pref_ll[pos] + _binomial_max_at(x_log_x, n_cap[pos], n_pos[pos])
-    total_weight = cum_weights[cum_weights.shape[0] - 1]
+    total_weight = prior_total_weight(cum_weights, consts)
     rem_weight = np.empty(size)          # weight of the rules not drawn before position pos
     pref_prior = np.zeros(size)          # sum_{pos < i} (log w_c - log rem_weight)
     rem_weight[0] = total_weight

@@ -63,7 +63,8 @@ import math
 import numba
 import numpy as np
 
-from .model import ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_length_prior
+from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_length_prior,
+                    prior_total_weight)
 
 # Widening of the proposal's standard deviation, and the prior precision added to the
 # binomial information (so that a position capturing no rows gets a wide, finite proposal).
@@ -131,7 +132,7 @@ def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, const
     """``log pi(c, r)`` of the module docstring, the likelihood raised to ``power`` (1: the posterior;
     ``beta < 1``: a tempered replica of :func:`frl_engine.sampler.run_tempered`); ``-inf`` when the
     risks do not fall.  Every term is in the tail from the top (:func:`log_target_tail` at ``f = 0``)."""
-    return log_target_tail(order, length, n_cap, n_pos, r, 0, cum_weights[cum_weights.shape[0] - 1], log_weights,
+    return log_target_tail(order, length, n_cap, n_pos, r, 0, prior_total_weight(cum_weights, consts), log_weights,
                            consts, power)
 
 
@@ -144,7 +145,7 @@ def target_suffixes(order, length, n_cap, n_pos, r, cum_weights, log_weights, co
     ``suffix[f]`` plus the gamma prior of ``g_{f-1}`` (:func:`gamma_term`) when ``f > 0``: ``O(L)`` once,
     then ``O(1)`` for each proposal until one is accepted.
     """
-    left = cum_weights[cum_weights.shape[0] - 1]
+    left = prior_total_weight(cum_weights, consts)
     for pos in range(length):
         remaining[pos] = left
         left -= math.exp(log_weights[order[pos]])

@@ -309,7 +309,10 @@ def _gibbs_k(rng, length, g, z_sum, u_sum, alpha_k, beta_k):
 
 @numba.njit(nogil=True, cache=True)
 def _unused_weight(order, length, cum_weights, log_weights):
-    """Total weight of the candidate rules not in ``order[:length]``."""
+    """Total weight of the candidate rules not in ``order[:length]``: the normaliser of a proposal's draw.
+
+    Proposals draw from the kept rules only; the prior's normaliser also holds the screened-out ones
+    (:func:`frl_engine.model.prior_total_weight`), so the two differ when screening left rules out."""
     value = cum_weights[cum_weights.shape[0] - 1]
     for pos in range(length):
         value -= math.exp(log_weights[order[pos]])

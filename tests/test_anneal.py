@@ -128,7 +128,7 @@ def test_the_binomial_maximum_looked_up_is_the_closed_form():
             assert _binomial_max_at(table, float(n), float(events)) == pytest.approx(expected, rel=1e-12, abs=1e-9)
 
 
-def _nested_problem(seed):
+def _nested_problem(seed, screened_rules=0):
     """Six random columns and every pair of them ANDed: a rule above its AND with another column leaves that
     AND reaching no row, so the polish's moves that drop such rules (REPLACE or ADD, then removal) arise."""
     rng = np.random.default_rng(seed)
@@ -137,7 +137,7 @@ def _nested_problem(seed):
     coverage = np.column_stack([columns] + pairs)
     logit = -1.5 + 1.2 * columns[:, 0] + 0.8 * (columns[:, 1] & columns[:, 2]) + 0.6 * columns[:, 3]
     y = rng.random(700) < 1 / (1 + np.exp(-logit))
-    return PackedProblem.from_arrays(coverage, y, Hyperparameters(lam=4.0))
+    return PackedProblem.from_arrays(coverage, y, Hyperparameters(lam=4.0), screened_rules=screened_rules)
 
 
 def _without_unreached_after(problem, start, order, first):
@@ -150,14 +150,16 @@ def _without_unreached_after(problem, start, order, first):
     return [rule for pos, rule in enumerate(order) if pos <= first or supports[pos] > 0]
 
 
-def test_one_polish_move_is_the_best_of_the_whole_neighbourhood_with_rules_left_unreached_dropped():
+@pytest.mark.parametrize("screened_rules", [0, 2_000])
+def test_one_polish_move_is_the_best_of_the_whole_neighbourhood_with_rules_left_unreached_dropped(screened_rules):
     """Every swap, replace, add and remove, and every replace or add followed by the removal of the later rules
-    it leaves reaching no row, enumerated here and scored by fit_list: the polish's one move reaches the best."""
+    it leaves reaching no row, enumerated here and scored by fit_list: the polish's one move reaches the best.
+    Also when mining found 2,000 rules more than were kept (the rule prior's normaliser, eq. pc)."""
     from frl_engine.polish import polish_list
 
     n_compound = n_compound_best = 0
     for seed in range(3):
-        problem = _nested_problem(seed)
+        problem = _nested_problem(seed, screened_rules)
         n_rules = problem.n_rules
         rng = np.random.default_rng(100 + seed)
         for _ in range(6):

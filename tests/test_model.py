@@ -11,7 +11,7 @@ from frl_engine.errors import FRLError
 from frl_engine.model import Hyperparameters, PackedProblem, fit_list, probabilities_from
 
 
-def reference_log_posterior(coverage, y, order, hyper, weights=None):
+def reference_log_posterior(coverage, y, order, hyper, weights=None, screened_rules=0):
     """The objective written straight from the paper with scipy densities and a generic optimiser.
 
     Independent of the engine: rows are assigned to rules by a plain loop, the
@@ -25,7 +25,7 @@ def reference_log_posterior(coverage, y, order, hyper, weights=None):
         z[coverage[:, order[position]]] = position
     w = np.ones(n_rules) if weights is None else np.asarray(weights, float)
     log_rules = 0.0
-    remaining = w.sum()
+    remaining = w.sum() + screened_rules * w.mean()  # eq. pc over every mined rule, screened ones included
     for rule in order:
         log_rules += math.log(w[rule] / remaining)
         remaining -= w[rule]
@@ -85,6 +85,27 @@ def test_unequal_rule_weights_enter_the_prior_as_in_equation_pc():
     # Order matters under unequal weights: swapping two rules changes the prior.
     swapped = fit_list(problem, [0, 4, 9]).log_posterior - fit_list(problem, order).log_posterior
     assert swapped != pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_rules_screened_out_still_count_in_the_rule_prior_of_equation_pc(weighted):
+    """Mining found 500 more rules than the search keeps: each rule of a list is one of all of them a priori."""
+    coverage, y, rng = random_problem(12)
+    weights = rng.uniform(0.2, 3.0, size=coverage.shape[1]) if weighted else None
+    hyper = Hyperparameters()
+    kept = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    mined = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights, screened_rules=500)
+    order = [4, 0, 9]
+    assert fit_list(mined, order).log_posterior == pytest.approx(
+        reference_log_posterior(coverage, y, order, hyper, weights, screened_rules=500), abs=1e-6)
+    # at equal weights, by hand: each of the 3 rules costs log((|B| - l) / (|S| - l)) more, |B| = |S| + 500
+    if not weighted:
+        n = coverage.shape[1]
+        extra = sum(math.log((n + 500 - l) / (n - l)) for l in range(3))
+        assert fit_list(kept, order).log_posterior - fit_list(mined, order).log_posterior == pytest.approx(extra, abs=1e-9)
+    assert fit_list(mined, []).log_posterior == pytest.approx(fit_list(kept, []).log_posterior, abs=1e-12)
+    with pytest.raises(ValueError):
+        PackedProblem.from_arrays(coverage, y, hyper, screened_rules=-1)
 
 
 def test_a_rule_capturing_nobody_and_an_all_positive_rule_stay_finite():

@@ -37,17 +37,21 @@ def _counts(coverage, y, order):
     return n, s
 
 
-def _log_list_prior(order, lam, weights):
-    """log Poisson(L; lam) truncated to L <= |B|, times the ordered draw without replacement (eq. pc)."""
+def _log_list_prior(order, lam, weights, screened_weight=0.0):
+    """log Poisson(L; lam) truncated to L <= |B|, times the ordered draw without replacement (eq. pc).
+
+    ``screened_weight``: the weight of rules of ``B`` that no list here holds (mined, then screened out); they
+    are drawn by nobody but are in every draw's normaliser, as eq. pc over all of ``B`` says."""
     value = stats.poisson.logpmf(len(order), lam) - stats.poisson.logcdf(len(weights), lam)
-    remaining = float(np.sum(weights))
+    remaining = float(np.sum(weights)) + screened_weight
     for j in order:
         value += math.log(weights[j] / remaining)
         remaining -= weights[j]
     return value
 
 
-def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0, 8.0), g_max=8.0, power=1.0):
+def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0, 8.0), g_max=8.0, power=1.0,
+                    screened_weight=0.0):
     """Posterior probability of every list, and E[p_l | list] for each of its positions.
 
     Integrates over ``a = log K`` in ``a_range`` and ``g_l = log gamma_l`` in ``[0, g_max]``
@@ -79,7 +83,7 @@ def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0,
                 r = r + g.reshape(axis_shape)
                 rs[pos] = r
                 log_f = log_f + log_wg.reshape(axis_shape) + power * (s[pos] * r - n[pos] * np.logaddexp(0.0, r))
-            log_f = log_f + _log_list_prior(order, lam, weights)
+            log_f = log_f + _log_list_prior(order, lam, weights, screened_weight)
             peak = log_f.max()
             w = np.exp(log_f - peak)
             mass = w.sum()
@@ -185,6 +189,33 @@ def test_list_posterior_matches_quadrature(setting):
     p_default = special.expit(np.log(result.K[on_top]))
     assert abs(p_default.mean() - exact[top]["mean_risk"][-1]) < 0.01
     assert abs(result.K[on_top].mean() / exact[top]["mean_K"] - 1) < 0.03
+
+
+@pytest.mark.parametrize("setting, screened_rules", [("paper-priors-equal-weights", 4),
+                                                     ("tight-priors-unequal-weights", 2)])
+def test_with_rules_screened_out_the_sampler_draws_the_papers_posterior_over_every_mined_rule(setting, screened_rules):
+    """Screening keeps some of the mined rules ``B``; the prior still draws each rule from all of ``B`` (eq. pc).
+
+    The lists of the kept rules then have the paper's posterior over ``B``, conditioned on holding kept rules
+    only: every rule's prior term is ``w / (W_B - used)``, ``W_B`` the kept rules' weight plus the screened
+    ones' (each the mean kept weight).  The quadrature adds that weight to its normaliser and nothing else."""
+    hyper, weights = SETTINGS[setting]
+    coverage, y = small_data()
+    screened_weight = screened_rules * float(np.mean(weights))
+    exact = exact_posterior(coverage, y, hyper, weights, screened_weight=screened_weight)
+    probabilities = {order: v["prob"] for order, v in exact.items()}
+    plain = {order: v["prob"] for order, v in exact_posterior(coverage, y, hyper, weights).items()}
+    # the screened rules shift the posterior towards shorter lists (each rule now one of more)
+    assert sum(p * len(o) for o, p in probabilities.items()) < sum(p * len(o) for o, p in plain.items()) - 0.05
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights, screened_rules=screened_rules)
+    result = sample_posterior(problem, n_samples=60_000, n_chains=2, burn_in=1000, thin=3, start=[0],
+                              random_state=20261126, n_jobs=1, refresh=10)
+    tv = total_variation(probabilities, result.orders)
+    print(f"{setting}, {screened_rules} screened: TV(lists) = {tv:.4f}, TV to the posterior without them "
+          f"{total_variation(plain, result.orders):.4f}")
+    assert tv <= 0.03
+    assert total_variation(plain, result.orders) > 2 * tv  # it is the screened posterior that is sampled
+    assert_frequencies_match(probabilities, result.orders, 2, f"{setting}, {screened_rules} screened")
 
 
 @pytest.mark.parametrize("setting", list(SETTINGS))
