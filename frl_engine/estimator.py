@@ -341,7 +341,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             progress(f"reading {frame.shape[1]:,} columns of {len(frame):,} rows and mining candidate rules")
         binarizer, candidates = self._candidate_rules(frame, event)
         self.binarizer_ = binarizer
-        self.screening_note_ = candidates.note
+        self.screening_note_ = candidates.note + (
+            f"; the prior counts each rule of the list as one of all {candidates.n_mined:,} (rule_prior='mined')"
+            if candidates.note and self.rule_prior == "mined" else "")
         self.n_mined_rules_ = candidates.n_mined
         problem, result = self._search_list(candidates, event, progress)
         best, dropped = self._final_list(problem, result)

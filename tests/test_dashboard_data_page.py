@@ -187,6 +187,7 @@ def test_a_wide_table_says_how_many_rules_mining_found_and_that_the_fit_may_take
     mined = int(re.search(r"\*\*([\d,]+) candidate rules", line).group(1).replace(",", ""))
     assert mined > services.MAX_RULES  # 120 one-condition rules and about 7,000 pairs
     assert f"The search uses the {services.MAX_RULES:,} strongest" in _captions(at)
+    assert f"one of all {mined:,}" in _captions(at)  # the prior's B: every rule mined
     assert "a fit can take from seconds to a minute or two" in _captions(at)
 
     upload(at, "narrow.csv", _csv())  # a few columns: neither note

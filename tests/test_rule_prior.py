@@ -82,6 +82,7 @@ def test_the_cli_takes_the_rule_prior_and_the_model_file_records_it(tmp_path, ca
         assert FallingRuleListClassifier.from_dict(model).rule_prior == (prior or "mined")
     printed = capsys.readouterr().out
     assert "Kept 5,000 of" in printed
+    assert printed.count("the prior counts each rule of the list as one of all") == 1  # the default's fit only
 
 
 def test_a_model_file_written_before_reads_as_the_prior_over_the_kept_rules(tmp_path):

@@ -86,7 +86,9 @@ try:
                 f"({math.ceil(settings.min_support * data.n_rows - 1e-9):,}+).")
     if count.screened:
         st.caption(f"The search uses the {count.kept:,} strongest: every one-condition rule, then the AND rules whose "
-                   "patients' event rate stands out most from the rest (the likelihood-ratio G statistic).")
+                   "patients' event rate stands out most from the rest (the likelihood-ratio G statistic). The prior "
+                   f"still counts each rule of the list as one of all {count.mined:,}, so a rule picked from many "
+                   "must earn more to be printed.")
     if count.slow_search(settings.n_steps, settings.lam):
         st.caption(f":material/schedule: With {count.kept:,} candidate rules the search also walks the posterior to "
                    "check its list, so a fit can take from seconds to a minute or two (5,000 rules each: a 100,000-row "
