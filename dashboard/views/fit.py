@@ -91,7 +91,7 @@ try:
                    "must earn more to be printed.")
     if count.slow_search(settings.n_steps, settings.lam):
         st.caption(f":material/schedule: With {count.kept:,} candidate rules the search also walks the posterior to "
-                   "check its list, so a fit can take from seconds to a minute or two (5,000 rules each: a 100,000-row "
+                   "check its list, so a fit can take from seconds to a minute or two (about 5,000 rules each: a 100,000-row "
                    "hospital export about 10 s, UCI Spambase's e-mails about a minute). "
                    "A larger minimum support, fewer conditions or fewer thresholds per number give fewer rules and "
                    "a faster fit, and the Stop button under the progress bar ends a fit at any time.")
