@@ -342,7 +342,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         binarizer, candidates = self._candidate_rules(frame, event)
         self.binarizer_ = binarizer
         self.screening_note_ = candidates.note + (
-            f"; the prior counts each rule of the list as one of all {candidates.n_mined:,} (rule_prior='mined')"
+            f"; the prior counts each rule of the list as one of all {candidates.n_mined:,} mined"
             if candidates.note and self.rule_prior == "mined" else "")
         self.n_mined_rules_ = candidates.n_mined
         problem, result = self._search_list(candidates, event, progress)
