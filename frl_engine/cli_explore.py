@@ -114,7 +114,7 @@ def _params_from_args(args) -> dict:
     from .cli import _parse_thresholds
 
     params = {"exclude": tuple(args.exclude), "n_steps": args.steps, "n_chains": args.chains,
-              "max_rules": args.max_rules}
+              "max_rules": args.max_rules, "rule_prior": getattr(args, "rule_prior", "mined")}
     thresholds = _parse_thresholds(args.threshold)
     if thresholds:
         params["thresholds"] = thresholds
@@ -248,6 +248,8 @@ def register(subparsers) -> None:
     explore.add_argument("--chains", type=int, default=4, help="annealing restarts (default 4)")
     explore.add_argument("--max-rules", type=int, default=5000,
                          help="search at most this many candidate rules, the strongest when mining finds more (default 5000)")
+    explore.add_argument("--rule-prior", choices=("mined", "kept"), default="mined",
+                         help="the prior draws each rule from every rule mined (default) or only the --max-rules kept")
     explore.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="run on this dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) instead of locally")
     explore.add_argument("--jobs", type=int, default=-1,

@@ -62,7 +62,7 @@ DEFAULT_N_THRESHOLDS = 3
 #: Estimator settings :func:`explore` accepts in ``params`` (the grid sets lam, min_support, max_conditions and
 #: n_thresholds; ``params["n_thresholds"]`` is the grid's one value when the grid does not give it).
 SETTINGS = ("alpha", "beta", "alpha_K", "beta_K", "max_rules", "n_thresholds", "thresholds", "column_kinds", "exclude",
-            "miner", "n_steps", "n_chains", "temperature", "cooling")
+            "miner", "n_steps", "n_chains", "temperature", "cooling", "rule_prior")
 
 DEFAULT_RETRIES = 3
 

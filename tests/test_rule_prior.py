@@ -91,3 +91,15 @@ def test_a_model_file_written_before_reads_as_the_prior_over_the_kept_rules(tmp_
     del model["hyperparameters"]["rule_prior"]
     del model["training"]["n_mined_rules"]
     assert FallingRuleListClassifier.from_dict(model).rule_prior == "kept"
+
+
+def test_frl_explore_and_fit_tune_pass_the_rule_prior_to_every_cell():
+    from frl_engine.cli import build_parser
+    from frl_engine.cli_explore import _params_from_args
+    from frl_engine.explore import SETTINGS
+
+    assert "rule_prior" in SETTINGS  # explore takes it (it refused the setting before)
+    parser = build_parser()
+    for command in (["explore", "t.csv", "--target", "died"], ["fit", "t.csv", "--target", "died", "--tune"]):
+        assert _params_from_args(parser.parse_args(command))["rule_prior"] == "mined"
+        assert _params_from_args(parser.parse_args(command + ["--rule-prior", "kept"]))["rule_prior"] == "kept"
