@@ -103,3 +103,14 @@ def test_frl_explore_and_fit_tune_pass_the_rule_prior_to_every_cell():
     for command in (["explore", "t.csv", "--target", "died"], ["fit", "t.csv", "--target", "died", "--tune"]):
         assert _params_from_args(parser.parse_args(command))["rule_prior"] == "mined"
         assert _params_from_args(parser.parse_args(command + ["--rule-prior", "kept"]))["rule_prior"] == "kept"
+
+
+def test_an_unknown_rule_prior_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"a": [0, 1] * 20, "died": ["no", "yes"] * 20}).to_csv(data, index=False)
+    with pytest.raises(SystemExit) as info:
+        main(["fit", str(data), "--target", "died", "--rule-prior", "all", "--out", str(tmp_path / "m.json")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--rule-prior" in err and "invalid choice: 'all'" in err and "Traceback" not in err
+    assert not (tmp_path / "m.json").exists()
