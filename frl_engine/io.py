@@ -410,13 +410,28 @@ def _outcome_key(value):
     return value.strip().casefold() if isinstance(value, str) else value
 
 
+def whole_numbers_as_written(values: pd.Series) -> pd.Series:
+    """An outcome of whole numbers read as decimals (``0.0`` / ``1.0``) back to the integers the export wrote.
+
+    A 0/1 column with one blank cell is read by pandas as floats, so the event would print as
+    ``died = 1.0``; the values and their order are unchanged.  ``values`` holds no missing cell.
+    """
+    if values.dtype.kind != "f" or not len(values):
+        return values
+    numbers = values.to_numpy()
+    if not (np.isfinite(numbers).all() and (numbers == np.round(numbers)).all() and np.abs(numbers).max() < 2**53):
+        return values
+    return values.astype(np.int64)
+
+
 def outcome_spellings(outcome: pd.Series) -> dict:
     """Each distinct outcome value -> its most frequent spelling, missing cells left out.
 
     Values are compared as :func:`split_target` compares them (text trimmed and without case:
     ``"Yes"``, ``"YES"`` and ``"yes "`` are one value); keys are in order of first appearance.
+    Whole numbers read as decimals are the integers written (:func:`whole_numbers_as_written`).
     """
-    present = outcome[~outcome_missing_mask(outcome)]
+    present = whole_numbers_as_written(outcome[~outcome_missing_mask(outcome)])
     keys = present.map(_outcome_key)
     counts = pd.DataFrame({"key": keys.to_numpy(), "value": present.to_numpy()}).value_counts(sort=True)
     spelled = {}
@@ -431,7 +446,7 @@ def outcome_counts(outcome: pd.Series) -> pd.Series:
     Values are grouped as :func:`outcome_spellings` groups them (text trimmed and without case) and
     indexed by their most frequent spelling, so ``?``, blanks and ``Unknown`` are never a value.
     """
-    present = outcome[~outcome_missing_mask(outcome)]
+    present = whole_numbers_as_written(outcome[~outcome_missing_mask(outcome)])
     spelled = outcome_spellings(outcome)
     keys = present.map(_outcome_key)
     counts = keys.value_counts(sort=True)
@@ -493,6 +508,7 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
         shown = f" ({'empty, or ' + written if blank else written})" if markers else ""
         raise MissingOutcomeError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows "
                                   "or fill them", n_missing)
+    outcome = whole_numbers_as_written(outcome)   # no cell is missing here: 0.0 / 1.0 read back as 0 / 1
     # "Yes", "YES" and "yes " are one outcome: text is compared trimmed and without case.
     keys = outcome.map(_outcome_key)
     spelled = outcome_spellings(outcome)

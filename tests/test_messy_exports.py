@@ -7,6 +7,7 @@ footers and Excel's empty trailing columns, and the outcome column named in --ex
 """
 
 import io
+import json
 import warnings
 
 import numpy as np
@@ -1107,3 +1108,34 @@ def test_an_outcome_named_for_a_good_outcome_says_what_the_list_ranks(tmp_path, 
     pd.DataFrame({"age": age, "died": np.where(died, "Yes", "No")}).to_csv(path, index=False)
     status, out, err = run(["fit", str(path), "--target", "died"], capsys)
     assert status == 0 and "reads as a good outcome" not in out
+
+
+def test_a_0_1_outcome_with_a_blank_cell_prints_died_1_not_died_1_0(tmp_path, capsys):
+    """A 0/1 column with one empty cell is read as decimals; the card must still read ``died = 1``."""
+    from dashboard import services
+    from frl_engine.io import outcome_counts, whole_numbers_as_written
+
+    rng, age, died = _patients()
+    outcome = died.astype(float)
+    outcome[:3] = np.nan
+    path = tmp_path / "export.csv"
+    pd.DataFrame({"age": age, "died": outcome}).to_csv(path, index=False)
+    assert pd.read_csv(path)["died"].dtype.kind == "f"          # what pandas makes of it
+    model = tmp_path / "model.json"
+    status, out, err = run(["fit", str(path), "--target", "died", "--drop-missing-outcome", "--out", str(model)],
+                           capsys)
+    assert status == 0, err
+    assert "died = 1 risk" in out and "1.0" not in out
+    assert json.loads(model.read_text())["outcome"]["positive_class"] == 1   # an integer in the model file
+    assert list(outcome_counts(pd.read_csv(path)["died"]).index) == [0, 1]   # the dashboard's event picker
+    _, event, positive = services.split_outcome(pd.read_csv(path).dropna(), "died", None)
+    assert positive == 1 and event.sum() == int(np.nansum(outcome))
+    # the new period's table has no blank, so its outcome is read as integers: the same event
+    _, age2, died2 = _patients(seed=1)
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"age": age2, "died": died2.astype(int)}).to_csv(new, index=False)
+    status, out, err = run(["validate", str(model), str(new)], capsys)
+    assert status == 0, err
+    # decimals that are not whole numbers stay as written
+    assert whole_numbers_as_written(pd.Series([0.5, 1.0])).tolist() == [0.5, 1.0]
+    assert whole_numbers_as_written(pd.Series([0.0, 1.0])).dtype == np.int64
