@@ -11,7 +11,9 @@ within a few thousand sweeps.  It does not maximise anything; it only shows wher
 A walk stage therefore:
 
 1. runs ``n_walkers`` chains of the sampler (all of its kernels; burn-in 0, every sweep kept) from
-   the best different lists the search has ended at so far, for ``n_sweeps`` sweeps each, with the
+   lists the search has ended at so far (:func:`walk_starts`: the best list of each different top rule
+   first, as lists that open with one rule tend to share a region of co-adapted rules lower down, then
+   the best lists left), for ``n_sweeps`` sweeps each, with the
    rules of those lists, and of the best lists the earlier stages' walkers visited, as the focus set
    (a rule that only helps together with others, such as the four that the best known Spambase list has
    and the common one lacks, is seldom drawn from the prior twice in one stage; once a walker has used
@@ -126,7 +128,7 @@ class WalkStage:
     Attributes
     ----------
     starts : tuple of tuple of int
-        The walkers' starting lists (the best different lists found before the stage).
+        The walkers' starting lists (:func:`walk_starts` of the lists found before the stage).
     n_visited : int
         Different lists the walkers visited.
     picks : tuple of tuple of int
@@ -184,6 +186,39 @@ def pick_diverse(scored, n_picks: int = WALK_PICKS, min_distance: int = PICK_DIS
     return picked
 
 
+def walk_starts(ends, n_walkers: int = WALK_CHAINS) -> list[tuple]:
+    """The walkers' starting lists: the best list of each different top rule first, then the best others.
+
+    Parameters
+    ----------
+    ends : sequence of (tuple of int, float)
+        Lists the search has ended at, with their objectives.
+    n_walkers : int
+
+    Returns
+    -------
+    list of tuple of int
+        ``n_walkers`` lists (the best one repeated when there are fewer different lists), best first within
+        each pass; ties keep the order of ``ends``.
+    """
+    best_first = sorted(((value, k, tuple(int(i) for i in order)) for k, (order, value) in enumerate(ends)),
+                        key=lambda t: (-t[0], t[1]))
+    distinct: list[tuple] = []
+    for _, _, order in best_first:
+        if order not in distinct:
+            distinct.append(order)
+    starts: list[tuple] = []
+    tops: set = set()
+    for order in distinct:   # lists that open with one rule share a region of co-adapted rules lower down
+        if len(starts) < n_walkers and order and order[0] not in tops:
+            starts.append(order)
+            tops.add(order[0])
+    for order in distinct:
+        if len(starts) < n_walkers and order not in starts:
+            starts.append(order)
+    return starts + [starts[0]] * (n_walkers - len(starts))
+
+
 def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_sweeps: int = WALK_SWEEPS,
                n_walkers: int = WALK_CHAINS, n_picks: int = WALK_PICKS, min_distance: int = PICK_DISTANCE,
                cache: PolishCache | None = None, map_jobs=map, avoid_distance: int = AVOID_DISTANCE,
@@ -210,14 +245,7 @@ def walk_stage(problem: PackedProblem, ends, rng: np.random.Generator, *, n_swee
                           focus_weights, load_kernel)
 
     cache = cache or PolishCache()
-    best_first = sorted(((value, tuple(int(i) for i in order)) for order, value in ends), key=lambda t: -t[0])
-    starts: list[tuple] = []
-    for _, order in best_first:
-        if order not in starts:
-            starts.append(order)
-        if len(starts) == n_walkers:
-            break
-    starts += [starts[0]] * (n_walkers - len(starts))
+    starts = walk_starts(ends, n_walkers)
     focus = focus_weights(problem, sorted(set(focus_rules(problem, starts)) | {int(r) for r in learned_rules}),
                           0.8)
     states = [_start_from_list(problem, order) for order in starts]
