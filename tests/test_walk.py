@@ -273,10 +273,10 @@ def test_on_spambase_a_walk_finds_a_better_list_than_four_agreeing_chains():
 
 
 def test_on_spambase_a_walker_from_another_top_rule_finds_what_walkers_from_the_best_lists_miss():
-    """UCI Spambase at the default prior (28,657 rules mined, 5,000 kept), search seed 2: every chain's best
-    list but one opens with the same rule, and walkers started from the best four lists stayed in that region
-    for four stages (and eight).  A walker started from the best list with another top rule (1 of 8 chains,
-    7 nats lower) reaches a better region in the first stage."""
+    """UCI Spambase at the default prior (28,657 rules mined, 5,000 kept), search seed 2: the chains' best lists
+    open with one rule, and walkers started from the four best lists never left that region in four stages (nor
+    in eight).  A walker started from the best chain list with another top rule (7 nats lower) reaches a better
+    list, with another top rule, in the first stage (docs/search.md section 1, step 6)."""
     from frl_engine import FallingRuleListClassifier
     from frl_engine.datasets import load_dataset
 
