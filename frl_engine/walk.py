@@ -201,12 +201,8 @@ def walk_starts(ends, n_walkers: int = WALK_CHAINS) -> list[tuple]:
         ``n_walkers`` lists (the best one repeated when there are fewer different lists), best first within
         each pass; ties keep the order of ``ends``.
     """
-    best_first = sorted(((value, k, tuple(int(i) for i in order)) for k, (order, value) in enumerate(ends)),
-                        key=lambda t: (-t[0], t[1]))
-    distinct: list[tuple] = []
-    for _, _, order in best_first:
-        if order not in distinct:
-            distinct.append(order)
+    best_first = sorted(ends, key=lambda end: -end[1])   # stable: ties keep the order of ends
+    distinct = list(dict.fromkeys(tuple(int(i) for i in order) for order, _ in best_first))
     starts: list[tuple] = []
     tops: set = set()
     for order in distinct:   # lists that open with one rule share a region of co-adapted rules lower down
