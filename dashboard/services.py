@@ -40,7 +40,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
-from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, outcome_counts, outcome_spellings, parse_model, read_table, split_target
+from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, outcome_counts, outcome_spellings, parse_model, read_table, split_target
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
@@ -983,7 +983,7 @@ def register_fit(result: FitResult, parent: FitResult | None = None):
     spec, data, fingerprint = result.spec, result.data, None
     if data is not None and data.sha256:
         fingerprint = DataFingerprint(data.sha256, data.name, data.n_rows, tuple(map(str, data.frame.columns)),
-                                      spec.target if spec else None, None if spec is None else str(plain(spec.event)))
+                                      spec.target if spec else None, None if spec is None else event_label(plain(spec.event)))
     return model_registry().register(
         model_json(result.model).decode("utf-8"), data=fingerprint, created_by="dashboard",
         user_name=dashboard_user(), hyperparameters=spec.estimator().get_params() if spec else None,

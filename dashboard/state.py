@@ -43,6 +43,7 @@ W_SOURCE = "w_source"
 W_UPLOAD = "w_upload"  # file uploader (its value cannot be set, only read)
 W_TARGET = "w_target"
 W_EVENT = "w_event"
+W_EVENT_ALSO = "w_event_also"  # further outcome values that count as the event (an outcome of 3 or more values)
 W_LAM = "w_lam"
 W_SUPPORT = "w_support"  # percent
 W_MAX_CONDITIONS = "w_max_conditions"
@@ -168,6 +169,7 @@ def reset_event() -> None:
 
     ss = st.session_state
     data, target = ss.get(DATA), ss.get(W_TARGET)
+    ss[W_EVENT_ALSO] = []
     if data is not None and target in data.frame.columns:
         ss[W_EVENT] = services.plain(services.suggest_event(data.frame[target]))
     else:

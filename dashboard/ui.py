@@ -72,6 +72,13 @@ def md(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
+def event_md(event) -> str:
+    """The event value(s) as inert markdown: ``<30``, or ``<30 or >30`` when several values count as the event."""
+    from frl_engine.io import event_label
+
+    return md(event_label(event))
+
+
 def header(title: str, subtitle: str) -> None:
     st.title(title, anchor=False)
     st.caption(subtitle)
@@ -308,7 +315,9 @@ def training_inputs(data) -> TrainingInputs:
 
     ss = st.session_state
     target = ss.get(state.W_TARGET)
-    features, y, positive = services.split_outcome(data.frame, target, ss.get(state.W_EVENT))
+    event, also = ss.get(state.W_EVENT), [v for v in ss.get(state.W_EVENT_ALSO) or () if v != ss.get(state.W_EVENT)]
+    features, y, positive = services.split_outcome(data.frame, target, (event, *also) if event is not None and also
+                                                   else event)
     choices = services.column_choices(state.column_table(data), target)
     return TrainingInputs(data, target, services.plain(positive), features, y, choices)
 

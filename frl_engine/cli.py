@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import DataError, FRLError, MissingOutcomeError
-from .io import (plain_repr, ambiguous_codes, default_event_reason, good_outcome_note, outcome_spellings, read_table,
+from .io import (plain_repr, event_label, event_values, ambiguous_codes, default_event_reason, good_outcome_note, outcome_spellings, read_table,
                  save_model, split_target)
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
@@ -68,8 +68,8 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
     parser.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
     parser.add_argument("--target", required=True, help="the outcome column")
-    parser.add_argument("--positive", default=None,
-                        help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed)")
+    parser.add_argument("--positive", default=None, action="append", metavar="VALUE",
+                        help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event (--positive '<30' --positive '>30': any readmission)")
     parser.add_argument("--drop-missing-outcome", action="store_true",
                         help="leave out the patients whose outcome is empty (?, blank, NA: lost to follow-up) instead "
                              "of stopping; the number left out is printed")
@@ -176,11 +176,12 @@ def load_training_data(args):
         elif good_outcome_note(args.target, positive, values):
             print(good_outcome_note(args.target, positive, values))
     else:
-        others = [v for v in outcome_spellings(frame[args.target]).values() if v != positive]
-        if len(others) > 1:  # --positive on an outcome of 3 or more values: say what "not the event" holds
+        chosen = event_values(positive)
+        others = [v for v in outcome_spellings(frame[args.target]).values() if v not in chosen]
+        if len(others) > 1 or len(chosen) > 1:  # on an outcome of 3 or more values: say what "not the event" holds
             shown = ", ".join(repr(v) for v in others[:6]) + (" ..." if len(others) > 6 else "")
-            print(f"The event is {args.target} = {positive!r} ({int(event.sum()):,} patients); {shown} count as "
-                  "not the event.")
+            print(f"The event is {args.target} = {plain_repr(positive)} ({int(event.sum()):,} patients); {shown} "
+                  f"count{'s' if len(others) == 1 else ''} as not the event.")
     args._training_data = (features, event, positive)
     return args._training_data
 
@@ -482,6 +483,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`
+    if isinstance(getattr(args, "positive", None), list):  # --positive given once: the value; several times: a tuple
+        args.positive = args.positive[0] if len(args.positive) == 1 else tuple(args.positive)
     try:
         _check_output_folder(args)
         with stop_on_signals():

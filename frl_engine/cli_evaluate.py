@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from .errors import FRLError
+from .io import event_label
 from .cv_result import METHODS, PAPER_METHODS
 
 
@@ -70,7 +71,7 @@ def cmd_evaluate(args) -> int:
     result = cross_validate_models(features, event, n_folds=args.folds, methods=methods, frl_params=params,
                                    random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name,
                                    progress=_progress_line(started) if sys.stderr.isatty() else None)
-    print(f"{Path(args.data).name}: event {args.target} = {positive}")
+    print(f"{Path(args.data).name}: event {args.target} = {event_label(positive)}")
     print(result.format_table())
     if "frl" in methods:
         for fold in result.fold_results("frl"):
@@ -80,7 +81,7 @@ def cmd_evaluate(args) -> int:
         _write(args.out, result.to_json(indent=1) + "\n", "result")
         print(f"Result written to {args.out}")
     if args.html:
-        page = evaluation_report_html(result, title=f"{Path(args.data).name}: {args.target} = {positive}, "
+        page = evaluation_report_html(result, title=f"{Path(args.data).name}: {args.target} = {event_label(positive)}, "
                                                     "FRL against the baselines")
         _write(args.html, page, "report")
         print(f"Report written to {args.html}")
@@ -102,7 +103,7 @@ def _evaluate_settings(args, features, event, positive, methods, params, lams, s
     result = cross_validate_settings(features, event, settings, n_folds=args.folds, methods=methods,
                                      random_state=args.seed, n_jobs=args.jobs, dataset=Path(args.data).name,
                                      progress=_progress_line(started) if sys.stderr.isatty() else None)
-    print(f"{Path(args.data).name}: event {args.target} = {positive}")
+    print(f"{Path(args.data).name}: event {args.target} = {event_label(positive)}")
     print(result.format_table())
     if "frl" in methods:
         for label, one in zip(result.labels, result.results):
@@ -115,7 +116,7 @@ def _evaluate_settings(args, features, event, positive, methods, params, lams, s
             _write(_with_suffix(args.out, suffix), one.to_json(indent=1) + "\n", "result")
             print(f"Result for lam {lam:g} written to {_with_suffix(args.out, suffix)}")
         if args.html:
-            page = evaluation_report_html(one, title=f"{Path(args.data).name}: {args.target} = {positive}, "
+            page = evaluation_report_html(one, title=f"{Path(args.data).name}: {args.target} = {event_label(positive)}, "
                                                      f"FRL (lam {lam:g}) against the baselines")
             _write(_with_suffix(args.html, suffix), page, "report")
             print(f"Report for lam {lam:g} written to {_with_suffix(args.html, suffix)}")

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from .errors import FRLError
+from .io import event_label
 
 #: ``frl fit --tune``'s grid when none is given.
 DEFAULT_TUNE_LAM = "2,4,8"
@@ -134,7 +135,7 @@ def cmd_explore(args) -> int:
     _write_check(args.out, "table")
     _write_check(args.html, "report")
     features, event, positive = load_training_data(args)
-    print(f"{Path(args.data).name}: event {args.target} = {positive}; {len(features):,} rows, {int(event.sum()):,} events")
+    print(f"{Path(args.data).name}: event {args.target} = {event_label(positive)}; {len(features):,} rows, {int(event.sum()):,} events")
     with _sigterm_as_interrupt():
         try:
             result = run_exploration(args, features, event, lam=grid.lam, min_support=grid.min_support,
@@ -159,7 +160,7 @@ def cmd_explore(args) -> int:
         print(f"Table written to {args.out}")
     if args.html:
         Path(args.html).write_text(explore_report_html(result, title=f"{Path(args.data).name}: {args.target} = "
-                                                                       f"{positive}, settings explored"),
+                                                                       f"{event_label(positive)}, settings explored"),
                                    encoding="utf-8")
         print(f"Report written to {args.html}")
     print(f"Took {result.elapsed_seconds:.1f} s ({result.where}).")
@@ -229,8 +230,8 @@ def register(subparsers) -> None:
                     "--scheduler runs it on a dask.distributed cluster; the table is the same.")
     explore.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
     explore.add_argument("--target", required=True, help="the outcome column")
-    explore.add_argument("--positive", default=None,
-                         help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed)")
+    explore.add_argument("--positive", default=None, action="append", metavar="VALUE",
+                         help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event")
     explore.add_argument("--exclude", action="append", default=[], metavar="COLUMN",
                          help="a column not to use (repeat for several)")
     explore.add_argument("--threshold", action="append", default=[], metavar="COLUMN=V1,V2",

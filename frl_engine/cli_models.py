@@ -59,12 +59,13 @@ def command_line(args) -> str | None:
 
 def register_fit(registry: Registry, args, estimator, features, model: dict) -> RegistryEntry:
     """Register the model ``frl fit``/``frl sample`` made from ``args.data``; prints its ID."""
-    from .io import dumps_model
+    from .io import dumps_model, event_label
 
     raw = Path(args.data).read_bytes()
+    event = getattr(estimator, "event_label_", None)
     data = DataFingerprint.of_bytes(raw, name=Path(args.data).name, n_rows=len(features),
                                     columns=[*map(str, features.columns), args.target], outcome=args.target,
-                                    event=getattr(estimator, "event_label_", None))
+                                    event=None if event is None else event_label(event))  # several: "<30 or >30"
     entry = registry.register(dumps_model(model) + "\n", data=data, hyperparameters=estimator.get_params(),
                               seed=args.seed, created_by="cli", command=command_line(args), note=args.note)
     print(f"Registered as model ID {entry.model_id} in {registry.location}")

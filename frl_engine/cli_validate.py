@@ -95,9 +95,10 @@ def register(subparsers) -> None:
     validate.add_argument("data", help="the new patients: CSV, Excel (.xlsx) or Parquet, with the outcome column")
     validate.add_argument("--target", metavar="COLUMN", default=None,
                           help="the new table's outcome column, when it is named differently from the training data's")
-    validate.add_argument("--positive", metavar="VALUE", default=None,
+    validate.add_argument("--positive", metavar="VALUE", default=None, action="append",
                           help="the new table's event value, when it is written differently from the training data's "
-                               "(e.g. Yes for a model fitted on <30)")
+                               "(e.g. Yes for a model fitted on <30); give it again for each further value that counts "
+                               "as the event")
     validate.add_argument("--drop-missing-outcome", action="store_true",
                           help="leave out the patients whose outcome is empty (said), as `frl fit` does")
     validate.add_argument("--by", metavar="COLUMN", help="also report each subgroup of this column (e.g. sex, age band)")

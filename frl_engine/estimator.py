@@ -25,6 +25,7 @@ from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  rows_fingerprint, save_model, to_jsonable)
+from .io import event_label as event_text, event_values
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
@@ -655,11 +656,15 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         ``event_label`` (default: the attribute ``event_label_`` when set): the outcome value
         the 0/1 event was derived from (``frl fit`` and the dashboard fit on the event
         indicator of ``split_target``); the file then states the outcome in the user's
-        terms, classes ``["not <event>", <event>]``, instead of False/True.
+        terms, classes ``["not <event>", <event>]``, instead of False/True.  Several values
+        (a tuple, ``("<30", ">30")``) are written ``positive_class: "<30 or >30"`` with
+        ``event_values: ["<30", ">30"]``, which validation on new patients reads.
         """
         check_is_fitted(self, "rule_objects_")
         target = target if target is not None else getattr(self, "target_name_", None)
-        event = _plain(event_label if event_label is not None else getattr(self, "event_label_", None))
+        event = event_label if event_label is not None else getattr(self, "event_label_", None)
+        values = [_plain(v) for v in event_values(event)]
+        event = values[0] if len(values) == 1 else (event_text(values) if values else None)
         if event is None:
             positive, classes = _plain(self.positive_class_), [_plain(c) for c in self.classes_]
         else:
@@ -674,7 +679,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             "format": MODEL_FORMAT,
             "format_version": MODEL_FORMAT_VERSION,
             "created_at": self.fitted_at_,
-            "outcome": {"target": target, "positive_class": positive, "classes": classes, "title": title},
+            "outcome": {"target": target, "positive_class": positive, "classes": classes, "title": title,
+                        **({"event_values": values} if len(values) > 1 else {})},
             "hyperparameters": {k: (v if isinstance(v, (str, bool, int, float, type(None))) else str(v))
                                 for k, v in to_jsonable(hyper).items()},
             "training": {"n_rows": self.n_rows_, "n_positive": self.n_events_,

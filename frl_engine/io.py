@@ -338,8 +338,26 @@ def ambiguous_codes(values) -> tuple | None:
 
 
 def plain_repr(value) -> str:
-    """``'Alive'``, ``0``: a value as a user wrote it (numpy's ``np.int64(0)`` as ``0``)."""
+    """``'Alive'``, ``0``: a value as a user wrote it (numpy's ``np.int64(0)`` as ``0``); several event
+    values as ``'<30' or '>30'``."""
+    if isinstance(value, (tuple, list)):
+        return " or ".join(plain_repr(v) for v in value)
     return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def event_values(positive) -> tuple:
+    """The event value(s) as a tuple: ``()`` for None, ``("<30",)`` for one value, ``("<30", ">30")`` for
+    several (``--positive`` given twice, a list, or the dashboard's "also counts as the event")."""
+    if positive is None:
+        return ()
+    if isinstance(positive, (tuple, list)):
+        return tuple(dict.fromkeys(v.item() if isinstance(v, np.generic) else v for v in positive))
+    return (positive,)
+
+
+def event_label(positive) -> str:
+    """The event as printed after ``<outcome> =``: ``<30``, or ``<30 or >30`` for several values."""
+    return " or ".join(str(v) for v in event_values(positive))
 
 
 #: An outcome column named for a good outcome (``survived_30d``, ``alive_at_discharge``, ``recovered``): its "yes"
@@ -467,7 +485,10 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
         The value that counts as the event; compared as text, trimmed and without case, so
         ``"1"`` matches ``1`` and ``"yes"`` matches ``"YES "``.  Required when the outcome has
         more than two values (the event is then that value against all others).  Spellings of
-        one value that differ only in case or surrounding spaces are one value.
+        one value that differ only in case or surrounding spaces are one value.  A list or tuple
+        of values makes any of them the event (``["<30", ">30"]``: any readmission against
+        ``NO``); so does one text ``"<30,>30"`` that is not itself a value but whose
+        comma-separated parts all are.
     drop_missing : bool, default False
         Leave out the rows whose outcome is empty (``?``, blank, ``NA``: patients lost to
         follow-up) instead of refusing them; ``features.attrs["outcome_missing_left_out"]``
@@ -477,7 +498,8 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     -------
     features : DataFrame
     event : ndarray of bool
-    positive : the matched value as it appears in the data (its most frequent spelling)
+    positive : the matched value as it appears in the data (its most frequent spelling); a tuple of them,
+        in the order given, when several values are the event
     """
     if target not in frame.columns:
         same = [c for c in frame.columns if str(c).strip().casefold() == str(target).strip().casefold()]
@@ -528,25 +550,47 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
             raise DataError(f"Target column {target!r} has {len(values)} values ({shown}), not two: "
                             "say which value is the event (--positive VALUE)")
         positive = default_positive(list(spelled.values()))
-    matches = [k for k in values if _outcome_key(k) == _outcome_key(positive)
-               or str(k).strip().casefold() == str(positive).strip().casefold()]
-    if not matches:
-        try:  # numeric equality, e.g. --positive 1 for a float column of 1.0
-            matches = [k for k in values if float(k) == float(positive)]
-        except (TypeError, ValueError):
-            matches = []
-    if not matches:
+    wanted = event_values(positive)
+    found = [_matching_value(values, v) for v in wanted]
+    if len(wanted) == 1 and found[0] is None and isinstance(wanted[0], str) and "," in wanted[0]:
+        parts = tuple(p.strip() for p in wanted[0].split(",") if p.strip())
+        if len(parts) > 1 and all(_matching_value(values, p) is not None for p in parts):
+            wanted, found = parts, [_matching_value(values, p) for p in parts]  # "<30,>30": each part is a value
+    missing = [v for v, k in zip(wanted, found) if k is None]
+    if missing:
         shown = ", ".join(sorted(map(str, spelled.values()))[:8])
-        raise DataError(f"Event value {positive!r} does not occur in target column {target!r} (values: {shown})")
-    event = (keys == matches[0]).to_numpy()
-    positive = spelled[matches[0]]
+        named = " and ".join(repr(v) for v in missing)
+        raise DataError(f"Event value {named} does not occur in target column {target!r} (values: {shown})")
+    matches = list(dict.fromkeys(found))
+    event = keys.isin(matches).to_numpy()
+    positive = spelled[matches[0]] if len(matches) == 1 else tuple(spelled[k] for k in matches)
     if event.all() or not event.any():
+        if len(matches) > 1:
+            raise DataError(f"Target column {target!r} has only one class after choosing {plain_repr(positive)} as the "
+                            "event: every patient has one of these values; leave one out so that some patients have "
+                            "no event")
         raise DataError(f"Target column {target!r} has only one class after choosing {positive!r} as the event: a model needs both outcomes")
     features = frame.drop(columns=[target])
     if features.shape[1] == 0:
         raise DataError(f"The table holds only the outcome column {target!r}: add the patients' findings (age, "
                         "diagnoses, lab results ...) as further columns, one per finding")
     return features, event, positive
+
+
+def _matching_value(values: list, wanted):
+    """The outcome value (a key of :func:`outcome_spellings`) that ``wanted`` names, or None: equal as text
+    trimmed and without case, else as numbers (``1`` for a column read as ``1.0``)."""
+    for k in values:
+        if _outcome_key(k) == _outcome_key(wanted) or str(k).strip().casefold() == str(wanted).strip().casefold():
+            return k
+    def as_number(value):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return None
+
+    number = as_number(wanted)  # numeric equality, e.g. --positive 1 for a float column of 1.0 (or True)
+    return None if number is None else next((k for k in values if as_number(k) == number), None)
 
 
 def rows_fingerprint(frame: pd.DataFrame, columns) -> str | None:

@@ -94,6 +94,31 @@ def test_a_raw_export_offers_readmitted_and_the_event_less_than_30_days(at, raw_
     assert "readmitted = &gt;30" in said and "&lt;30, NO count as no event" in said
 
 
+def test_further_values_of_a_three_valued_outcome_can_count_as_the_event_any_readmission(at, raw_export_csv):
+    upload(at, "diabetic_data.csv", raw_export_csv)
+    frame = pd.read_csv(__import__("io").BytesIO(raw_export_csv))
+    also = at.multiselect(key=state.W_EVENT_ALSO)
+    assert sorted(also.options) == [">30", "NO"] and also.value == []   # the picked event is not offered again
+    also.set_value([">30"]).run()
+    assert not at.exception and not errors(at)
+    said = " ".join(m.value for m in at.markdown)
+    n_any = int((frame["readmitted"] != "NO").sum())
+    assert "readmitted = &lt;30 or &gt;30" in said and "NO counts as no event" in said
+    assert f"{n_any:,} of {len(frame):,} patients" in said
+    at.switch_page("views/fit.py").run()
+    assert "readmitted = <30 or >30" in " ".join(c.value for c in at.caption).replace("\\", "")
+    at.switch_page("views/data.py").run()
+    at.selectbox(key=state.W_EVENT).set_value(">30").run()   # now the event itself: no longer a further value
+    assert not at.exception and at.multiselect(key=state.W_EVENT_ALSO).value == []
+    assert sorted(at.multiselect(key=state.W_EVENT_ALSO).options) == ["<30", "NO"]
+
+
+def test_a_two_valued_outcome_has_no_further_event_values_to_pick(at):
+    upload(at, "small.csv", _csv())
+    assert at.selectbox(key=state.W_EVENT).value == "yes"
+    assert not [m for m in at.multiselect if m.key == state.W_EVENT_ALSO]
+
+
 def test_a_three_valued_outcome_without_a_no_value_waits_for_the_users_pick(at):
     frame = pd.DataFrame({"Age": np.arange(60) % 50 + 20, "Outcome": ["home", "rehab", "nursing"] * 20})
     upload(at, "places.csv", frame.to_csv(index=False).encode())

@@ -231,6 +231,27 @@ def test_fit_job_publishes_the_list_then_the_posterior():
     assert job.progress()[0] == 1.0
 
 
+def test_a_fit_on_several_event_values_writes_them_and_validation_reads_them_back():
+    """The Data page's "Also counts as the event": Ward B or C against A is one event of the model file."""
+    from frl_engine.validation.external import validate_model
+
+    frame = _frame(seed=2)
+    features, y, positive = services.split_outcome(frame, "Ward", ("B", "C"))
+    assert positive == ("B", "C") and y.sum() == frame["Ward"].isin(["B", "C"]).sum()
+    choices = services.column_choices(services.profile_columns(frame), "Ward")
+    data = services.LoadedData("wards.csv", "wards", frame, 1000)
+    spec = services.FitSpec(data.key, data.name, "Ward", positive, choices,
+                            services.FitSettings(n_steps=800, n_chains=2, seed=1), None)
+    job = jobs.start(jobs.Job("fit", "Fitting", services.FIT_STAGES[:1]),
+                     services.fit_work(spec, data, features, y, "fit-wards"))
+    assert jobs.wait(job, 120) and not job.failed, job.error
+    outcome = job.latest().model["outcome"]
+    assert outcome["positive_class"] == "B or C" and outcome["event_values"] == ["B", "C"]
+    later = _frame(seed=3)
+    result = validate_model(job.latest().model, later, data_name="later.csv")
+    assert result.event == "B or C" and result.events == later["Ward"].isin(["B", "C"]).sum()
+
+
 def test_jobs_report_user_errors_verbatim_and_hide_bugs():
     def user_error(job):
         raise DataError("Column 'Age' is numeric but has non-numeric values such as 'abc': clean them")

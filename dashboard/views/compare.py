@@ -17,7 +17,7 @@ base = fit if fit.source == "fit" else next((f for f in reversed(history) if f.s
 if base is not None:
     with st.container(border=True):
         st.markdown(f"**Fit a variant** of the current list's data and columns ({ui.md(base.spec.data_name)}, "
-                    f"outcome {ui.md(base.spec.target)} = {ui.md(base.spec.event)}); it appears as **B** below and "
+                    f"outcome {ui.md(base.spec.target)} = {ui.event_md(base.spec.event)}); it appears as **B** below and "
                     "does not replace the current list.")
         v1, v2, v3, v4, v5, v6 = st.columns([2, 2, 1.3, 1.3, 1, 1.4], vertical_alignment="bottom")
         v1.slider("λ", 1.0, 20.0, step=0.5, key=state.W_VAR_LAM, persist_state=state.PERSIST,

@@ -12,6 +12,7 @@ ui.header("Data", "A table of patients: one row per patient, one column per find
 
 from dashboard import charts, services  # noqa: E402
 from frl_engine.errors import FRLError, MissingOutcomeError  # noqa: E402
+from frl_engine.io import event_label, event_values  # noqa: E402
 
 ss = st.session_state
 SMALL_TABLE = 100  # fewer patients than this: the page says a list fitted on them means little
@@ -97,13 +98,23 @@ if ss.get(state.W_EVENT) not in values:
 o2.selectbox("Value that counts as the event", values, key=state.W_EVENT, persist_state=state.PERSIST, format_func=str,
              placeholder="Pick the event value", disabled=not values,
              help="Patients with this value are the events; all other values are 'no event'.")
+if len(values) > 2:  # e.g. readmitted NO / >30 / <30: "any readmission" is <30 and >30
+    further = [v for v in values if v != ss.get(state.W_EVENT)]
+    ss[state.W_EVENT_ALSO] = [v for v in ss.get(state.W_EVENT_ALSO) or () if v in further]
+    o2.multiselect("Also counts as the event", further, key=state.W_EVENT_ALSO, persist_state=state.PERSIST,
+                   format_func=str,
+                   placeholder="No other value", disabled=ss.get(state.W_EVENT) is None,
+                   help="Further values whose patients are events too, e.g. both <30 and >30 for any readmission; "
+                        "the values left count as 'no event'.")
 inputs = None
 try:
     inputs = ui.training_inputs(data)
-    others = [str(v) for v in values if str(v) != str(inputs.event)]
-    rest = (f"; {html.escape(', '.join(others))} count as no event" if len(others) > 1 else "")
+    chosen = {str(v) for v in event_values(inputs.event)}
+    others = [str(v) for v in values if str(v) not in chosen]
+    rest = (f"; {html.escape(', '.join(others))} count{'s' if len(others) == 1 else ''} as no event"
+            if len(others) > 1 or len(chosen) > 1 else "")
     o3.markdown(f"<div style='padding-top:1.9rem'>Event <b>{html.escape(str(target))} = "
-                f"{html.escape(str(inputs.event))}</b>: "
+                f"{html.escape(event_label(inputs.event))}</b>: "
                 f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)"
                 f"{rest}</div>", unsafe_allow_html=True)
 except MissingOutcomeError as exc:  # patients lost to follow-up: leave them out, if the user says so

@@ -55,7 +55,7 @@ with st.container(border=True):
     where = (f":material/hub: Runs on the **Dask cluster** at `{scheduler}`." if scheduler else
              f":material/computer: Runs on this machine ({os.cpu_count() or 1} cores).")
     st.caption(f"{n_cells} cell{'s' if n_cells != 1 else ''} × {int(ss[W_FOLDS])} folds on {ui.md(data.name)} "
-               f"({inputs.target} = {ui.md(inputs.event)}); steps, chains and seed as on the Fit page "
+               f"({inputs.target} = {ui.event_md(inputs.event)}); steps, chains and seed as on the Fit page "
                f"({settings.n_steps:,} × {settings.n_chains}, seed {settings.seed}). {where}")
     other_job = state.busy()  # a session runs one heavy job at a time
     other_job = other_job if other_job is not None and other_job is not job else None

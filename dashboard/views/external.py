@@ -113,9 +113,9 @@ if target not in data.frame.columns:
         st.stop()
 outcome_column = new_target or target
 values = services.outcome_values(data.frame[outcome_column])
-positive = model["outcome"].get("positive_class")
+positive = model["outcome"].get("event_values") or model["outcome"].get("positive_class")  # several: any of them
 if len(values) >= 2 and not event_matches(data.frame[outcome_column], positive).any():  # as validation matches it
-    st.warning(f"No patient here has **{ui.md(outcome_column)} = {ui.md(positive)}**, the model's event. Pick the "
+    st.warning(f"No patient here has **{ui.md(outcome_column)} = {ui.event_md(positive)}**, the model's event. Pick the "
                "value that means the same event in this table.", icon=":material/help:")
     if ss.get(state.W_EXT_EVENT) not in [None] + values:
         ss[state.W_EXT_EVENT] = None

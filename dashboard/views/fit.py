@@ -20,7 +20,7 @@ except FRLError as exc:
     ui.link("data", "Fix it on the Data page", ":material/table:")
     st.stop()
 
-st.caption(f"**{ui.md(data.name)}** · outcome **{ui.md(inputs.target)} = {ui.md(inputs.event)}** · "
+st.caption(f"**{ui.md(data.name)}** · outcome **{ui.md(inputs.target)} = {ui.event_md(inputs.event)}** · "
            f"{inputs.n_events:,} {'event' if inputs.n_events == 1 else 'events'} among {data.n_rows:,} patients · "
            f"{len(inputs.choices.exclude)} column(s) left out")
 

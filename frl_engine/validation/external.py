@@ -50,7 +50,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import DataError, FRLError, MissingOutcomeError
-from ..io import check_model_dict, rows_fingerprint, to_jsonable
+from ..io import check_model_dict, event_label, rows_fingerprint, to_jsonable
 from ..terminal import display_width, pad_right
 from . import metrics
 
@@ -278,7 +278,13 @@ class ExternalValidation:
 # ---------------------------------------------------------------------------------------------- the new table
 def event_matches(values: pd.Series, positive) -> np.ndarray:
     """The outcome cells that equal the model's event value: as text trimmed and without case ("YES" matches
-    "Yes", as at fit time: :func:`frl_engine.io.split_target`), or as numbers (1 matches 1.0)."""
+    "Yes", as at fit time: :func:`frl_engine.io.split_target`), or as numbers (1 matches 1.0).  With several
+    event values (a list: the model file's ``outcome.event_values``), the cells that equal any of them."""
+    if isinstance(positive, (list, tuple)):
+        event = np.zeros(len(values), dtype=bool)
+        for value in positive:
+            event |= event_matches(values, value)
+        return event
     text = values.map(lambda v: str(v).strip().casefold())
     event = (text == str(positive).strip().casefold()).to_numpy()
     if not event.any():
@@ -320,11 +326,11 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
     event = event_matches(outcome, positive)
     if not event.any():
         values = ", ".join(sorted(map(str, pd.unique(outcome)))[:8])
-        raise DataError(f"{data_name} has no events: no patient has {target} = {positive} (values: {values}); "
+        raise DataError(f"{data_name} has no events: no patient has {target} = {event_label(positive)} (values: {values}); "
                         "discrimination and calibration need patients with and without the event. If the event is "
                         "written differently in this table, name its value (--positive)")
     if event.all():
-        raise DataError(f"{data_name}: every patient has {target} = {positive}; discrimination and calibration "
+        raise DataError(f"{data_name}: every patient has {target} = {event_label(positive)}; discrimination and calibration "
                         "need patients without the event too")
     return event
 
@@ -621,7 +627,9 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         The new table's outcome column, when it is not named as in the training data.
     positive : optional
         The new table's event value, when it is not written as in the training data (``Yes`` in the
-        new table for a model fitted on ``<30``).
+        new table for a model fitted on ``<30``); a list when several values are the event.  By default the
+        model file's ``outcome.event_values`` (a model fitted on several event values), else its
+        ``outcome.positive_class``.
 
     Returns
     -------
@@ -638,7 +646,9 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     check_model_dict(model)
     outcome = model["outcome"]
     target = target if target is not None else outcome.get("target")
-    positive = positive if positive is not None else outcome.get("positive_class")
+    positive = positive if positive is not None else (outcome.get("event_values") or outcome.get("positive_class"))
+    if isinstance(positive, (list, tuple)) and len(positive) == 1:
+        positive = positive[0]
     if not target:
         raise FRLError("The model file does not name its outcome column (outcome.target): refit it with `frl fit`, "
                        "which records it")
@@ -666,7 +676,7 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     if overall.auroc_ci[1] < 0.5:  # worse than chance beyond doubt: most often an outcome coded the other way round
         text_notes += (f"the AUROC is below 0.5 beyond chance: the list ranks these patients the wrong way round, which "
                        f"most often means the event is written differently here; check that {target} = "
-                       f"{positive} is the event in this table (--positive names it)",)
+                       f"{event_label(positive)} is the event in this table (--positive names it)",)
     if text_notes:
         overall = dataclasses.replace(overall, notes=overall.notes + text_notes)
     subgroups = ()
@@ -676,7 +686,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
                                                              event[labels == label], thresholds))
                           for label in order)
     unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
-    return ExternalValidation(data_name, str(target), to_jsonable(positive), model_identifier(unvalidated),
+    shown = event_label(positive) if isinstance(positive, (list, tuple)) else to_jsonable(positive)
+    return ExternalValidation(data_name, str(target), shown, model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups, same_as_training=same)
 
 
