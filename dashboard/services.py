@@ -40,7 +40,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
-from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, outcome_counts, outcome_spellings, parse_model, read_table, split_target
+from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
@@ -331,8 +331,9 @@ def single_valued_outcomes(frame: pd.DataFrame) -> list[tuple[str, str]]:
 def suggest_event(series: pd.Series):
     """The event value to offer first for an outcome column (None: the user must pick).
 
-    Two values: the engine's choice (:func:`default_event`). More values, of which
-    exactly one reads as "no event" (``NO``, ``0``, ``false``, ``none`` ...): the
+    Two values: the engine's choice (:func:`default_event`). More values
+    (:func:`frl_engine.io.suggested_event`): the one value naming an event (``Deceased``), else, when
+    exactly one reads as "no event" (``NO``, ``0``, ``false``, ``none`` ...), the
     rarest of the others, e.g. ``<30`` for ``readmitted`` with ``NO`` / ``>30`` /
     ``<30``. Otherwise None. Missing outcomes (``?``, blanks, ``Unknown``) are no value:
     ``Yes`` / ``No`` with some ``?`` still offers ``Yes``.
@@ -342,12 +343,7 @@ def suggest_event(series: pd.Series):
         return default_event(series)
     if len(counts) < 2 or len(counts) > MAX_EVENT_CHOICES:
         return None
-    negative = [v for v in counts.index if str(v).strip().lower() in NEGATIVE_TOKENS]
-    if len(negative) != 1:
-        return None
-    others = counts.drop(index=negative)
-    rarest = others[others == others.min()].index
-    return sorted(rarest, key=str)[0]
+    return suggested_event(counts)
 
 
 def _outcome_spellings(series: pd.Series) -> list:

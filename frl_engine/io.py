@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import re
+import shlex
 import unicodedata
 from pathlib import Path
 
@@ -404,6 +405,23 @@ def _default_event(uniques: list) -> tuple[object, str]:
     return uniques[-1], "the later of the two values in sorted order, as nothing says which is the event"
 
 
+def suggested_event(counts: pd.Series):
+    """For an outcome of three or more values (``counts``: patients per value, :func:`outcome_counts`), the value
+    to offer as the event, or None: when no value reads as no event, the one value naming an event (``Deceased``
+    against ``Discharged home`` and ``Transferred``: :data:`EVENT_WORDS`); when exactly one reads as no event
+    (``NO``), the rarest of the others (``<30`` for ``readmitted`` = ``NO`` / ``>30`` / ``<30``).  Only ever offered, never chosen:
+    ``split_target`` still asks for ``--positive``."""
+    values = list(counts.index)
+    negative = [v for v in values if str(v).strip().lower() in NO_EVENT_TOKENS]
+    events = [v for v in values if plain_word(v) in _EVENTS]
+    if not negative and len(events) == 1:
+        return events[0]
+    if len(negative) != 1 or len(values) < 2:
+        return None
+    others = counts.drop(index=negative)
+    return sorted(others[others == others.min()].index, key=str)[0]
+
+
 #: Outcome values that say the outcome is not known: missing, like "?" (never "no event").
 OUTCOME_UNKNOWN_WORDS = frozenset({"unknown", "unk", "not known", "not recorded", "not reported", "pending",
                                    "lost to follow-up", "lost to follow up", "ltfu", "unbekannt", "inconnu",
@@ -547,8 +565,11 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
         if len(values) > 2:
             names = sorted(map(str, spelled.values()))
             shown = ", ".join(names[:8]) + (" ..." if len(values) > 8 else "")
+            offer = suggested_event(outcome_counts(outcome)) if len(values) <= MAX_OUTCOME_LEVELS else None
+            example = f", e.g. --positive {shlex.quote(str(offer))}" if offer is not None else ""
             raise DataError(f"Target column {target!r} has {len(values)} values ({shown}), not two: "
-                            "say which value is the event (--positive VALUE)")
+                            f"say which value is the event (--positive VALUE{example}); give --positive again for "
+                            "each further value that counts as the event")
         positive = default_positive(list(spelled.values()))
     wanted = event_values(positive)
     found = [_matching_value(values, v) for v in wanted]

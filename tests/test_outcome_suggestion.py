@@ -87,6 +87,27 @@ def test_missing_outcomes_are_no_value_to_suggest():
     assert services.suggest_event(pd.Series(["yes", "YES ", "no", None, "?"])) == "yes"
 
 
+def test_suggest_event_for_three_values_offers_the_one_that_names_an_event():
+    """Deceased / Discharged home / Transferred: no value reads as "no", one names an event."""
+    outcome = pd.Series(["Discharged home", "Transferred", "Deceased", "Transferred", "Discharged home"])
+    assert services.suggest_event(outcome) == "Deceased"
+    assert services.suggest_event(pd.Series(["died", "home", "rehab", "Died"])) == "died"
+    assert services.suggest_event(pd.Series(["Died", "Expired", "home"])) is None   # two name an event: the user picks
+
+
+def test_the_command_line_asks_for_the_event_of_three_values_and_offers_one(tmp_path, capsys):
+    from frl_engine.cli import main
+
+    path = tmp_path / "discharges.csv"
+    pd.DataFrame({"age": [50, 60, 70, 80, 90, 55], "outcome": ["Deceased", "Discharged home", "Transferred",
+                                                               "Deceased", "Transferred", "Discharged home"]}
+                 ).to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "outcome"]) == 2
+    err = capsys.readouterr().err
+    assert "has 3 values (Deceased, Discharged home, Transferred), not two" in err
+    assert "e.g. --positive Deceased" in err and "give --positive again for each further value" in err
+
+
 def test_suggest_event_leaves_the_pick_to_the_user_when_no_value_reads_as_no():
     assert services.suggest_event(pd.Series(["home", "rehab", "nursing", "home"])) is None
     assert services.suggest_event(pd.Series(["no", "No event", "yes", "maybe"])) is None  # two 'no' values
