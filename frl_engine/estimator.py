@@ -319,8 +319,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         if len(classes) < 2:
             raise ValueError(f"The outcome has only one class ({classes[0]!r}); a falling rule list needs two classes.")
         if len(classes) > 2:
+            shown = ", ".join(repr(_plain(c)) for c in classes[:2])
             raise ValueError(f"The outcome has {len(classes)} classes; a falling rule list needs exactly two "
-                             "(binarise it: event vs the rest). Only binary classification is supported.")
+                             f"(binarise it: event vs the rest, e.g. numpy.isin(y, [{shown}]) for an event of either "
+                             "value). Only binary classification is supported.")
         self.classes_ = classes
         positive = self.positive_class if self.positive_class is not None else default_positive(classes)
         if positive not in list(classes):

@@ -124,3 +124,14 @@ def test_one_positive_flag_is_still_one_value(tmp_path, capsys):
     assert "The event is readmitted = '<30'" in out and "'NO', '>30' count as not the event." in out
     outcome = json.loads(model.read_text())["outcome"]
     assert outcome["positive_class"] == "<30" and "event_values" not in outcome
+
+
+def test_the_python_api_says_how_to_make_an_event_of_several_values():
+    from frl_engine import FallingRuleListClassifier
+
+    frame = _readmissions(300)
+    y = frame.pop("readmitted")
+    with pytest.raises(ValueError, match=r"numpy\.isin\(y, \['<30', '>30'\]\).*Only binary classification"):
+        FallingRuleListClassifier(n_steps=100, n_chains=1).fit(frame, y)
+    model = FallingRuleListClassifier(n_steps=500, n_chains=2, random_state=0).fit(frame, np.isin(y, ["<30", ">30"]))
+    assert "number_inpatient >= 2" in model.rules_[0]
