@@ -171,10 +171,13 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
     ``kind`` is the engine's kind when the column makes items (None otherwise);
     ``use`` is False for identifiers, empty, constant and near-constant columns and
-    dates; ``note`` is the engine's reason, in words.
+    dates; ``note`` is the engine's reason, in words.  ``attrs["number_codes"]`` names the numeric
+    columns holding numbers that look like codes for not known (999 among ages 18 to 94).
     """
-    rows = []
+    rows, codes = [], {}
     for reading in read_columns(frame):
+        if reading.kind == "numeric" and reading.number_codes:
+            codes[reading.name] = reading.number_codes
         note = reading.reason
         if reading.kind == "numeric":
             try:
@@ -186,7 +189,9 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
             "thresholds": "", "detected": reading.kind, "missing": round(100.0 * reading.missing_share, 1),
             "distinct": reading.n_levels, "examples": reading.examples, "note": note,
         })
-    return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+    table = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+    table.attrs["number_codes"] = codes  # column -> "999 on 160 rows, far from its other values ...": the Data page warns
+    return table
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -290,6 +290,17 @@ def text_missing_note(readings) -> str | None:
     return f"Read as missing, in columns of numbers: {'; '.join(found)}." if found else None
 
 
+def number_code_note(readings) -> str | None:
+    """The warning naming the numeric columns holding numbers that look like codes for not known (``age`` 999
+    among ages 18 to 94), which thresholds would read as values, else None."""
+    found = [f"'{r.name}' ({r.number_codes})" for r in readings if r.kind == "numeric" and r.number_codes]
+    if not found:
+        return None
+    return (f"Warning: numbers that look like codes for not known: {'; '.join(found)}. They are read as numbers "
+            "(999 counts as a large value in a rule such as >= 75): if they mean not known, empty those cells (or "
+            "write ?) and fit again.")
+
+
 def search_warning(estimator) -> str | None:
     """The one line to print when the MAP search's chains did not agree on the best list (else None)."""
     report = getattr(estimator, "search_report_", None)
@@ -335,7 +346,8 @@ def cmd_fit(args) -> int:
         print(empty_list_note(model))
     if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
         table = estimator.column_table()
-        for note in (text_missing_note(estimator.binarizer_.readings_), unusable_note(table), identifier_note(table)):
+        for note in (text_missing_note(estimator.binarizer_.readings_), number_code_note(estimator.binarizer_.readings_),
+                     unusable_note(table), identifier_note(table)):
             if note:
                 print(note)
     if sensitive_columns_note(model):

@@ -540,6 +540,10 @@ class ColumnReading:
         The user chose the kind (``column_kinds``), rather than the inference.
     text_as_missing : str
         For a numeric column, the text cells read as missing (``"15.9% text such as 'TNP'"``), else "".
+    number_codes : str
+        For a numeric column, the numbers that look like codes for not known (:func:`number_codes`: ``"999 on
+        160 rows, far from its other values, 18 to 94"``), else "".  They are still
+        read as numbers; the fit says so.
     """
 
     name: str
@@ -551,6 +555,7 @@ class ColumnReading:
     examples: str = ""
     declared: bool = False
     text_as_missing: str = ""
+    number_codes: str = ""
 
     @property
     def used(self) -> bool:
@@ -646,6 +651,48 @@ def _looks_like_serial_dates(name: str, parsed: np.ndarray) -> str | None:
 def _looks_like_dates(labels: list[str]) -> bool:
     """Text such as 2021-03-04, 04/03/2021 or 2021-03-04 10:30 on at least 90% of the distinct values."""
     return _mostly(_DATE, labels)
+
+
+#: Numbers that exports write for "not known" (999, 9999, -9, -99 ...): all nines, positive or negative.
+_ALL_NINES = frozenset(float(10 ** k - 1) for k in range(1, 7))
+#: A code must be on at least this many rows, and the other numbers on at least CODE_MIN_OTHERS.
+CODE_MIN_ROWS = 3
+CODE_MIN_OTHERS = 20
+
+
+def number_codes(values, counts) -> list[tuple[float, int]]:
+    """The numbers of a column that look like codes for "not known" rather than measurements.
+
+    A code is a whole number written with nines only (9, 99, 999 ... or -9, -99 ...), held by at least
+    :data:`CODE_MIN_ROWS` rows, and apart from the column's other numbers (at least :data:`CODE_MIN_OTHERS`
+    rows of them): a positive code above every other value and at least twice the largest in size (age 999
+    against 18 to 94; pain score 99 against 0 to 10); a negative code below every other value, which are
+    all at least 0 or at most half its size (potassium -9 against 2.4 to 6.1).  Age 99 among ages up to 94,
+    or a base excess of -9 among values from -15 to 10, are values, not codes.
+
+    Parameters
+    ----------
+    values : array of float
+        The column's distinct numbers (no NaN).
+    counts : array of int
+        Rows holding each.
+
+    Returns
+    -------
+    list of (code, rows)
+        Largest first; empty when nothing looks like a code.
+    """
+    values = np.asarray(values, dtype=float)
+    counts = np.asarray(counts)
+    candidate = np.array([abs(v) in _ALL_NINES for v in values], dtype=bool) & (counts >= CODE_MIN_ROWS)
+    if not candidate.any() or counts[~candidate].sum() < CODE_MIN_OTHERS:
+        return []
+    others = values[~candidate]
+    low, high = float(others.min()), float(others.max())
+    size = max(abs(low), abs(high))
+    found = [(float(v), int(c)) for v, c in zip(values[candidate], counts[candidate])
+             if (v > 0 and v > high and v >= 2 * size) or (v < 0 and v < low and (low >= 0 or -v >= 2 * size))]
+    return sorted(found, reverse=True)
 
 
 def read_column(name: str, series: pd.Series, *, declared: str | None = None) -> ColumnReading:
@@ -805,8 +852,17 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                                           "convert them to one unit to use the column")
         if units:
             junk += f"; written with the unit{'s' if len(units) > 1 else ''} {', '.join(map(repr, units[:3]))}"
+        found = number_codes(parsed[readable], counts[readable])
+        if found:
+            rest = parsed[readable][~np.isin(parsed[readable], [code for code, _ in found])]
+            shown = ", ".join(f"{format_number(code)} on {rows:,} rows" for code, rows in found)
+            apart = f"{shown}, far from its other values, {format_number(rest.min())} to {format_number(rest.max())}"
+            codes_note = apart
+            junk += f"; {apart} (a code for not known? read as a number unless those cells are emptied)"
         numeric = reading("numeric", f"numbers, {n_levels:,} values{junk}{measurement_note}: thresholds at rounded "
                                      "quantiles")
+        if found:
+            numeric = replace(numeric, number_codes=codes_note)
         if text_share > 0:  # the text results read as missing count as missing
             unread_cells = int(counts[~readable].sum())
             numeric = replace(numeric, missing_share=(n_missing + unread_cells) / n, text_as_missing=unread)

@@ -68,6 +68,13 @@ if merged:
 # The engine's own count ('?', NA, blanks and text results read as missing), from the cached column profile.
 profile = services.profile_columns_cached(data.key, frame)
 missing = float(profile["missing"].mean()) / 100 if len(profile) else 0.0
+codes = profile.attrs.get("number_codes") or {}
+if codes:
+    st.warning("Numbers that look like codes for *not known*: "
+               + "; ".join(f"**{ui.md(column)}**: {ui.md(note)}" for column, note in codes.items())
+               + ". They are read as numbers, so 999 counts as a large value in a rule such as ≥ 75: if they mean "
+                 "not known, empty those cells (or write ?) in the export and upload it again.",
+               icon=":material/warning:")
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
 c2.metric("Columns", f"{data.n_columns:,}", border=True)

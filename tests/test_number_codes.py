@@ -1,0 +1,88 @@
+"""Numbers that exports write for "not known" (age 999, potassium -9): found, said at fit time and on the Data
+page, and never mistaken for values (age 99 among ages up to 94, a base excess of -9)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from frl_engine.cli import main
+from frl_engine.columns import number_codes, read_column
+
+
+def _export(n=4000, seed=2) -> pd.DataFrame:
+    """Age >= 75 and potassium >= 5 raise the risk; 4% of ages are 999 and 8% of potassium values -9."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 95, n).astype(float)
+    potassium = np.round(rng.normal(4.2, 0.6, n), 1)
+    died = rng.random(n) < 0.05 + 0.3 * (age >= 75) + 0.2 * (potassium >= 5.0)
+    age[rng.random(n) < 0.04] = 999
+    potassium[rng.random(n) < 0.08] = -9
+    return pd.DataFrame({"age": age.astype(int), "potassium": potassium, "died": died.astype(int)})
+
+
+def _codes(values):
+    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
+    return number_codes(distinct, counts)
+
+
+def test_all_nines_far_from_the_other_values_are_codes():
+    ages = list(range(18, 95)) * 3
+    assert _codes(ages + [999] * 5) == [(999.0, 5)]
+    assert _codes([2.4, 3.1, 4.0, 5.2, 6.1] * 6 + [-9] * 4) == [(-9.0, 4)]          # below values that are >= 0
+    assert _codes(list(range(0, 11)) * 3 + [99] * 3) == [(99.0, 3)]                 # pain score 0 to 10
+    assert _codes(ages + [999] * 3 + [-99] * 3) == [(999.0, 3), (-99.0, 3)]
+
+
+def test_values_that_only_look_like_codes_are_values():
+    ages = list(range(18, 95)) * 3
+    assert _codes(ages + [99] * 5) == []                                 # age 99: not twice the oldest
+    assert _codes(list(range(-15, 11)) * 2 + [-9] * 5) == []             # base excess -9: among the values
+    assert _codes(ages + [999] * 2) == []                                # on two rows only: a value written once or twice
+    assert _codes([1, 2, 3] * 3 + [999] * 5) == []                       # too few other numbers to judge
+    assert _codes(list(range(100, 2000, 10)) + [999] * 5) == []          # inside the range
+
+
+def test_the_column_reading_says_so_and_still_reads_numbers():
+    frame = _export()
+    reading = read_column("age", frame["age"])
+    assert reading.kind == "numeric"
+    assert reading.number_codes == f"999 on {int((frame['age'] == 999).sum())} rows, far from its other values, 18 to 94"
+    assert "a code for not known?" in reading.reason
+    assert read_column("died", frame["died"]).number_codes == ""
+
+
+def test_the_fit_warns_naming_the_columns_and_what_to_do(tmp_path, capsys):
+    path = tmp_path / "export.csv"
+    frame = _export()
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "died"]) == 0
+    out = capsys.readouterr().out
+    n_age = int((frame["age"] == 999).sum())
+    assert f"Warning: numbers that look like codes for not known: 'age' (999 on {n_age} rows" in out
+    assert "'potassium' (-9 on" in out and "empty those cells (or write ?) and fit again" in out
+    # emptied, the codes are missing values and the warning is gone
+    cleaned = frame.assign(age=frame["age"].where(frame["age"] != 999), potassium=frame["potassium"].where(
+        frame["potassium"] != -9))
+    cleaned.to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "died"]) == 0
+    assert "codes for not known" not in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not __import__("dashboard.services", fromlist=["x"]).SAMPLE_PATH.is_file(),
+                    reason="sample data not generated")
+def test_the_data_page_warns_about_number_codes(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import state
+    from tests.test_dashboard_data_page import APP, upload
+
+    monkeypatch.setenv("FRL_DASHBOARD_WARMUP", "0")
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    upload(at, "export.csv", _export().to_csv(index=False).encode())
+    warnings = " ".join(w.value for w in at.warning)
+    assert "look like codes for *not known*" in warnings and "**age**: 999 on" in warnings
+    assert "**potassium**: \\-9 on" in warnings or "**potassium**: -9 on" in warnings
+    assert at.selectbox(key=state.W_TARGET).value == "died" and not at.exception
