@@ -86,3 +86,18 @@ def test_the_data_page_warns_about_number_codes(monkeypatch):
     assert "look like codes for *not known*" in warnings and "**age**: 999 on" in warnings
     assert "**potassium**: \\-9 on" in warnings or "**potassium**: -9 on" in warnings
     assert at.selectbox(key=state.W_TARGET).value == "died" and not at.exception
+
+
+def test_validation_on_new_patients_names_a_code_in_a_rule_column(tmp_path, capsys):
+    train, later, model = tmp_path / "export.csv", tmp_path / "later.csv", tmp_path / "model.json"
+    frame = _export()
+    frame.assign(age=frame["age"].where(frame["age"] != 999), potassium=frame["potassium"].where(
+        frame["potassium"] != -9)).to_csv(train, index=False)        # fitted on a cleaned export
+    assert main(["fit", str(train), "--target", "died", "--out", str(model)]) == 0
+    assert "age >= " in capsys.readouterr().out
+    new = _export(seed=5)
+    new.to_csv(later, index=False)                                    # the next export has the codes again
+    assert main(["validate", str(model), str(later)]) == 0
+    out = capsys.readouterr().out
+    assert f"column 'age': 999 on {int((new['age'] == 999).sum())} rows, far from its other values" in out
+    assert "empty those cells and validate again" in out

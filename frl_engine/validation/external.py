@@ -849,12 +849,28 @@ def text_read_as_missing_notes(model: dict, frame: pd.DataFrame) -> tuple[str, .
     return tuple(notes)
 
 
+def number_code_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
+    """Notes for the columns the rules compare as numbers that hold numbers looking like codes for not known
+    (:func:`frl_engine.columns.number_codes`: age 999 among ages 18 to 94), which the thresholds read as values."""
+    from ..columns import read_column
+
+    notes = []
+    numeric = sorted({c["column"] for rule in model["rules"] for c in rule.get("conditions", [])
+                      if c.get("op") in (">=", "<") and c["column"] in frame.columns})
+    for column in numeric:
+        found = read_column(column, frame[column]).number_codes
+        if found:
+            notes.append(f"column {column!r}: {found}: if that is a code for not known, those patients are placed "
+                         "by it as if it were a value; empty those cells and validate again")
+    return tuple(notes)
+
+
 def table_notes(model: dict, frame: pd.DataFrame, rule_index) -> tuple[str, ...]:
     """What external validation and ``frl predict`` say about a new table before its numbers are trusted: text
-    read as missing in a rule's numeric column, empty cells, bands, categories the model has no item for, and
-    rules catching a very different share of patients than at fit time."""
-    return (text_read_as_missing_notes(model, frame) + empty_cell_notes(model, frame) + band_notes(model, frame)
-            + new_level_notes(model, frame) + shift_notes(model, rule_index))
+    read as missing in a rule's numeric column, numbers that look like codes for not known, empty cells, bands,
+    categories the model has no item for, and rules catching a very different share of patients than at fit time."""
+    return (text_read_as_missing_notes(model, frame) + number_code_notes(model, frame) + empty_cell_notes(model, frame)
+            + band_notes(model, frame) + new_level_notes(model, frame) + shift_notes(model, rule_index))
 
 
 def attach_to_model(model: dict, result: ExternalValidation) -> dict:
