@@ -160,3 +160,20 @@ def test_an_external_validation_on_the_card_survives_the_posterior_arriving_afte
     newer = services.FitResult(id="fit-1", model={**model_dict(), "external_validation": {**block, "n": 5}},
                                source="fit", label="first list")
     assert state.keep_external_validation(newer, [validated]).model["external_validation"]["n"] == 5
+
+
+def test_a_model_of_several_event_values_counts_any_of_them_on_the_new_table(at):
+    """A model fitted on readmitted = <30 or >30 (``outcome.event_values``): every such patient is an event."""
+    model = model_dict()
+    model["outcome"] = {"target": "readmitted", "positive_class": "<30 or >30",
+                        "classes": ["not <30 or >30", "<30 or >30"], "title": None, "event_values": ["<30", ">30"]}
+    open_model_file(at, model)
+    frame = new_table(n=2500, seed=4)
+    upload_new(at, frame)
+    assert not at.error and not at.exception
+    event = frame["readmitted"].isin(["<30", ">30"]).to_numpy()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Patients (events)"] == f"2,500 ({int(event.sum()):,})"
+    auroc = roc_auc_score(event, np.asarray(RISKS)[hand_rules(frame)])
+    assert metrics["AUROC"] == f"{auroc:.3f}"
+    assert not any("No patient here has" in w.value for w in at.warning)   # no event value to pick
