@@ -147,6 +147,32 @@ def without_missing_outcome(data: LoadedData, target: str) -> LoadedData:
                       is_sample=data.is_sample, sha256=data.sha256)
 
 
+def without_number_codes(data: LoadedData, columns) -> LoadedData:
+    """The table with the numbers that look like codes for not known (:func:`frl_engine.columns.number_codes`:
+    age 999 among ages 18 to 94) emptied in ``columns``, as a table of its own: what the Data page's warning
+    offers instead of editing the export.  Its name says which cells were emptied; its key differs from the
+    file's; its fingerprint in the registry stays the file's.  The file itself is not changed.
+    """
+    from frl_engine.columns import number_codes, numeric_values
+
+    frame = data.frame.copy()
+    done = []
+    for column in columns:
+        values = numeric_values(frame[column], column)
+        distinct, counts = np.unique(values[~np.isnan(values)], return_counts=True)
+        codes = [code for code, _ in number_codes(distinct, counts)]
+        hit = np.isin(values, codes)
+        if hit.any():
+            frame[column] = frame[column].mask(hit)
+            done.append(f"{column} = {', '.join(format_number(c) for c in codes)} ({int(hit.sum()):,})")
+    frame.attrs = dict(data.frame.attrs)
+    if not done:
+        return data
+    return LoadedData(name=f"{data.name} (read as not known: {'; '.join(done)})",
+                      key=f"{data.key}-{bytes_key(repr(sorted(map(str, columns))).encode())}-codes", frame=frame,
+                      n_bytes=data.n_bytes, is_sample=data.is_sample, sha256=data.sha256)
+
+
 def load_sample() -> LoadedData:
     """The bundled sample (``sample_data/readmission.csv``)."""
     if not SAMPLE_PATH.is_file():

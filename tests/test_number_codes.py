@@ -86,6 +86,15 @@ def test_the_data_page_warns_about_number_codes(monkeypatch):
     assert "look like codes for *not known*" in warnings and "**age**: 999 on" in warnings
     assert "**potassium**: \\-9 on" in warnings or "**potassium**: -9 on" in warnings
     assert at.selectbox(key=state.W_TARGET).value == "died" and not at.exception
+    # the button empties those cells for the session: the warning goes, the name says what was done
+    at.button(key="w_codes_as_missing").click().run()
+    assert not at.exception and not any("codes for *not known*" in w.value for w in at.warning)
+    data = at.session_state[state.DATA]
+    frame = _export()
+    assert int(data.frame["age"].isna().sum()) == int((frame["age"] == 999).sum())
+    assert int(data.frame["potassium"].isna().sum()) == int((frame["potassium"] == -9).sum())
+    assert "read as not known: age = 999" in data.name and "potassium = -9" in data.name
+    assert at.selectbox(key=state.W_TARGET).value == "died"
 
 
 def test_validation_on_new_patients_names_a_code_in_a_rule_column(tmp_path, capsys):

@@ -73,8 +73,19 @@ if codes:
     st.warning("Numbers that look like codes for *not known*: "
                + "; ".join(f"**{ui.md(column)}**: {ui.md(note)}" for column, note in codes.items())
                + ". They are read as numbers, so 999 counts as a large value in a rule such as ≥ 75: if they mean "
-                 "not known, empty those cells (or write ?) in the export and upload it again.",
+                 "not known, read them as missing (the button below, for this session; your file is not changed), "
+                 "or empty those cells in the export.",
                icon=":material/warning:")
+
+    def read_codes_as_missing(data=data, columns=tuple(codes)):
+        target = ss.get(state.W_TARGET)
+        state.set_data(services.without_number_codes(data, columns))
+        if target in data.frame.columns:
+            ss[state.W_TARGET] = target  # a callback runs before the picker is drawn again
+            state.reset_event()
+
+    st.button("Read these codes as missing", key="w_codes_as_missing", icon=":material/block:",
+              on_click=read_codes_as_missing)
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
 c2.metric("Columns", f"{data.n_columns:,}", border=True)
