@@ -153,19 +153,9 @@ def without_number_codes(data: LoadedData, columns) -> LoadedData:
     offers instead of editing the export.  Its name says which cells were emptied; its key differs from the
     file's; its fingerprint in the registry stays the file's.  The file itself is not changed.
     """
-    from frl_engine.columns import number_codes, numeric_values
+    from frl_engine.columns import empty_number_codes
 
-    frame = data.frame.copy()
-    done = []
-    for column in columns:
-        values = numeric_values(frame[column], column)
-        distinct, counts = np.unique(values[~np.isnan(values)], return_counts=True)
-        codes = [code for code, _ in number_codes(distinct, counts)]
-        hit = np.isin(values, codes)
-        if hit.any():
-            frame[column] = frame[column].mask(hit)
-            done.append(f"{column} = {', '.join(format_number(c) for c in codes)} ({int(hit.sum()):,})")
-    frame.attrs = dict(data.frame.attrs)
+    frame, done = empty_number_codes(data.frame, columns)
     if not done:
         return data
     return LoadedData(name=f"{data.name} (read as not known: {'; '.join(done)})",

@@ -70,6 +70,9 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="the outcome column")
     parser.add_argument("--positive", default=None, action="append", metavar="VALUE",
                         help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event (--positive '<30' --positive '>30': any readmission)")
+    parser.add_argument("--codes-as-missing", action="store_true",
+                        help="read numbers that look like codes for not known (999 among ages 18 to 94, -9 among "
+                             "lab values; said as a warning otherwise) as missing; what was emptied is printed")
     parser.add_argument("--drop-missing-outcome", action="store_true",
                         help="leave out the patients whose outcome is empty (?, blank, NA: lost to follow-up) instead "
                              "of stopping; the number left out is printed")
@@ -137,6 +140,8 @@ def load_training_data(args):
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
+    if getattr(args, "codes_as_missing", False):
+        frame = codes_as_missing(frame, [c for c in frame.columns if c != args.target and c not in declared])
     if frame.attrs.get("unnamed"):
         print(f"In {Path(args.data).name}, {frame.attrs['unnamed']}.")
     if frame.attrs.get("merged_spellings"):
@@ -290,6 +295,16 @@ def text_missing_note(readings) -> str | None:
     return f"Read as missing, in columns of numbers: {'; '.join(found)}." if found else None
 
 
+def codes_as_missing(frame, columns):
+    """``--codes-as-missing``: the table with the number codes for not known emptied in ``columns``, said."""
+    from .columns import empty_number_codes
+
+    frame, done = empty_number_codes(frame, columns)
+    print(f"Read as not known (--codes-as-missing): {'; '.join(done)}." if done else
+          "--codes-as-missing: no number looks like a code for not known; nothing was emptied.")
+    return frame
+
+
 def number_code_note(readings) -> str | None:
     """The warning naming the numeric columns holding numbers that look like codes for not known (``age`` 999
     among ages 18 to 94), which thresholds would read as values, else None."""
@@ -297,8 +312,8 @@ def number_code_note(readings) -> str | None:
     if not found:
         return None
     return (f"Warning: numbers that look like codes for not known: {'; '.join(found)}. They are read as numbers "
-            "(999 counts as a large value in a rule such as >= 75): if they mean not known, empty those cells (or "
-            "write ?) and fit again.")
+            "(999 counts as a large value in a rule such as >= 75): if they mean not known, fit again with "
+            "--codes-as-missing, or empty those cells (or write ?) in the file.")
 
 
 def search_warning(estimator) -> str | None:

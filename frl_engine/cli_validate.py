@@ -43,6 +43,10 @@ def cmd_validate(args) -> int:
     frame = read_table(args.data)
     name = Path(args.data).name
     target = args.target or (model.get("outcome") or {}).get("target")
+    if args.codes_as_missing:
+        from .cli import codes_as_missing
+
+        frame = codes_as_missing(frame, [c for c in frame.columns if c != target])
     if args.drop_missing_outcome and target in frame.columns:
         from .io import outcome_missing_mask
 
@@ -99,6 +103,9 @@ def register(subparsers) -> None:
                           help="the new table's event value, when it is written differently from the training data's "
                                "(e.g. Yes for a model fitted on <30); give it again for each further value that counts "
                                "as the event")
+    validate.add_argument("--codes-as-missing", action="store_true",
+                          help="read numbers that look like codes for not known (999 among ages 18 to 94) as "
+                               "missing, as `frl fit --codes-as-missing` does; what was emptied is printed")
     validate.add_argument("--drop-missing-outcome", action="store_true",
                           help="leave out the patients whose outcome is empty (said), as `frl fit` does")
     validate.add_argument("--by", metavar="COLUMN", help="also report each subgroup of this column (e.g. sex, age band)")

@@ -695,6 +695,43 @@ def number_codes(values, counts) -> list[tuple[float, int]]:
     return sorted(found, reverse=True)
 
 
+def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame, list[str]]:
+    """The table with the numbers that look like codes for not known (:func:`number_codes`) emptied.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    columns : iterable of str, optional
+        The columns to look in (default: every column); only those that read as numeric
+        (:func:`read_column`) and hold such codes change.
+
+    Returns
+    -------
+    (DataFrame, list of str)
+        A copy with those cells missing (the input is not changed), and what was emptied, one text per column
+        (``"age = 999 (166)"``); the same frame and ``[]`` when there was nothing.
+    """
+    out, done = None, []
+    for column in frame.columns if columns is None else columns:
+        if isinstance(frame[column], pd.DataFrame):  # a repeated column name: read_table refuses those
+            continue
+        reading = read_column(str(column), frame[column])
+        if reading.kind != "numeric" or not reading.number_codes:
+            continue
+        values = numeric_values(frame[column], column)
+        distinct, counts = np.unique(values[~np.isnan(values)], return_counts=True)
+        codes = [code for code, _ in number_codes(distinct, counts)]
+        hit = np.isin(values, codes)
+        if hit.any():
+            out = frame.copy() if out is None else out
+            out[column] = out[column].mask(hit)
+            done.append(f"{column} = {', '.join(format_number(c) for c in codes)} ({int(hit.sum()):,})")
+    if out is None:
+        return frame, []
+    out.attrs = dict(frame.attrs)
+    return out, done
+
+
 def read_column(name: str, series: pd.Series, *, declared: str | None = None) -> ColumnReading:
     """Infer the kind of one column (or check the user's), with the reason.
 

@@ -61,7 +61,7 @@ def test_the_fit_warns_naming_the_columns_and_what_to_do(tmp_path, capsys):
     out = capsys.readouterr().out
     n_age = int((frame["age"] == 999).sum())
     assert f"Warning: numbers that look like codes for not known: 'age' (999 on {n_age} rows" in out
-    assert "'potassium' (-9 on" in out and "empty those cells (or write ?) and fit again" in out
+    assert "'potassium' (-9 on" in out and "fit again with --codes-as-missing" in out
     # emptied, the codes are missing values and the warning is gone
     cleaned = frame.assign(age=frame["age"].where(frame["age"] != 999), potassium=frame["potassium"].where(
         frame["potassium"] != -9))
@@ -109,4 +109,29 @@ def test_validation_on_new_patients_names_a_code_in_a_rule_column(tmp_path, caps
     assert main(["validate", str(model), str(later)]) == 0
     out = capsys.readouterr().out
     assert f"column 'age': 999 on {int((new['age'] == 999).sum())} rows, far from its other values" in out
-    assert "empty those cells and validate again" in out
+    assert "validate again with --codes-as-missing" in out
+    # --codes-as-missing empties them, says what, and the note is gone
+    assert main(["validate", str(model), str(later), "--codes-as-missing"]) == 0
+    out = capsys.readouterr().out
+    assert f"Read as not known (--codes-as-missing): age = 999 ({int((new['age'] == 999).sum())})" in out
+    assert "column 'age': 999" not in out
+
+
+def test_fit_with_codes_as_missing_reads_them_as_missing_and_says_what(tmp_path, capsys):
+    path = tmp_path / "export.csv"
+    frame = _export()
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "died", "--codes-as-missing"]) == 0
+    out = capsys.readouterr().out
+    n_age, n_k = int((frame["age"] == 999).sum()), int((frame["potassium"] == -9).sum())
+    assert f"Read as not known (--codes-as-missing): age = 999 ({n_age}); potassium = -9 ({n_k})." in out
+    assert "codes for not known:" not in out
+    cleaned = frame.assign(age=frame["age"].where(frame["age"] != 999), potassium=frame["potassium"].where(
+        frame["potassium"] != -9))
+    cleaned.to_csv(path, index=False)                                 # the same as emptying the cells by hand
+    assert main(["fit", str(path), "--target", "died"]) == 0
+    by_hand = capsys.readouterr().out
+    assert out[out.index("        Conditions"):out.index("Fitted in")] == by_hand[by_hand.index("        Conditions"):
+                                                                                  by_hand.index("Fitted in")]
+    assert main(["fit", str(path), "--target", "died", "--codes-as-missing"]) == 0   # nothing to empty: said
+    assert "no number looks like a code for not known; nothing was emptied" in capsys.readouterr().out
