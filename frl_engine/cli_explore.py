@@ -232,6 +232,9 @@ def register(subparsers) -> None:
     explore.add_argument("--target", required=True, help="the outcome column")
     explore.add_argument("--positive", default=None, action="append", metavar="VALUE",
                          help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event")
+    explore.add_argument("--codes-as-missing", action="store_true",
+                         help="read numbers that look like codes for not known (999 among ages 18 to 94) as missing, "
+                              "as `frl fit --codes-as-missing` does")
     explore.add_argument("--exclude", action="append", default=[], metavar="COLUMN",
                          help="a column not to use (repeat for several)")
     explore.add_argument("--threshold", action="append", default=[], metavar="COLUMN=V1,V2",
