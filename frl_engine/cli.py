@@ -295,13 +295,14 @@ def text_missing_note(readings) -> str | None:
     return f"Read as missing, in columns of numbers: {'; '.join(found)}." if found else None
 
 
-def codes_as_missing(frame, columns):
-    """``--codes-as-missing``: the table with the number codes for not known emptied in ``columns``, said."""
+def codes_as_missing(frame, columns, stream=None):
+    """``--codes-as-missing``: the table with the number codes for not known emptied in ``columns``, said on
+    ``stream`` (default standard output)."""
     from .columns import empty_number_codes
 
     frame, done = empty_number_codes(frame, columns)
     print(f"Read as not known (--codes-as-missing): {'; '.join(done)}." if done else
-          "--codes-as-missing: no number looks like a code for not known; nothing was emptied.")
+          "--codes-as-missing: no number looks like a code for not known; nothing was emptied.", file=stream)
     return frame
 
 
@@ -401,6 +402,8 @@ def cmd_predict(args) -> int:
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.", file=sys.stderr)
     features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
+    if args.codes_as_missing:  # said on stderr: standard output may be the scored table
+        features = codes_as_missing(features, list(features.columns), stream=sys.stderr)
     try:
         rule_number = estimator.apply(features)
     except FRLError as exc:
@@ -476,6 +479,9 @@ def build_parser() -> argparse.ArgumentParser:
                                          "(1 = top rule; the last number is the ELSE rule).")
     predict.add_argument("model", help="model JSON file")
     predict.add_argument("data", help="CSV, Excel or Parquet table to score")
+    predict.add_argument("--codes-as-missing", action="store_true",
+                         help="read numbers that look like codes for not known (999 among ages 18 to 94) as missing, "
+                              "as `frl fit --codes-as-missing` does; said on standard error")
     predict.add_argument("--out", help="write the scored table here: CSV in the input's delimiter and decimal mark, or Excel (.xlsx) or Parquet by the name; never the input itself; default: standard output")
     predict.set_defaults(handler=cmd_predict)
 

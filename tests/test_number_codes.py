@@ -3,6 +3,8 @@ page, and never mistaken for values (age 99 among ages up to 94, a base excess o
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -109,7 +111,7 @@ def test_validation_on_new_patients_names_a_code_in_a_rule_column(tmp_path, caps
     assert main(["validate", str(model), str(later)]) == 0
     out = capsys.readouterr().out
     assert f"column 'age': 999 on {int((new['age'] == 999).sum())} rows, far from its other values" in out
-    assert "validate again with --codes-as-missing" in out
+    assert "run again with --codes-as-missing" in out
     # --codes-as-missing empties them, says what, and the note is gone
     assert main(["validate", str(model), str(later), "--codes-as-missing"]) == 0
     out = capsys.readouterr().out
@@ -135,3 +137,23 @@ def test_fit_with_codes_as_missing_reads_them_as_missing_and_says_what(tmp_path,
                                                                                   by_hand.index("Fitted in")]
     assert main(["fit", str(path), "--target", "died", "--codes-as-missing"]) == 0   # nothing to empty: said
     assert "no number looks like a code for not known; nothing was emptied" in capsys.readouterr().out
+
+
+def test_predict_with_codes_as_missing_places_a_code_as_not_known(tmp_path, capsys):
+    train, model, one = tmp_path / "export.csv", tmp_path / "model.json", tmp_path / "today.csv"
+    frame = _export()
+    frame.to_csv(train, index=False)
+    assert main(["fit", str(train), "--target", "died", "--codes-as-missing", "--out", str(model)]) == 0
+    capsys.readouterr()
+    new = _export(seed=7)
+    new.to_csv(one, index=False)
+    assert main(["predict", str(model), str(one), "--codes-as-missing"]) == 0
+    captured = capsys.readouterr()
+    assert "Read as not known (--codes-as-missing): age = 999" in captured.err      # the scores stay on stdout
+    scored = pd.read_csv(__import__("io").StringIO(captured.out))
+    assert len(scored) == len(new) and "Read as not known" not in captured.out
+    unknown_age = (new["age"] == 999).to_numpy()
+    fitted = json.loads(model.read_text())
+    top = fitted["rules"][0]["conditions"]
+    assert any(c["column"] == "age" and c["op"] == ">=" for c in top)          # the top rule reads age
+    assert not (scored["rule"].to_numpy()[unknown_age] == 1).any()              # a code never meets age >= t

@@ -861,7 +861,7 @@ def number_code_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
         found = read_column(column, frame[column]).number_codes
         if found:
             notes.append(f"column {column!r}: {found}: if that is a code for not known, those patients are placed "
-                         "by it as if it were a value; validate again with --codes-as-missing (or empty those cells)")
+                         "by it as if it were a value; run again with --codes-as-missing (or empty those cells)")
     return tuple(notes)
 
 
