@@ -41,6 +41,7 @@ page = st.navigation({
 })
 
 status = ui.sidebar_status(page.url_path)
+ui.wait_for_engine_imports()  # a cold server's warm-up imports scikit-learn: never two threads at once
 try:
     page.run()
 finally:  # after the first page is drawn (also when a page stops early)

@@ -220,17 +220,52 @@ def job_progress(kind: str, *, compact: bool = False) -> None:
 
 
 # ---------------------------------------------------------------- start-up and sidebar
+#: Set when the warm-up thread has started, and when it has imported the heavy libraries (scikit-learn, joblib,
+#: the engine).  Two threads importing scikit-learn at once can meet a half-imported joblib ("partially
+#: initialized module ... resource_tracker": a user who uploads a model file while the warm-up imports the
+#: estimator), so a page run that starts meanwhile waits for those imports (:func:`wait_for_engine_imports`).
+WARM_UP_STARTED = threading.Event()
+ENGINE_IMPORTED = threading.Event()
+#: The longest a page run waits for them (seconds); they take a few seconds on a cold server.
+ENGINE_IMPORT_WAIT = 120.0
+
+
 @st.cache_resource(show_spinner=False)
 def _warm_up_thread() -> threading.Thread:
     thread = threading.Thread(target=_warm, name="frl-warm-up", daemon=True)
+    WARM_UP_STARTED.set()
     thread.start()
     return thread
+
+
+def _import_engine() -> None:
+    """Import what fits, samples and validation load lazily, in this one thread."""
+    import joblib  # noqa: F401
+    import sklearn  # noqa: F401
+
+    import frl_engine.estimator  # noqa: F401
+    import frl_engine.validation.external  # noqa: F401
+    from frl_engine import stopping, workers  # noqa: F401
+
+
+def wait_for_engine_imports(timeout: float = ENGINE_IMPORT_WAIT) -> bool:
+    """Before a page runs: while the warm-up thread is importing the heavy libraries, wait for it (a few seconds,
+    once per server process), so that no page imports them at the same time.  True when nothing is left to wait for."""
+    if WARM_UP_STARTED.is_set() and not ENGINE_IMPORTED.is_set():
+        return ENGINE_IMPORTED.wait(timeout)
+    return True
 
 
 def _warm() -> None:
     from dashboard import services
 
     time.sleep(WARM_UP_DELAY)  # let the first page finish drawing first
+    try:
+        _import_engine()
+    except Exception:  # noqa: BLE001 - the page that needs them imports them again and says what failed
+        log.exception("Importing the engine failed")
+    finally:
+        ENGINE_IMPORTED.set()
     # One idle, warmed worker process: a fit or a posterior runs there (so Stop can kill it) without
     # waiting a second or two for a new process.  Started first: it warms up in parallel with the below.
     from frl_engine import workers

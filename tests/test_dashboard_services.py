@@ -397,3 +397,27 @@ def test_a_code_field_shows_an_example_from_the_datas_own_codes():
     assert field.kind == "code" and field.example == "I50.1"
     model["rules"][0]["conditions"][0]["value"] = "Z99"  # a group no training code is in: the group itself
     assert services.patient_fields(model)[0].example == "Z99"
+
+
+def test_a_page_run_waits_while_the_warm_up_imports_the_engine():
+    """Regression: a model file uploaded while the warm-up thread imported scikit-learn met a half-imported joblib
+    ("partially initialized module ... resource_tracker"); page runs now wait for those imports."""
+    import threading
+
+    from dashboard import ui
+
+    started, imported = ui.WARM_UP_STARTED.is_set(), ui.ENGINE_IMPORTED.is_set()
+    try:
+        ui.WARM_UP_STARTED.clear()
+        ui.ENGINE_IMPORTED.clear()
+        assert ui.wait_for_engine_imports(timeout=0.01)            # no warm-up (FRL_DASHBOARD_WARMUP=0): no wait
+        ui.WARM_UP_STARTED.set()
+        assert not ui.wait_for_engine_imports(timeout=0.05)        # importing: the run waits
+        threading.Timer(0.3, ui.ENGINE_IMPORTED.set).start()
+        t0 = time.perf_counter()
+        assert ui.wait_for_engine_imports(timeout=10)
+        assert time.perf_counter() - t0 >= 0.25
+        assert ui.wait_for_engine_imports(timeout=0.01)            # done: every later run goes straight on
+    finally:
+        for event, was in ((ui.WARM_UP_STARTED, started), (ui.ENGINE_IMPORTED, imported)):
+            event.set() if was else event.clear()
