@@ -672,8 +672,11 @@ def model_dict(estimator: FallingRuleListClassifier, spec: FitSpec) -> dict:
 
 def fit_result(estimator: FallingRuleListClassifier, spec: FitSpec, data: LoadedData, features: pd.DataFrame,
                seconds: float | None, result_id: str) -> FitResult:
+    model = model_dict(estimator, spec)
+    if data is not None and data.frame.attrs.get("codes_read_as_missing"):  # the Data page's "Read these codes as
+        model["training"]["codes_read_as_missing"] = data.frame.attrs["codes_read_as_missing"]  # missing": kept
     return FitResult(
-        id=result_id, model=model_dict(estimator, spec), source="fit", label=spec.settings.label(), spec=spec,
+        id=result_id, model=model, source="fit", label=spec.settings.label(), spec=spec,
         data=data, rule_index=estimator.apply(features), n_candidates=len(estimator.candidate_names_),
         fit_seconds=seconds,
     )

@@ -142,6 +142,7 @@ def load_training_data(args):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
     if getattr(args, "codes_as_missing", False):
         frame = codes_as_missing(frame, [c for c in frame.columns if c != args.target and c not in declared])
+        args._codes_read_as_missing = frame.attrs.get("codes_read_as_missing") or None
     if frame.attrs.get("unnamed"):
         print(f"In {Path(args.data).name}, {frame.attrs['unnamed']}.")
     if frame.attrs.get("merged_spellings"):
@@ -229,7 +230,10 @@ def fit_from_args(args):
 
 
 def _model_dict(estimator, args) -> dict:
-    return estimator.to_dict(target=args.target, data_name=Path(args.data).name)
+    model = estimator.to_dict(target=args.target, data_name=Path(args.data).name)
+    if getattr(args, "_codes_read_as_missing", None):  # --codes-as-missing: new patients are read the same way
+        model["training"]["codes_read_as_missing"] = args._codes_read_as_missing
+    return model
 
 
 def print_model(model: dict, stream=None) -> None:
@@ -402,6 +406,13 @@ def cmd_predict(args) -> int:
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.", file=sys.stderr)
     features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
+    recorded = (model.get("training") or {}).get("codes_read_as_missing")
+    if recorded:  # the model was fitted with these codes read as missing: these patients are read the same way
+        from .columns import empty_recorded_codes
+
+        features, done = empty_recorded_codes(features, recorded)
+        if done:
+            print(f"Read as not known, as at fit time: {'; '.join(done)}.", file=sys.stderr)
     if args.codes_as_missing:  # said on stderr: standard output may be the scored table
         features = codes_as_missing(features, list(features.columns), stream=sys.stderr)
     try:

@@ -709,9 +709,11 @@ def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame,
     -------
     (DataFrame, list of str)
         A copy with those cells missing (the input is not changed), and what was emptied, one text per column
-        (``"age = 999 (166)"``); the same frame and ``[]`` when there was nothing.
+        (``"age = 999 (166)"``); the same frame and ``[]`` when there was nothing.  The copy's
+        ``attrs["codes_read_as_missing"]`` records the codes per column (``{"age": [999.0]}``), which a model
+        file keeps so that new patients are read the same way (:func:`empty_recorded_codes`).
     """
-    out, done = None, []
+    out, done, record = None, [], {}
     for column in frame.columns if columns is None else columns:
         if isinstance(frame[column], pd.DataFrame):  # a repeated column name: read_table refuses those
             continue
@@ -726,6 +728,31 @@ def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame,
             out = frame.copy() if out is None else out
             out[column] = out[column].mask(hit)
             done.append(f"{column} = {', '.join(format_number(c) for c in codes)} ({int(hit.sum()):,})")
+            record[str(column)] = codes
+    if out is None:
+        return frame, []
+    out.attrs = dict(frame.attrs)
+    out.attrs["codes_read_as_missing"] = {**(frame.attrs.get("codes_read_as_missing") or {}), **record}
+    return out, done
+
+
+def empty_recorded_codes(frame: pd.DataFrame, recorded: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The table with the codes a model was fitted without (``training.codes_read_as_missing``: ``{"age": [999]}``)
+    emptied in the columns it has, as at fit time: exactly those values, found or not by :func:`number_codes` in
+    this table.  Returns the copy and what was emptied (``"age = 999 (154)"``), or the same frame and ``[]``."""
+    out, done = None, []
+    for column, codes in (recorded or {}).items():
+        if column not in frame.columns or isinstance(frame[column], pd.DataFrame):
+            continue
+        try:
+            values = numeric_values(frame[column], column)
+        except DataError:  # not numbers here: validation says what is wrong with the column
+            continue
+        hit = np.isin(values, np.asarray(codes, dtype=float))
+        if hit.any():
+            out = frame.copy() if out is None else out
+            out[column] = out[column].mask(hit)
+            done.append(f"{column} = {', '.join(format_number(float(c)) for c in codes)} ({int(hit.sum()):,})")
     if out is None:
         return frame, []
     out.attrs = dict(frame.attrs)

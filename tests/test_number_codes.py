@@ -142,8 +142,9 @@ def test_fit_with_codes_as_missing_reads_them_as_missing_and_says_what(tmp_path,
 def test_predict_with_codes_as_missing_places_a_code_as_not_known(tmp_path, capsys):
     train, model, one = tmp_path / "export.csv", tmp_path / "model.json", tmp_path / "today.csv"
     frame = _export()
-    frame.to_csv(train, index=False)
-    assert main(["fit", str(train), "--target", "died", "--codes-as-missing", "--out", str(model)]) == 0
+    frame.assign(age=frame["age"].where(frame["age"] != 999), potassium=frame["potassium"].where(
+        frame["potassium"] != -9)).to_csv(train, index=False)        # cleaned by hand: the model records no code
+    assert main(["fit", str(train), "--target", "died", "--out", str(model)]) == 0
     capsys.readouterr()
     new = _export(seed=7)
     new.to_csv(one, index=False)
@@ -157,3 +158,40 @@ def test_predict_with_codes_as_missing_places_a_code_as_not_known(tmp_path, caps
     top = fitted["rules"][0]["conditions"]
     assert any(c["column"] == "age" and c["op"] == ">=" for c in top)          # the top rule reads age
     assert not (scored["rule"].to_numpy()[unknown_age] == 1).any()              # a code never meets age >= t
+
+
+def test_a_model_fitted_with_codes_as_missing_reads_new_patients_the_same_way(tmp_path, capsys):
+    """The model file keeps the codes (``training.codes_read_as_missing``): ``frl predict`` and ``frl validate``
+    empty exactly those values in a new table without being asked, and say so."""
+    train, model, later = tmp_path / "export.csv", tmp_path / "model.json", tmp_path / "later.csv"
+    _export().to_csv(train, index=False)
+    assert main(["fit", str(train), "--target", "died", "--codes-as-missing", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert json.loads(model.read_text())["training"]["codes_read_as_missing"] == {"age": [999.0], "potassium": [-9.0]}
+    new = _export(seed=7)
+    new.to_csv(later, index=False)
+    n_age = int((new["age"] == 999).sum())
+    assert main(["predict", str(model), str(later)]) == 0
+    captured = capsys.readouterr()
+    assert f"Read as not known, as at fit time: age = 999 ({n_age}); potassium = -9" in captured.err
+    assert "look like a code" not in captured.err and "--codes-as-missing (or empty" not in captured.err
+    scored = pd.read_csv(__import__("io").StringIO(captured.out))
+    assert not (scored["rule"].to_numpy()[(new["age"] == 999).to_numpy()] == 1).any()
+    assert main(["validate", str(model), str(later)]) == 0
+    out = capsys.readouterr().out
+    assert f"read as not known, as at fit time: age = 999 ({n_age})" in out
+    assert "column 'age': 999" not in out
+
+
+def test_the_data_pages_button_is_kept_in_the_dashboards_model():
+    from dashboard import jobs, services
+
+    frame = _export(2000)
+    data = services.without_number_codes(services.LoadedData("export.csv", "k", frame, 1000), ["age", "potassium"])
+    features, y, positive = services.split_outcome(data.frame, "died", None)
+    choices = services.column_choices(services.profile_columns(data.frame), "died")
+    spec = services.FitSpec(data.key, data.name, "died", positive, choices,
+                            services.FitSettings(n_steps=500, n_chains=2, seed=0), None)
+    job = jobs.start(jobs.Job("fit", "Fitting", services.FIT_STAGES[:1]), services.fit_work(spec, data, features, y, "f"))
+    assert jobs.wait(job, 120) and not job.failed, job.error
+    assert job.latest().model["training"]["codes_read_as_missing"] == {"age": [999.0], "potassium": [-9.0]}

@@ -656,6 +656,13 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         raise DataError(f"{data_name} has {len(frame)} row{'s' if len(frame) != 1 else ''} of patients: external "
                         "validation needs many patients, with and without the event")
     event = outcome_events(frame, target, positive, data_name)
+    recorded = (model.get("training") or {}).get("codes_read_as_missing")
+    emptied = ()
+    if recorded:  # fitted with these codes read as missing (--codes-as-missing): read these patients the same way
+        from ..columns import empty_recorded_codes
+
+        frame, done = empty_recorded_codes(frame, recorded)
+        emptied = (f"read as not known, as at fit time: {'; '.join(done)}",) if done else ()
     check_columns(model, frame, data_name)
     if by is not None:
         if by not in frame.columns:
@@ -672,7 +679,7 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     training_rows = (model.get("training") or {}).get("rows_sha256")
     names = model.get("feature_names") or []
     same = bool(training_rows) and rows_fingerprint(features, names) == training_rows
-    text_notes = ((TRAINING_ROWS_NOTE,) if same else ()) + table_notes(model, frame, rule_index)
+    text_notes = ((TRAINING_ROWS_NOTE,) if same else ()) + emptied + table_notes(model, frame, rule_index)
     if overall.auroc_ci[1] < 0.5:  # worse than chance beyond doubt: most often an outcome coded the other way round
         text_notes += (f"the AUROC is below 0.5 beyond chance: the list ranks these patients the wrong way round, which "
                        f"most often means the event is written differently here; check that {target} = "
