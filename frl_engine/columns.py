@@ -713,7 +713,7 @@ def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame,
         ``attrs["codes_read_as_missing"]`` records the codes per column (``{"age": [999.0]}``), which a model
         file keeps so that new patients are read the same way (:func:`empty_recorded_codes`).
     """
-    out, done, record = None, [], {}
+    record = {}
     for column in frame.columns if columns is None else columns:
         if isinstance(frame[column], pd.DataFrame):  # a repeated column name: read_table refuses those
             continue
@@ -722,17 +722,10 @@ def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame,
             continue
         values = numeric_values(frame[column], column)
         distinct, counts = np.unique(values[~np.isnan(values)], return_counts=True)
-        codes = [code for code, _ in number_codes(distinct, counts)]
-        hit = np.isin(values, codes)
-        if hit.any():
-            out = frame.copy() if out is None else out
-            out[column] = out[column].mask(hit)
-            done.append(f"{column} = {', '.join(format_number(c) for c in codes)} ({int(hit.sum()):,})")
-            record[str(column)] = codes
-    if out is None:
-        return frame, []
-    out.attrs = dict(frame.attrs)
-    out.attrs["codes_read_as_missing"] = {**(frame.attrs.get("codes_read_as_missing") or {}), **record}
+        record[str(column)] = [code for code, _ in number_codes(distinct, counts)]
+    out, done = empty_recorded_codes(frame, record)
+    if done:
+        out.attrs["codes_read_as_missing"] = {**(frame.attrs.get("codes_read_as_missing") or {}), **record}
     return out, done
 
 
