@@ -510,7 +510,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                               sample_posterior_until_converged)
 
         # Chains start from the MAP list and from the other lists the search chains ended in, so that
-        # R-hat sees chains that do not meet; the list move proposes the rules of those lists more often.
+        # R-hat sees chains that do not meet; the list move proposes the rules of those lists more often, and
+        # jumps between them (frl_engine.jumps).
         # Only the first round's chains count: later rounds run when the search has not converged (up to 16
         # chains on UCI Spambase), and the rules of all their lists made the focus set too large for the
         # list move to propose each one often (Spambase, sampler seeds 0 and 1: worst R-hat 1.348 and 1.184,
@@ -525,7 +526,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
                      starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
                      random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,
-                     focus=focus_rules(self.problem_, (self.map_fit_.order, *chain_orders)))
+                     focus=focus_rules(self.problem_, (self.map_fit_.order, *chain_orders)),
+                     jumps=(self.map_fit_.order, *chain_orders))
         self.posterior_summary_ = result.map_risk_summary()
         return result
 

@@ -106,6 +106,8 @@ from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, P
 from .terminal import display_width, pad_right
 from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r, log_target_tail,
                       pool_falling, raw_log_odds, site_risk_updates, target_suffixes)
+from .jumps import (apply_jump, clear_positions, count_applicable, jump_growth, jump_index, list_jumps,
+                    mark_positions, nth_applicable)
 from .moves import ADD, FIRST_CHANGED, I, J, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
     n_possible_moves, propose
 
@@ -137,6 +139,8 @@ LOCAL_WINDOW = 1
 # Step 3d: scans per sweep of the one-position-at-a-time risk update (frl_engine.refresh.site_risk_updates),
 # in the sampler with fresh risks and in the fixed-list run behind the card's intervals.
 DEFAULT_RISK_SCANS = 2
+# Share of the moves with fresh risks that try a jump between known lists (frl_engine.jumps), when there are any.
+DEFAULT_JUMP_SHARE = 0.05
 
 
 # ----------------------------------------------------------------------------------------
@@ -407,6 +411,9 @@ def run_chain_refresh(rng, rules, y, all_rows, cum_weights, log_weights, consts,
     return out[:13]
 
 
+# No jumps between known lists: (data, starts, key_starts, key_jumps) of frl_engine.jumps, empty.
+_NO_JUMPS = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64),
+             np.zeros(0, dtype=np.int64))
 # Per-replica scalars of the tempered kernel (one row of ``st`` per replica).
 _LENGTH, _LOG_K, _BIG_K, _LOG_LIK, _LIST_PRIOR, _UNUSED, _CENTRES = range(7)
 # Error step when a list outgrows the kernel's capacity (the caller runs it again with more room).
@@ -442,14 +449,18 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                 focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
                 block_value, block_weight, block_size, work, info, n_proposed, n_accepted, n_refresh_proposed,
-                n_refresh_accepted, n_params):
+                n_refresh_accepted, n_params, jump_data, jump_starts, jump_keys, jump_keyed, jump_share, jump_where, jump_here,
+                jump_there):
     """Steps 3, 3b and 3c of one sweep for one replica, at inverse temperature ``beta_t``.
 
     The replica's target is ``prior x likelihood^beta_t``: every log-likelihood difference in
     the Metropolis-Hastings ratios is multiplied by ``beta_t``, and the risks are proposed with
     the tempered information (``beta_t`` times the binomial information).  ``st`` holds the
-    replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c.  Returns 0, or
-    ``CAPACITY_STEP`` when a proposal would not fit in the arrays.
+    replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c.  Each move of Step 3b is, with
+    probability ``jump_share`` when there are jumps (``jump_starts`` longer than 1), a jump between known
+    lists (:mod:`frl_engine.jumps`: one of those that apply, fresh risks from the first change down), counted
+    in ``n_params[4]`` (proposed) and ``n_params[5]`` (accepted).  Returns 0, or ``CAPACITY_STEP`` when a
+    proposal would not fit in the arrays.
     """
     n_rules = in_list.shape[0]
     capacity = order.shape[0]
@@ -523,6 +534,8 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     rest_weight = work[5]
     prepared = False
     focus_unused = 0.0
+    n_jumps = jump_starts.shape[0] - 1
+    n_here = -1   # jumps that apply to the current list (counted when first needed)
     for _ in range(refresh):
         if length + 2 > capacity and length < n_rules:
             return CAPACITY_STEP
@@ -540,9 +553,34 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                             rest_weight)
             focus_unused = _unused_weight(order, length, focus_cum, focus_log)
             prepared = True
-        new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
-        move = info[MOVE]
-        start = info[FIRST_CHANGED]
+        jumping = n_jumps > 0 and jump_share > 0.0 and rng.random() < jump_share
+        jump_log_q = 0.0
+        if jumping:
+            # a jump drawn uniformly among those that apply here (frl_engine.jumps); the reverse draws among
+            # those that apply to the proposal, so the list part of the ratio is n_here / n_there
+            if n_here < 0:
+                mark_positions(jump_here, order, length)   # kept until the list changes
+                n_here = count_applicable(jump_data, jump_starts, jump_keys, jump_keyed, order, length, jump_here,
+                                          jump_where)
+            if n_here == 0:
+                continue   # no jump applies here: the chain stays
+            t = nth_applicable(jump_data, jump_starts, jump_keys, jump_keyed, order, length, jump_here, jump_where,
+                               rng.integers(0, n_here))
+            if length + jump_growth(jump_data, jump_starts, t) + 1 > capacity:
+                clear_positions(jump_here, order, length)
+                return CAPACITY_STEP
+            new_length = apply_jump(jump_data, jump_starts, t, order, length, jump_here, proposal, jump_where)
+            start = jump_where[0]
+            jump_last = jump_where[jump_where.shape[0] - 1]
+            mark_positions(jump_there, proposal, new_length)
+            n_there = count_applicable(jump_data, jump_starts, jump_keys, jump_keyed, proposal, new_length,
+                                       jump_there, jump_where)
+            clear_positions(jump_there, proposal, new_length)
+            jump_log_q = math.log(n_here) - math.log(n_there)
+        else:
+            new_length = propose(rng, order, length, focus_cum, in_list, proposal, info)
+            move = info[MOVE]
+            start = info[FIRST_CHANGED]
         recount_from(rules, y, proposal, new_length, start, remaining, n_cap, n_pos, remaining_new, n_cap_new,
                      n_pos_new)
         for pos in range(start):
@@ -551,17 +589,22 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             r_new[pos] = r_cur[pos]
         raw_log_odds(n_cap_new, n_pos_new, start, new_length, raw_value_new, raw_weight_new, beta_t)
         pool_falling(new_length, raw_value_new, raw_weight_new, mu_new, block_value, block_weight, block_size)
-        longer = max(length, new_length)
-        end = longer
-        windowed = False
-        if local_share >= 1.0 or (local_share > 0.0 and rng.random() < local_share):
-            windowed = True
-            anchor = start
-            if move == SWAP:
-                anchor = max(info[I], info[J])
-            end = min(anchor + rng.integers(0, LOCAL_WINDOW + 1), longer)
-        end_new = end - 1 if new_length < longer else end
-        end_cur = end - 1 if length < longer else end
+        windowed = local_share >= 1.0 or (local_share > 0.0 and rng.random() < local_share)
+        if jumping:
+            # the lengths may differ by more than 1; below the window the tail is the same, shifted, and the
+            # window ends just below the last rewritten run, the same place seen from either list
+            end_new = min(jump_last + rng.integers(0, LOCAL_WINDOW + 1), new_length) if windowed else new_length
+            end_cur = end_new - (new_length - length)
+        else:
+            longer = max(length, new_length)
+            end = longer
+            if windowed:
+                anchor = start
+                if move == SWAP:
+                    anchor = max(info[I], info[J])
+                end = min(anchor + rng.integers(0, LOCAL_WINDOW + 1), longer)
+            end_new = end - 1 if new_length < longer else end
+            end_cur = end - 1 if length < longer else end
         centre_scales(n_cap_new, mu_new, sd_new, start, end_new, beta_t)   # only where risks are drawn
         upper = np.inf
         lower = -np.inf
@@ -580,20 +623,28 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             r_new[pos] = r_cur[pos - shift]
         for pos in range(start, end_cur + 1):
             log_q += log_normal(r_cur[pos], min(max(mu[pos], lower), upper), sd[pos])
-        focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
         # log pi(c', r') - log pi(c, r): only the terms from f down differ (refresh.log_target_tail)
         current_tail = suffix[start]
         if start > 0:
             current_tail += gamma_term(r_cur[start - 1] - r_cur[start], consts)
         log_ratio = (log_target_tail(proposal, new_length, n_cap_new, n_pos_new, r_new, start, rest_weight[start],
                                      log_weights, consts, beta_t)
-                     - current_tail
-                     + log_q + _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE],
-                                                      info[OLD_RULE], focus_log, focus_unused,
-                                                      focus_unused_new))
-        n_refresh_proposed[move] += 1
+                     - current_tail + log_q)
+        if jumping:
+            log_ratio += jump_log_q
+            n_params[4] += 1
+        else:
+            focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
+            log_ratio += _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE],
+                                                focus_log, focus_unused, focus_unused_new)
+            n_refresh_proposed[move] += 1
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
-            n_refresh_accepted[move] += 1
+            if jumping:
+                n_params[5] += 1
+            else:
+                n_refresh_accepted[move] += 1
+            if n_here >= 0:
+                clear_positions(jump_here, order, length)
             _accept_list(order, in_list, proposal, length, new_length)
             for pos in range(new_length):
                 g[pos] = r_new[pos] - r_new[pos + 1]
@@ -609,6 +660,9 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
             unused = _unused_weight(order, length, cum_weights, log_weights)
             prepared = False
+            n_here = -1
+    if n_here >= 0:
+        clear_positions(jump_here, order, length)
     # Step 3c: the same list, every risk proposed afresh (an independence MH step for K and the
     # gammas; at thousands of rows the normal proposal is close to their posterior).
     if independence:
@@ -685,10 +739,14 @@ def run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
             init_gs[s, pos] = math.log(start_gammas[pos])
         init_scalars[s, 0] = math.log(start_k)
         init_scalars[s, 1] = start_k
+    risk_scans = DEFAULT_RISK_SCANS if refresh > 0 else 0
+    no_jumps = np.zeros(1, dtype=np.int64)
+    no_keys = np.zeros(2, dtype=np.int64)
+    no_keyed = np.zeros(0, dtype=np.int64)
     out = run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths,
                      init_gammas, init_gs, init_scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0, n_burn,
                      n_keep, thin, fixed_list, refresh, focus_cum, focus_log, betas, keep_level, capacity,
-                     DEFAULT_LOCAL_SHARE, DEFAULT_RISK_SCANS if refresh > 0 else 0)
+                     DEFAULT_LOCAL_SHARE, risk_scans, no_jumps, no_jumps, no_keys, no_keyed, 0.0)
     return out[:15]
 
 
@@ -700,7 +758,8 @@ _FINAL_ORDERS, _FINAL_LENGTHS, _FINAL_GAMMAS, _FINAL_GS, _FINAL_SCALARS, _FINAL_
 @numba.njit(nogil=True, cache=True)
 def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths, init_gammas,
                init_gs, init_scalars, init_mus, init_sds, init_z, init_u, sweep0, n_burn, n_keep, thin, fixed_list,
-               refresh, focus_cum, focus_log, betas, keep_level, capacity, local_share, risk_scans):
+               refresh, focus_cum, focus_log, betas, keep_level, capacity, local_share, risk_scans, jump_data,
+               jump_starts, jump_keys, jump_keyed, jump_share):
     """:func:`run_tempered` from a given state of every replica, returning the final state too.
 
     Replica (level) ``k`` starts from list ``init_orders[k, :init_lengths[k]]`` with gammas
@@ -714,9 +773,14 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
     are ``n + m`` sweeps.  Any starting state is a valid start of the chain, so the state of a
     chain run on another ladder may be given too (with the centres marked invalid).
 
+    ``jump_data``, ``jump_starts`` are the jumps between known lists (:func:`frl_engine.jumps.list_jumps`;
+    empty: none), ``jump_keys``, ``jump_keyed`` their index (:func:`frl_engine.jumps.jump_index`), tried by a
+    share ``jump_share`` of the moves with fresh risks.
+
     Returns the 15 values of :func:`run_tempered`, then the final state in level order:
     ``orders (R, cap), lengths (R,), gammas (R, cap), gs (R, cap), scalars (R, 3), mus (R, cap),
-    sds (R, cap), z_sum (cap,), u_sum (cap,)``.
+    sds (R, cap), z_sum (cap,), u_sum (cap,)``, then Step 3d's accepted and proposed counts and the
+    jumps' applied and accepted counts (level 0).
     """
     n_rules, n_words = rules.shape
     n_levels = betas.shape[0]
@@ -758,12 +822,15 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
     z_hot = np.zeros(cap)
     u_hot = np.zeros(cap)
     info = np.zeros(6, dtype=np.int64)
+    jump_where = np.zeros(jump_data.shape[0] + 2, dtype=np.int64)
+    jump_here = np.full(n_rules, -1, dtype=np.int64)    # positions of the rules of a list (frl_engine.jumps)
+    jump_there = np.full(n_rules, -1, dtype=np.int64)
     # Counts per level (row 0 is returned as the sampler's acceptance).
     n_proposed = np.zeros((n_levels, 4), dtype=np.int64)
     n_accepted = np.zeros((n_levels, 4), dtype=np.int64)
     n_refresh_proposed = np.zeros((n_levels, 4), dtype=np.int64)
     n_refresh_accepted = np.zeros((n_levels, 4), dtype=np.int64)
-    n_params = np.zeros((n_levels, 4), dtype=np.int64)
+    n_params = np.zeros((n_levels, 6), dtype=np.int64)
     n_swap_proposed = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
     n_swap_accepted = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
 
@@ -847,7 +914,8 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
                                    r_cur, r_new, block_value, block_weight, block_size, work, info,
                                    n_proposed[level],
                                    n_accepted[level], n_refresh_proposed[level], n_refresh_accepted[level],
-                                   n_params[level])
+                                   n_params[level], jump_data, jump_starts, jump_keys, jump_keyed,
+                                   jump_share, jump_where, jump_here, jump_there)
                 if code != 0:
                     error_sweep, error_step = sweep, code
                     break
@@ -928,7 +996,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
             n_proposed[0].copy(), n_accepted[0].copy(), error_sweep, error_step, n_refresh_proposed[0].copy(),
             n_refresh_accepted[0].copy(), n_params[0, 0], n_params[0, 1], n_swap_proposed, n_swap_accepted,
             final_orders, final_lengths, final_gammas, final_gs, final_scalars, final_mus, final_sds, z_sum.copy(),
-            u_sum.copy(), n_params[0, 3], n_params[0, 2])
+            u_sum.copy(), n_params[0, 3], n_params[0, 2], n_params[0, 4], n_params[0, 5])
 
 
 # ----------------------------------------------------------------------------------------
@@ -955,6 +1023,8 @@ class _ChainOutput:
     final: "ChainState | None" = None
     n_site_proposed: int = 0
     n_site_accepted: int = 0
+    n_jumps_proposed: int = 0
+    n_jumps_accepted: int = 0
 
 
 def focus_weights(problem: PackedProblem, focus, share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
@@ -1051,7 +1121,7 @@ def _prior_start(rng: np.random.Generator, problem: PackedProblem):
 def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: int, n_keep: int, thin: int,
              fixed_list: bool, refresh: int = 0, focus=None, betas=(1.0,), keep_level: int = 0,
              init: "ChainState | None" = None, local_share: float = DEFAULT_LOCAL_SHARE,
-             risk_scans: int = DEFAULT_RISK_SCANS) -> _ChainOutput:
+             risk_scans: int = DEFAULT_RISK_SCANS, jumps=None, jump_share: float = 0.0) -> _ChainOutput:
     """One chain (a ladder of ``len(betas)`` replicas, :func:`run_ladder`); the state at ``keep_level`` is kept.
 
     The chain starts from ``start`` (list, K, gammas; ``None``: a draw of the prior), or continues
@@ -1066,13 +1136,15 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
     capacity = min(problem.n_rules, max(INITIAL_CAPACITY, 2 * longest)) + 1
     betas = np.asarray(betas, dtype=float)
     focus_cum, focus_log = (problem.cum_weights, problem.log_weights) if focus is None else focus
+    jump_tables = _NO_JUMPS if jumps is None else jumps
     while True:
         if init is not None:
             out = run_ladder(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights,
                              problem.log_weights, problem.consts, init.orders, init.lengths, init.gammas, init.gs,
                              init.scalars, init.mus, init.sds, init.z, init.u, int(init.sweeps), int(n_burn),
                              int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum, focus_log, betas,
-                             int(keep_level), int(capacity), float(local_share), int(risk_scans))
+                             int(keep_level), int(capacity), float(local_share), int(risk_scans), *jump_tables,
+                             float(jump_share))
         else:
             if start is None:
                 order, big_k, gammas = _prior_start(rng, problem)
@@ -1093,7 +1165,7 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                              init_gammas, init_gs, scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0,
                              int(n_burn), int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum,
                              focus_log, betas, int(keep_level), int(capacity), float(local_share),
-                             int(risk_scans))
+                             int(risk_scans), *jump_tables, float(jump_share))
         if int(out[8]) != CAPACITY_STEP or capacity > problem.n_rules:
             break
         capacity = min(problem.n_rules, 2 * capacity) + 1
@@ -1106,7 +1178,8 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
     return _ChainOutput(*out[:7], error_sweep=int(out[7]), error_step=int(out[8]), n_refresh_proposed=out[9],
                         n_refresh_accepted=out[10], n_params_proposed=int(out[11]),
                         n_params_accepted=int(out[12]), n_swap_proposed=out[13], n_swap_accepted=out[14],
-                        final=final, n_site_proposed=int(out[24]), n_site_accepted=int(out[25]))
+                        final=final, n_site_proposed=int(out[24]), n_site_accepted=int(out[25]),
+                        n_jumps_proposed=int(out[26]), n_jumps_accepted=int(out[27]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -1279,7 +1352,9 @@ class PosteriorSample:
     map_draws : ListParameterSample
         The fixed-list draws of ``K``, the gammas and the risks behind ``map_risk``.
     refresh_acceptance : dict or None
-        Acceptance rates of the list move with fresh risks (:mod:`frl_engine.refresh`), per move type.
+        Acceptance rates of the list move with fresh risks (:mod:`frl_engine.refresh`), per move type; with
+        jumps between known lists (:mod:`frl_engine.jumps`), also ``"jumps"`` (their acceptance rate) and
+        ``"jumps_proposed"`` (how many were proposed).
     refresh : int
         Its number of proposals per sweep.
     n_starts : int
@@ -1437,7 +1512,10 @@ class PosteriorSample:
             moves = ", ".join(f"{name} {_fmt(self.refresh_acceptance[name])}" for name in (*MOVE_NAMES, "all"))
             lines.append(f"  with fresh risks ({self.refresh} per sweep): {moves}; "
                          f"risks alone {_fmt(self.refresh_acceptance.get('risks', math.nan))}; "
-                         f"one risk at a time {_fmt(self.refresh_acceptance.get('risk_sites', math.nan))}")
+                         f"one risk at a time {_fmt(self.refresh_acceptance.get('risk_sites', math.nan))}"
+                         + (f"; jumps between known lists {_fmt(self.refresh_acceptance['jumps'])} "
+                            f"({self.refresh_acceptance['jumps_proposed']:,} proposed)"
+                            if "jumps" in self.refresh_acceptance else ""))
         if len(self.temperatures) > 1:
             betas = ", ".join(f"{b:.3g}" for b in self.temperatures)
             swaps = ", ".join(_fmt(rate, 2) for rate in self.swap_acceptance)
@@ -1568,7 +1646,8 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                      refresh: int = DEFAULT_REFRESH, focus: Sequence[int] | None = None,
                      focus_share: float = 0.8, temperatures=1, resume: "PosteriorSample | None" = None,
                      local_share: float = DEFAULT_LOCAL_SHARE,
-                     risk_scans: int = DEFAULT_RISK_SCANS) -> PosteriorSample:
+                     risk_scans: int = DEFAULT_RISK_SCANS, jumps: Sequence[Sequence[int]] | None = None,
+                     jump_share: float = DEFAULT_JUMP_SHARE) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -1611,6 +1690,13 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         proposal centred within the kept neighbours' risks), the other positions keeping theirs; the
         rest draw fresh risks for every position from the change down (:mod:`frl_engine.refresh`).
         Both kinds leave the posterior invariant; long lists mix faster with the local kind.
+    jumps : sequence of lists or None
+        Known good lists (the estimator passes the MAP list and the search chains' lists): the move with
+        fresh risks also jumps between them, rewriting the runs of rules in which two of them differ
+        wherever a sampled list holds such a run (:mod:`frl_engine.jumps`; a symmetric proposal, exact).
+        ``None`` or fewer than two distinct lists: no jumps.
+    jump_share : float, default DEFAULT_JUMP_SHARE
+        Share of the moves with fresh risks that try a jump (when there are jumps; ``refresh > 0``).
     risk_scans : int, default DEFAULT_RISK_SCANS
         Scans per sweep of Step 3d, which draws one position's log odds at a time given the rest
         (:func:`frl_engine.refresh.site_risk_updates`, exact); only with ``refresh > 0`` (``refresh=0``
@@ -1653,6 +1739,16 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         raise FRLError(f"focus_share must be a number in [0, 1), got {focus_share!r}")
     if isinstance(local_share, bool) or not isinstance(local_share, (int, float)) or not 0 <= local_share <= 1:
         raise FRLError(f"local_share must be a number in [0, 1], got {local_share!r}")
+    if isinstance(jump_share, bool) or not isinstance(jump_share, (int, float)) or not 0 <= jump_share <= 1:
+        raise FRLError(f"jump_share must be a number in [0, 1], got {jump_share!r}")
+    jump_tables = None
+    if jumps is not None and refresh > 0 and jump_share > 0:
+        jump_lists = [[int(r) for r in lst] for lst in jumps]
+        if any(r < 0 or r >= n_rules for lst in jump_lists for r in lst):
+            raise FRLError(f"jumps must hold lists of rule indices between 0 and {n_rules - 1}")
+        data, jump_starts = list_jumps(jump_lists)
+        if len(jump_starts) > 1:
+            jump_tables = (data, jump_starts, *jump_index(data, jump_starts, n_rules))
     focus_tables = None
     if focus is not None:
         focus = [int(r) for r in focus]
@@ -1688,14 +1784,16 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         earlier_sweeps = int(finals[0].sweeps)
     if n_chains == 1 or n_jobs == 1:
         outputs = [_run_one(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
-                            init=init, local_share=local_share, risk_scans=risk_scans)
+                            init=init, local_share=local_share, risk_scans=risk_scans, jumps=jump_tables,
+                            jump_share=jump_share)
                    for r, state, init in zip(chain_rngs, chain_states, inits)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
         load_kernel(problem)
         outputs = Parallel(n_jobs=workers, prefer="threads")(
             delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
-                              init=init, local_share=local_share, risk_scans=risk_scans)
+                              init=init, local_share=local_share, risk_scans=risk_scans, jumps=jump_tables,
+                              jump_share=jump_share)
             for r, state, init in zip(chain_rngs, chain_states, inits))
     for chain, out in enumerate(outputs):
         _check_chain(chain, out)
@@ -1728,6 +1826,11 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     params_proposed = sum(out.n_params_proposed for out in outputs)
     refresh_acceptance["risks"] = (sum(out.n_params_accepted for out in outputs) / params_proposed
                                    if params_proposed else math.nan)
+    jumps_proposed = sum(out.n_jumps_proposed for out in outputs)
+    if jump_tables is not None:
+        refresh_acceptance["jumps_proposed"] = jumps_proposed
+        refresh_acceptance["jumps"] = (sum(out.n_jumps_accepted for out in outputs) / jumps_proposed
+                                       if jumps_proposed else math.nan)
     sites_proposed = sum(out.n_site_proposed for out in outputs)
     refresh_acceptance["risk_sites"] = (sum(out.n_site_accepted for out in outputs) / sites_proposed
                                         if sites_proposed else math.nan)
