@@ -51,6 +51,8 @@ TOP = -1
 NO_ANCHOR = -2
 # Jumps kept at most (those of more segments first).
 MAX_JUMPS = 512
+# Two lists that differ in more gaps than this give only their whole difference and each gap alone.
+MAX_GAPS = 5
 
 
 def _common_subsequence(a: Sequence[int], b: Sequence[int]) -> list[int]:
@@ -149,6 +151,14 @@ def list_jumps(lists: Sequence[Sequence[int]], max_jumps: int = MAX_JUMPS) -> tu
             if a == b:
                 continue
             gaps = _gaps(a, b)
+            if len(gaps) > MAX_GAPS:
+                # lists far apart: every part and form would be 4 ** gaps jumps (minutes of work at 12 gaps);
+                # the whole difference as it is, and each gap alone in each form
+                whole = tuple(_segment_forms(gap)[0] for gap in gaps)
+                if _valid(whole):
+                    candidates.append(whole)
+                candidates.extend((form,) for gap in gaps for form in _segment_forms(gap))
+                continue
             for size in range(len(gaps), 0, -1):
                 for chosen in itertools.combinations(gaps, size):
                     for forms in itertools.product(*(_segment_forms(gap) for gap in chosen)):

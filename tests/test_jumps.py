@@ -192,3 +192,16 @@ def test_the_estimator_jumps_between_the_lists_its_search_ended_at():
     model.anneal_result_ = replace(search, chain_orders=(tuple(model.map_fit_.order),) * 2)
     sample = model.sample_posterior(n_samples=150, n_chains=2, random_state=5, n_jobs=1, extend=False)
     assert "jumps" not in sample.refresh_acceptance
+
+
+def test_lists_far_apart_give_their_whole_difference_and_each_gap_alone_quickly():
+    """Every part in every form would be 4 ** 12 jumps for two lists 12 deletions apart."""
+    import time
+
+    a = list(range(24))
+    b = list(range(0, 24, 2))
+    started = time.perf_counter()
+    data, starts = list_jumps([a, b])
+    assert time.perf_counter() - started < 5
+    sizes = [int(data[starts[t]]) for t in range(len(starts) - 1)]
+    assert sizes.count(12) == 2 and sizes.count(1) == len(sizes) - 2   # the whole jump and its inverse
