@@ -458,8 +458,9 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     the tempered information (``beta_t`` times the binomial information).  ``st`` holds the
     replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c.  Each move of Step 3b is, with
     probability ``jump_share`` when there are jumps (``jump_starts`` longer than 1), a jump between known
-    lists (:mod:`frl_engine.jumps`: one of those that apply, fresh risks from the first change down), counted
-    in ``n_params[4]`` (proposed) and ``n_params[5]`` (accepted).  Returns 0, or ``CAPACITY_STEP`` when a
+    lists (:mod:`frl_engine.jumps`: one of those that apply; its risks drawn as for the other moves, from the
+    first change down or, locally, down to just below its last rewritten run), counted in ``n_params[4]``
+    (proposed) and ``n_params[5]`` (accepted).  Returns 0, or ``CAPACITY_STEP`` when a
     proposal would not fit in the arrays.
     """
     n_rules = in_list.shape[0]
@@ -740,7 +741,7 @@ def run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
         init_scalars[s, 0] = math.log(start_k)
         init_scalars[s, 1] = start_k
     risk_scans = DEFAULT_RISK_SCANS if refresh > 0 else 0
-    no_jumps = np.zeros(1, dtype=np.int64)
+    no_jumps = np.zeros(1, dtype=np.int64)   # _NO_JUMPS, made here (a compiled function's own arrays)
     no_keys = np.zeros(2, dtype=np.int64)
     no_keyed = np.zeros(0, dtype=np.int64)
     out = run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths,
@@ -780,7 +781,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
     Returns the 15 values of :func:`run_tempered`, then the final state in level order:
     ``orders (R, cap), lengths (R,), gammas (R, cap), gs (R, cap), scalars (R, 3), mus (R, cap),
     sds (R, cap), z_sum (cap,), u_sum (cap,)``, then Step 3d's accepted and proposed counts and the
-    jumps' applied and accepted counts (level 0).
+    jumps' proposed and accepted counts (level 0).
     """
     n_rules, n_words = rules.shape
     n_levels = betas.shape[0]
