@@ -455,6 +455,16 @@ def weight_tables(weights: np.ndarray | None, n_rules: int) -> tuple[np.ndarray,
     return np.cumsum(w), np.log(w)
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array`` as a C-contiguous read-only view (the array itself when it is one already)."""
+    array = np.ascontiguousarray(array)
+    if not array.flags.writeable:
+        return array
+    view = array.view()
+    view.setflags(write=False)
+    return view
+
+
 @dataclass(frozen=True)
 class PackedProblem:
     """Everything the compiled search and sampler need, packed once per fit.
@@ -484,6 +494,19 @@ class PackedProblem:
     cum_weights: np.ndarray = field(repr=False)
     log_weights: np.ndarray = field(repr=False)
 
+    def __post_init__(self):
+        # The rules' bit vectors are always handed to the compiled kernels read-only.  numba compiles (and
+        # caches) one version of a kernel per argument type, and a read-only array is another type than a
+        # writable one: the candidate rules arrive read-only (CandidateRules.packed) but the rows re-ordered
+        # for the search (frl_engine.row_order), a pickled copy or a caller's array are writable, so every
+        # kernel was compiled twice, the second time (tens of seconds) in the middle of a user's first fit
+        # of more than row_order.MIN_ROWS rows.  A read-only view leaves the caller's array as it was.
+        object.__setattr__(self, "rules", _read_only(self.rules))
+
+    def __setstate__(self, state):   # unpickled arrays are writable again
+        self.__dict__.update(state)
+        object.__setattr__(self, "rules", _read_only(self.rules))
+
     @property
     def n_rules(self) -> int:
         return self.rules.shape[0]
@@ -491,8 +514,9 @@ class PackedProblem:
     @functools.cached_property
     def rules_by_word(self) -> np.ndarray:
         """``rules`` transposed to ``(W, |B|)``, contiguous: every rule's bits of one word side by side (the
-        polish's counting sweep, :func:`frl_engine.polish._scan_replace_add`).  Made on first use."""
-        return np.ascontiguousarray(self.rules.T)
+        polish's counting sweep, :func:`frl_engine.polish._scan_replace_add`).  Made on first use; always a
+        writable copy (a transposed view of one word per rule would be read-only: another kernel type)."""
+        return np.array(self.rules.T, order="C")
 
     @classmethod
     def from_arrays(cls, coverage: np.ndarray, y: np.ndarray, hyper: Hyperparameters,

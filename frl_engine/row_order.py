@@ -70,7 +70,9 @@ def take_rows(problem: PackedProblem, source: np.ndarray) -> PackedProblem:
     with ThreadPoolExecutor(max_workers=len(bounds) - 1) as pool:
         list(pool.map(lambda lo, hi: permute_bits(problem.rules[lo:hi], source, rules[lo:hi]), bounds[:-1], bounds[1:]))
     packed = np.empty((2, n_words), dtype=np.uint64)
-    permute_bits(np.stack([problem.y, problem.all_rows]), source, packed)
+    outcome_and_rows = np.stack([problem.y, problem.all_rows])
+    outcome_and_rows.setflags(write=False)   # the rules are read-only: one compiled version of the kernel
+    permute_bits(outcome_and_rows, source, packed)
     return PackedProblem(rules=rules, y=packed[0].copy(), all_rows=packed[1].copy(), n_rows=len(source),
                          hyper=problem.hyper, consts=problem.consts, cum_weights=problem.cum_weights,
                          log_weights=problem.log_weights)
