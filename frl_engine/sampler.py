@@ -1341,11 +1341,12 @@ class PosteriorSample:
         Fraction of samples whose list puts every training row in the same group as ``map_list``
         does, top to bottom (:func:`same_groups_frequency`): the same list up to how its rules are
         written and up to rules that reach no training row.
-    map_risk : dict
+    map_risk : dict or None
         ``median``, ``lower``, ``upper`` (95% central credible interval) and ``mean``
         of each position's risk ``p_l``, default last (arrays of length ``L+1``), from a
         fixed-list Gibbs run of ``n_chains * n_samples`` draws (``method``, ``n_draws``; ``ess``: the
-        smallest effective sample size of a position's risk among them).
+        smallest effective sample size of a position's risk among them).  None when drawn with
+        ``map_risk=False`` (:func:`with_map_risk` adds it).
     n_chains, n_samples, thin : int
     burn_in : int
         Sweeps per chain before the first kept one (with ``resume``: all the earlier sample's sweeps too).
@@ -1391,7 +1392,7 @@ class PosteriorSample:
     map_list_source: str
     map_list_frequency: float
     map_groups_frequency: float
-    map_risk: dict = field(repr=False)
+    map_risk: dict | None = field(repr=False)
     n_chains: int
     n_samples: int
     burn_in: int
@@ -1405,6 +1406,8 @@ class PosteriorSample:
     swap_acceptance: tuple = ()
     attempts: tuple = ()
     chain_states: tuple = field(default=(), repr=False)
+    # The fixed-list run still to draw when the sample was drawn with map_risk=False (with_map_risk).
+    map_risk_pending: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_total(self) -> int:
@@ -1648,7 +1651,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                      focus_share: float = 0.8, temperatures=1, resume: "PosteriorSample | None" = None,
                      local_share: float = DEFAULT_LOCAL_SHARE,
                      risk_scans: int = DEFAULT_RISK_SCANS, jumps: Sequence[Sequence[int]] | None = None,
-                     jump_share: float = DEFAULT_JUMP_SHARE) -> PosteriorSample:
+                     jump_share: float = DEFAULT_JUMP_SHARE, map_risk: bool = True) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -1698,6 +1701,10 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         ``None`` or fewer than two distinct lists: no jumps.
     jump_share : float, default DEFAULT_JUMP_SHARE
         Share of the moves with fresh risks that try a jump (when there are jumps; ``refresh > 0``).
+    map_risk : bool, default True
+        Run the fixed-list chain behind ``map_risk`` and ``map_draws``.  ``False``: both are None and
+        :func:`with_map_risk` draws them later, the same draws (the schedules that draw a sample several
+        times use it for the one they return).
     risk_scans : int, default DEFAULT_RISK_SCANS
         Scans per sweep of Step 3d, which draws one position's log odds at a time given the rest
         (:func:`frl_engine.refresh.site_risk_updates`, exact); only with ``refresh > 0`` (``refresh=0``
@@ -1859,9 +1866,26 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         fixed_start = _start_from_list(problem, map_order)
     frequency = sum(1 for o in orders if o == map_order) / n_total
     groups_frequency = same_groups_frequency(problem, map_order, orders)
-    n_draws = n_chains * n_samples
-    fixed = _fixed_list_draws(risk_rng, problem, fixed_start, n_draws, burn_in, thin)
-    map_risk = {
+    pending = (risk_rng, fixed_start, n_chains * n_samples, burn_in, thin)
+    fixed, risk_summary = _map_risk(problem, *pending) if map_risk else (None, None)
+
+    return PosteriorSample(
+        lists=tuple(lists), orders=tuple(orders), chain_ids=chain_ids, lengths=lengths, gammas=tuple(gammas), K=ks,
+        log_posterior_trace=log_post_trace, length_trace=length_trace, acceptance=acceptance,
+        acceptance_per_chain=per_chain, proposals=proposals, rhat=rhat, ess=ess, inclusion=inclusion,
+        map_list=tuple(names[i] for i in map_order), map_order=map_order, map_list_source=source,
+        map_list_frequency=frequency, map_groups_frequency=groups_frequency, map_risk=risk_summary, n_chains=n_chains,
+        n_samples=n_samples, burn_in=earlier_sweeps + burn_in, thin=thin, rule_names=rule_names, map_draws=fixed,
+        refresh_acceptance=refresh_acceptance, refresh=refresh, n_starts=n_starts,
+        temperatures=tuple(float(b) for b in betas), swap_acceptance=swap_acceptance,
+        chain_states=tuple(out.final for out in outputs), map_risk_pending=None if map_risk else pending,
+    )
+
+
+def _map_risk(problem: PackedProblem, rng: np.random.Generator, start, n_draws: int, burn_in: int, thin: int):
+    """The fixed-list run for the MAP list's risks and its summary (``PosteriorSample.map_draws``, ``map_risk``)."""
+    fixed = _fixed_list_draws(rng, problem, start, n_draws, burn_in, thin)
+    return fixed, {
         "method": "fixed-list Gibbs (Steps 1, 2, 4 and 3d with the list held fixed)",
         "n_draws": n_draws,
         "ess": float(min(effective_sample_size(fixed.risks[:, pos].reshape(1, -1))
@@ -1872,17 +1896,18 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         "mean": fixed.risks.mean(axis=0),
     }
 
-    return PosteriorSample(
-        lists=tuple(lists), orders=tuple(orders), chain_ids=chain_ids, lengths=lengths, gammas=tuple(gammas), K=ks,
-        log_posterior_trace=log_post_trace, length_trace=length_trace, acceptance=acceptance,
-        acceptance_per_chain=per_chain, proposals=proposals, rhat=rhat, ess=ess, inclusion=inclusion,
-        map_list=tuple(names[i] for i in map_order), map_order=map_order, map_list_source=source,
-        map_list_frequency=frequency, map_groups_frequency=groups_frequency, map_risk=map_risk, n_chains=n_chains,
-        n_samples=n_samples, burn_in=earlier_sweeps + burn_in, thin=thin, rule_names=rule_names, map_draws=fixed,
-        refresh_acceptance=refresh_acceptance, refresh=refresh, n_starts=n_starts,
-        temperatures=tuple(float(b) for b in betas), swap_acceptance=swap_acceptance,
-        chain_states=tuple(out.final for out in outputs),
-    )
+
+def with_map_risk(problem: PackedProblem, sample: PosteriorSample) -> PosteriorSample:
+    """``sample`` with its MAP list's risk draws, when it was drawn with ``map_risk=False``.
+
+    The run is the one :func:`sample_posterior` would have made (the same generator, burn-in and thinning), so
+    the result is the same as drawing with ``map_risk=True``; the default schedules draw it only for the
+    attempt they return (at 20,000 rows, about 0.5 s for each attempt that is not).
+    """
+    if sample.map_risk_pending is None:
+        return sample
+    fixed, summary = _map_risk(problem, *sample.map_risk_pending)
+    return replace(sample, map_risk=summary, map_draws=fixed, map_risk_pending=None)
 
 
 # Longer runs tried, in turn, when a sample has not converged (burn-in and thinning scaled, same kept samples).
@@ -2015,10 +2040,11 @@ def sample_posterior_tempered_until_converged(problem: PackedProblem, *, n_sampl
     long_factor = None if long_factor is None else _check_int("long_factor", long_factor, 1)
     attempt = _Attempts(problem, n_samples, thin, work_budget, continue_chains, kwargs)
     try:
-        return _escalate(attempt, burn_in, temperatures, close_temperatures, min_top_swap, continue_chains, factors,
-                         long_factor, long_within)
+        result = _escalate(attempt, burn_in, temperatures, close_temperatures, min_top_swap, continue_chains,
+                           factors, long_factor, long_within)
     except _OverBudget as stop:
-        return stop.sample
+        result = stop.sample
+    return with_map_risk(problem, result)
 
 
 def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samples: int = 1000,
@@ -2063,9 +2089,9 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
             if result.verdict.converged:
                 break
             result = attempt(factor, 1, 0, result)
-        return result
     except _OverBudget as stop:
-        return stop.sample
+        result = stop.sample
+    return with_map_risk(problem, result)
 
 
 class _Attempts:
@@ -2107,7 +2133,7 @@ class _Attempts:
             raise _OverBudget(replace(previous, attempts=tuple(self.done)))
         resume = previous if self.continue_chains else None
         result = sample_posterior(self.problem, n_samples=self.n_samples, burn_in=burn, thin=self.thin * factor,
-                                  temperatures=ladder, resume=resume, **self.kwargs)
+                                  temperatures=ladder, resume=resume, map_risk=False, **self.kwargs)
         work *= self._length(result)
         self.spent += work
         self.done.append({"factor": factor, "replicas": len(result.temperatures),

@@ -1056,6 +1056,9 @@ def test_the_default_sample_continues_its_plain_chains_longer_until_they_converg
         np.testing.assert_array_equal(result.log_posterior_trace, by_hand.log_posterior_trace)
         assert result.lists == by_hand.lists and result.temperatures == (1.0,)
         assert result.thin == 8 and result.burn_in == 17 + 24 + 48
+        # the MAP list's risk run is drawn once, for the attempt returned, and is that attempt's own
+        np.testing.assert_array_equal(result.map_draws.risks, by_hand.map_draws.risks)
+        assert result.map_risk["n_draws"] == 48 and result.map_risk_pending is None
     # a continued chain is the one long chain: the last attempt's draws are its last 12 x 8 sweeps, thinned
     whole = sample_posterior(problem, burn_in=17 + 24 + 48, thin=8, n_jobs=1, **kwargs)
     np.testing.assert_array_equal(results[0].log_posterior_trace, whole.log_posterior_trace)
@@ -1099,6 +1102,7 @@ def test_the_default_plain_schedule_stops_before_an_attempt_over_its_work_budget
     np.testing.assert_allclose([a["work"] for a in stopped.attempts], works[:3])
     assert "no longer attempt: it would pass the default's work budget" in stopped.summary()
     np.testing.assert_array_equal(stopped.log_posterior_trace, by_hand[2].log_posterior_trace)
+    np.testing.assert_array_equal(stopped.map_draws.risks, by_hand[2].map_draws.risks)
     # with room for the estimate of the 8x attempt, it is drawn
     more = sample_posterior_continued_until_converged(
         problem, work_budget=(sum(works[:3]) + 1.01 * next_work) * 1000 / 12, factors=(2, 4, 8), **kwargs)
@@ -1174,3 +1178,26 @@ def test_a_chain_continued_on_another_ladder_still_samples_the_exact_posterior()
     assert_frequencies_match(probabilities, result.orders, 2, "continued tempered")
     with pytest.raises(FRLError, match="resume must be a posterior sample of 3 chains"):
         sample_posterior(problem, n_samples=10, n_chains=3, start=[0], resume=plain)
+
+
+@pytest.mark.parametrize("seed", [3, "generator"])
+def test_the_map_lists_risk_run_drawn_later_is_the_same_run(seed):
+    """``map_risk=False`` leaves the fixed-list run for later (the schedules draw it only for the attempt they
+    return); :func:`with_map_risk` then draws exactly what ``map_risk=True`` would have, even from a Generator."""
+    from frl_engine.sampler import with_map_risk
+
+    problem, true_order = planted_problem()
+
+    def state():
+        return np.random.default_rng(11) if seed == "generator" else seed
+
+    kwargs = dict(n_samples=30, n_chains=2, burn_in=10, thin=2, start=true_order, refresh=2, n_jobs=1)
+    now = sample_posterior(problem, random_state=state(), **kwargs)
+    later = sample_posterior(problem, random_state=state(), map_risk=False, **kwargs)
+    assert later.map_risk is None and later.map_draws is None and later.map_risk_pending is not None
+    np.testing.assert_array_equal(later.log_posterior_trace, now.log_posterior_trace)
+    done = with_map_risk(problem, later)
+    np.testing.assert_array_equal(done.map_draws.risks, now.map_draws.risks)
+    for key in ("median", "lower", "upper", "mean"):
+        np.testing.assert_array_equal(done.map_risk[key], now.map_risk[key])
+    assert with_map_risk(problem, now) is now
