@@ -12,13 +12,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# After installing, compile the engine's numba kernels into their cache (once, ~20 s).
-$(STAMP): pyproject.toml | $(BIN)/python
+# After installing, compile the engine's numba kernels into their cache (once, ~20 s to 90 s), and again after
+# an update of the engine's sources (git pull): importing the engine drops kernels cached against other sources
+# (frl_engine/kernel_cache.py), so the warm-up compiles them here rather than in a clinician's first fit.
+ENGINE_SOURCES := $(wildcard frl_engine/*.py)
+$(STAMP): pyproject.toml $(ENGINE_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	$(BIN)/python -m frl_engine.warmup
 	touch $@
 
-$(TEST_STAMP): pyproject.toml | $(BIN)/python
+$(TEST_STAMP): pyproject.toml $(ENGINE_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	$(BIN)/python -m frl_engine.warmup
 	touch $@ $(STAMP)

@@ -9,6 +9,9 @@ card, the binarizer or the CLI's ``--help`` start quickly.
 """
 
 from .errors import DataError, FRLError, ModelFileError, RuleMiningError
+from .kernel_cache import drop_stale_kernels
+
+drop_stale_kernels()   # before any kernel is loaded: a kernel cached against another file's old code is dropped
 
 __all__ = ["FallingRuleListClassifier", "FRLError", "DataError", "RuleMiningError", "ModelFileError"]
 __version__ = "0.1.0"
