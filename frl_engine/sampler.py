@@ -1430,12 +1430,20 @@ class PosteriorSample:
         total = len(self.lists)
         return [(lst, count / total) for lst, count in ranked[:top]]
 
+    def _drawn_risk(self) -> dict:
+        """``map_risk``, or an FRLError saying how to draw it when the sample was drawn without it."""
+        if self.map_risk is None:
+            raise FRLError("this posterior sample was drawn with map_risk=False, so it has no risk intervals yet: "
+                           "call frl_engine.sampler.with_map_risk(problem, sample) first")
+        return self.map_risk
+
     def map_risk_summary(self) -> dict:
         """The MAP list's risk intervals in the model file's ``posterior`` layout (docs/model-format.md).
 
         ``{"n_samples", "risk_median", "risk_lower", "risk_upper"}`` (95% central interval,
         default last) plus the method, the list's frequency in the sample and the diagnostics.
         """
+        self._drawn_risk()
         return to_jsonable({
             "n_samples": self.map_risk["n_draws"],
             "risk_median": self.map_risk["median"],
@@ -1459,6 +1467,7 @@ class PosteriorSample:
 
     def to_dict(self) -> dict:
         """A JSON-safe dictionary of the summaries and the samples."""
+        self._drawn_risk()
         return to_jsonable({
             "format": "frl-posterior",
             "settings": {"n_chains": self.n_chains, "n_samples": self.n_samples, "burn_in": self.burn_in,
@@ -1537,6 +1546,9 @@ class PosteriorSample:
         lines.append(f"  {self.verdict.message}")
         lines.append("")
         risk = self.map_risk
+        if risk is None:
+            lines.append("Risks of the list: not drawn (map_risk=False; frl_engine.sampler.with_map_risk draws them)")
+            return "\n".join(lines)
         lines.append(f"Risks of the {'MAP' if self.map_list_source == 'start' else 'most frequent'} list "
                      f"(posterior median and 95% interval; {risk['method']}, {risk['n_draws']} draws"
                      f"{', ESS at least ' + format(risk['ess'], ',.0f') if 'ess' in risk else ''}; "

@@ -1195,6 +1195,10 @@ def test_the_map_lists_risk_run_drawn_later_is_the_same_run(seed):
     now = sample_posterior(problem, random_state=state(), **kwargs)
     later = sample_posterior(problem, random_state=state(), map_risk=False, **kwargs)
     assert later.map_risk is None and later.map_draws is None and later.map_risk_pending is not None
+    assert "Risks of the list: not drawn (map_risk=False" in later.summary()   # the rest of the summary stands
+    for method in (later.map_risk_summary, later.to_dict):   # no half-filled model file: it says what to call
+        with pytest.raises(FRLError, match="with_map_risk"):
+            method()
     np.testing.assert_array_equal(later.log_posterior_trace, now.log_posterior_trace)
     done = with_map_risk(problem, later)
     np.testing.assert_array_equal(done.map_draws.risks, now.map_draws.risks)
