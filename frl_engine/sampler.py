@@ -86,6 +86,7 @@ kernels are cached on disk (``cache=True``).
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections import Counter
@@ -1918,7 +1919,9 @@ def with_map_risk(problem: PackedProblem, sample: PosteriorSample) -> PosteriorS
     """
     if sample.map_risk_pending is None:
         return sample
-    fixed, summary = _map_risk(problem, *sample.map_risk_pending)
+    rng, *rest = sample.map_risk_pending
+    # a copy of the generator: the pending sample gives the same draws however often it is asked
+    fixed, summary = _map_risk(problem, copy.deepcopy(rng), *rest)
     return replace(sample, map_risk=summary, map_draws=fixed, map_risk_pending=None)
 
 

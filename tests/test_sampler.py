@@ -1205,3 +1205,5 @@ def test_the_map_lists_risk_run_drawn_later_is_the_same_run(seed):
     for key in ("median", "lower", "upper", "mean"):
         np.testing.assert_array_equal(done.map_risk[key], now.map_risk[key])
     assert with_map_risk(problem, now) is now
+    again = with_map_risk(problem, later)   # asked twice: the same draws, not the generator's next ones
+    np.testing.assert_array_equal(again.map_draws.risks, now.map_draws.risks)
