@@ -1,7 +1,7 @@
 """The default posterior sample, and parallel tempering: does it converge? (issue 13)
 
 For UCI breast cancer, UCI Spambase (and, when asked, UCI mammographic masses and car, the logistic
-export and the raw export at 100,000 rows) and the generated raw hospital export (20,000 rows), fit the
+export at 20,000 and 100,000 rows and the raw export at 100,000 rows) and the generated raw hospital export (20,000 rows), fit the
 default model (seed 0), then draw the posterior sample (4 chains x 1000 kept, burn-in 1000) for each
 schedule asked (default ``1,default``):
 
@@ -13,17 +13,18 @@ schedule asked (default ``1,default``):
   before): plain, then tempered on ``sampler.DEFAULT_TEMPERATURES`` replicas per chain, then
   continued 2x, 4x, 8x on that or the close ladder;
 * ``afresh``: that tempered schedule with every attempt started afresh from the seed; ``global``,
-  ``no3d``, ``prior``: the default with every move with fresh risks drawing them for all the positions
-  from the change down (``local_share=0``), without Step 3d (``risk_scans=0``), or with every chain
-  started from a draw of the prior instead of the MAP list and the search chains' lists.
+  ``no3d``, ``prior``, ``nosiblings``: the default with every move with fresh risks drawing them for all
+  the positions from the change down (``local_share=0``), without Step 3d (``risk_scans=0``), with every
+  chain started from a draw of the prior instead of the MAP list and the search chains' lists, or without
+  the moves between sibling rules (``sibling_share=0``, as before them).
 
 Prints split R-hat and bulk ESS of the log posterior and of L, the verdict, the burn-in and
 thinning it took, the wall time, the share of samples on the MAP list (and the share that group the
 training patients as the MAP list does, ``map_groups_frequency``), the swap acceptance rate between
 adjacent temperatures, and the attempts drawn.  The machine's other load slows the times.
 
-Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,mammo,cars,raw,raw100k,logistic]
-[--ladders 1,default,tempered,afresh,global,no3d,prior] [--seeds 1,2,3]`` (``--seeds``: the sampler's seeds,
+Run: ``.venv/bin/python benchmarks/bench_tempering.py [--only breast,spam,mammo,cars,raw,raw100k,logistic,logistic100k]
+[--ladders 1,default,tempered,afresh,global,no3d,prior,nosiblings] [--seeds 1,2,3]`` (``--seeds``: the sampler's seeds,
 default 1).
 """
 
@@ -49,10 +50,10 @@ def _raw_export_100k():
     return frame, y.to_numpy(), {"exclude": ["encounter_id", "patient_nbr"]}
 
 
-def _logistic_export():
+def _logistic_export(n_rows: int = 20_000):
     from make_logistic_export import EVENT, TARGET, make_logistic_export
 
-    frame = make_logistic_export(20_000, 3)
+    frame = make_logistic_export(n_rows, 3)
     y = frame.pop(TARGET).astype(str) == EVENT
     return frame, y.to_numpy(), {"exclude": ["encounter_id", "patient_nbr"]}
 
@@ -63,7 +64,8 @@ DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
             "cars": ("UCI car", lambda: _uci("cars")),
             "raw": ("raw export (20,000 rows)", _raw_export),
             "raw100k": ("raw export (100,000 rows)", _raw_export_100k),
-            "logistic": ("logistic export (20,000 rows)", _logistic_export)}
+            "logistic": ("logistic export (20,000 rows)", _logistic_export),
+            "logistic100k": ("logistic export (100,000 rows)", lambda: _logistic_export(100_000))}
 
 
 # The default schedule with one option changed: "tempered" (the tempered escalation, the default before the plain
@@ -71,8 +73,9 @@ DATASETS = {"breast": ("UCI breast cancer", lambda: _uci("breast")),
 # as before the chains were continued), "global" (local_share=0: every move with fresh risks redraws all of them from the
 # change down, as before the local proposals), "no3d" (risk_scans=0: no one-risk-at-a-time Step 3d, as before it).
 # "prior": every chain starts from a draw of the prior instead of the MAP list and the search chains' lists.
+# "nosiblings": no moves between sibling rules (sibling_share=0, frl_engine.siblings), as before them.
 VARIANTS = {"afresh": {"tempered": True, "continue_chains": False}, "global": {"local_share": 0.0}, "no3d": {"risk_scans": 0},
-            "prior": {"starts": None},
+            "prior": {"starts": None}, "nosiblings": {"sibling_share": 0.0},
             "tempered": {"tempered": True}}
 
 
@@ -84,7 +87,9 @@ def _default_variant(model, seed, variant):
     # differ only in the variant's option)
     search = getattr(model, "anneal_result_", None)
     chain_orders = () if search is None else search.chain_orders[:search.round_size or None]
-    options = {"starts": dispersed_starts(model.map_fit_.order, chain_orders, 4), **VARIANTS[variant]}
+    options = {"starts": dispersed_starts(model.map_fit_.order, chain_orders, 4),
+               "jumps": (model.map_fit_.order, *chain_orders), "siblings": getattr(model, "candidate_conditions_", None),
+               **VARIANTS[variant]}
     schedule = sample_posterior_continued_until_converged
     if options.pop("tempered", False):
         schedule = sample_posterior_tempered_until_converged

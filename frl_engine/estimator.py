@@ -29,6 +29,7 @@ from .io import event_label as event_text, event_values
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
+from .siblings import condition_ids
 from .terminal import display_width, pad_right
 
 
@@ -357,6 +358,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.candidate_names_ = list(candidates.names)
+        self.candidate_conditions_ = condition_ids(candidates.rules)   # the sampler's sibling rules
         self.problem_ = problem
         self.map_fit_ = best
         self.anneal_result_ = result
@@ -511,7 +513,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
         # Chains start from the MAP list and from the other lists the search chains ended in, so that
         # R-hat sees chains that do not meet; the list move proposes the rules of those lists more often, and
-        # jumps between them (frl_engine.jumps).
+        # jumps between them (frl_engine.jumps); a rule is also replaced by its siblings (frl_engine.siblings).
         # Only the first round's chains count: later rounds run when the search has not converged (up to 16
         # chains on UCI Spambase), and the rules of all their lists made the focus set too large for the
         # list move to propose each one often (Spambase, sampler seeds 0 and 1: worst R-hat 1.348 and 1.184,
@@ -527,7 +529,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                      starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
                      random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,
                      focus=focus_rules(self.problem_, (self.map_fit_.order, *chain_orders)),
-                     jumps=(self.map_fit_.order, *chain_orders))
+                     jumps=(self.map_fit_.order, *chain_orders),
+                     siblings=getattr(self, "candidate_conditions_", None))
         self.posterior_summary_ = result.map_risk_summary()
         return result
 

@@ -92,7 +92,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
-from typing import Sequence
+from typing import Hashable, Sequence
 
 import numba
 import numpy as np
@@ -105,6 +105,7 @@ from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
                     log_list_prior)
 from .terminal import display_width, pad_right
+from .siblings import sibling_tables
 from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r, log_target_tail,
                       pool_falling, raw_log_odds, site_risk_updates, target_suffixes)
 from .jumps import (apply_jump, clear_positions, count_applicable, jump_growth, jump_index, list_jumps,
@@ -142,6 +143,9 @@ LOCAL_WINDOW = 1
 DEFAULT_RISK_SCANS = 2
 # Share of the moves with fresh risks that try a jump between known lists (frl_engine.jumps), when there are any.
 DEFAULT_JUMP_SHARE = 0.05
+# Share of the moves with fresh risks that replace a rule by a sibling (a rule sharing a condition with it,
+# frl_engine.siblings), when the rules' conditions are given.  docs/search.md section 2.
+DEFAULT_SIBLING_SHARE = 0.2
 
 
 # ----------------------------------------------------------------------------------------
@@ -419,6 +423,8 @@ _NO_JUMPS = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(
 _LENGTH, _LOG_K, _BIG_K, _LOG_LIK, _LIST_PRIOR, _UNUSED, _CENTRES = range(7)
 # Error step when a list outgrows the kernel's capacity (the caller runs it again with more room).
 CAPACITY_STEP = 5
+# No moves between sibling rules: (data, starts) of an empty neighbour table (sibling_tables).
+_NO_SIBLINGS = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
 
 
 @numba.njit(nogil=True, cache=True)
@@ -451,18 +457,21 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
                 block_value, block_weight, block_size, work, info, n_proposed, n_accepted, n_refresh_proposed,
                 n_refresh_accepted, n_params, jump_data, jump_starts, jump_keys, jump_keyed, jump_share, jump_where, jump_here,
-                jump_there):
+                jump_there, sib_data, sib_starts, sib_share):
     """Steps 3, 3b and 3c of one sweep for one replica, at inverse temperature ``beta_t``.
 
     The replica's target is ``prior x likelihood^beta_t``: every log-likelihood difference in
     the Metropolis-Hastings ratios is multiplied by ``beta_t``, and the risks are proposed with
     the tempered information (``beta_t`` times the binomial information).  ``st`` holds the
     replica's scalars (``_LENGTH`` ...); ``independence`` runs Step 3c.  Each move of Step 3b is, with
-    probability ``jump_share`` when there are jumps (``jump_starts`` longer than 1), a jump between known
-    lists (:mod:`frl_engine.jumps`: one of those that apply; its risks drawn as for the other moves, from the
-    first change down or, locally, down to just below its last rewritten run), counted in ``n_params[4]``
-    (proposed) and ``n_params[5]`` (accepted).  Returns 0, or ``CAPACITY_STEP`` when a
-    proposal would not fit in the arrays.
+    probability ``sib_share`` when there are sibling tables (``sib_starts`` longer than 1), a rule replaced
+    by one of its siblings (:mod:`frl_engine.siblings`), counted in ``n_params[6]`` (proposed) and
+    ``n_params[7]`` (accepted); otherwise, with probability ``jump_share`` when there are jumps
+    (``jump_starts`` longer than 1), a jump between known lists (:mod:`frl_engine.jumps`: one of those that
+    apply; its risks drawn as for the other moves, from the first change down or, locally, down to just
+    below its last rewritten run), counted in ``n_params[4]`` and ``n_params[5]``.  Both shares are fixed,
+    whatever the list, so each kind of move is its own reversible pair.  Returns 0, or
+    ``CAPACITY_STEP`` when a proposal would not fit in the arrays.
     """
     n_rules = in_list.shape[0]
     capacity = order.shape[0]
@@ -537,6 +546,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     prepared = False
     focus_unused = 0.0
     n_jumps = jump_starts.shape[0] - 1
+    n_sib = sib_starts.shape[0] - 1
     n_here = -1   # jumps that apply to the current list (counted when first needed)
     for _ in range(refresh):
         if length + 2 > capacity and length < n_rules:
@@ -555,9 +565,31 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                             rest_weight)
             focus_unused = _unused_weight(order, length, focus_cum, focus_log)
             prepared = True
-        jumping = n_jumps > 0 and jump_share > 0.0 and rng.random() < jump_share
+        sibling = n_sib > 0 and sib_share > 0.0 and rng.random() < sib_share   # a fixed share, whatever the list
+        jumping = (not sibling) and n_jumps > 0 and jump_share > 0.0 and rng.random() < jump_share
         jump_log_q = 0.0
-        if jumping:
+        if sibling:
+            # a rule replaced by one of its siblings (rules sharing a condition with it, sibling_tables), drawn
+            # uniformly; the reverse draws among the new rule's siblings, so the list ratio is their numbers'
+            n_params[6] += 1
+            if length == 0:
+                continue   # no rule to start from: the chain stays
+            where = rng.integers(0, length)
+            old_rule = order[where]
+            n_old = sib_starts[old_rule + 1] - sib_starts[old_rule]
+            if n_old == 0:
+                continue
+            new_rule = sib_data[sib_starts[old_rule] + rng.integers(0, n_old)]
+            if in_list[new_rule]:
+                continue   # already in the list: no such list, the chain stays
+            for pos in range(length):
+                proposal[pos] = order[pos]
+            proposal[where] = new_rule
+            new_length = length
+            move = REPLACE
+            start = where
+            jump_log_q = math.log(n_old) - math.log(sib_starts[new_rule + 1] - sib_starts[new_rule])
+        elif jumping:
             # a jump drawn uniformly among those that apply here (frl_engine.jumps); the reverse draws among
             # those that apply to the proposal, so the list part of the ratio is n_here / n_there
             if n_here < 0:
@@ -632,7 +664,9 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
         log_ratio = (log_target_tail(proposal, new_length, n_cap_new, n_pos_new, r_new, start, rest_weight[start],
                                      log_weights, consts, beta_t)
                      - current_tail + log_q)
-        if jumping:
+        if sibling:
+            log_ratio += jump_log_q
+        elif jumping:
             log_ratio += jump_log_q
             n_params[4] += 1
         else:
@@ -641,7 +675,9 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                                                 focus_log, focus_unused, focus_unused_new)
             n_refresh_proposed[move] += 1
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
-            if jumping:
+            if sibling:
+                n_params[7] += 1
+            elif jumping:
                 n_params[5] += 1
             else:
                 n_refresh_accepted[move] += 1
@@ -748,7 +784,7 @@ def run_tempered(rng, rules, y, all_rows, cum_weights, log_weights, consts, star
     out = run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths,
                      init_gammas, init_gs, init_scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0, n_burn,
                      n_keep, thin, fixed_list, refresh, focus_cum, focus_log, betas, keep_level, capacity,
-                     DEFAULT_LOCAL_SHARE, risk_scans, no_jumps, no_jumps, no_keys, no_keyed, 0.0)
+                     DEFAULT_LOCAL_SHARE, risk_scans, no_jumps, no_jumps, no_keys, no_keyed, 0.0, no_keyed, no_jumps, 0.0)
     return out[:15]
 
 
@@ -761,7 +797,7 @@ _FINAL_ORDERS, _FINAL_LENGTHS, _FINAL_GAMMAS, _FINAL_GS, _FINAL_SCALARS, _FINAL_
 def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_orders, init_lengths, init_gammas,
                init_gs, init_scalars, init_mus, init_sds, init_z, init_u, sweep0, n_burn, n_keep, thin, fixed_list,
                refresh, focus_cum, focus_log, betas, keep_level, capacity, local_share, risk_scans, jump_data,
-               jump_starts, jump_keys, jump_keyed, jump_share):
+               jump_starts, jump_keys, jump_keyed, jump_share, sib_data, sib_starts, sib_share):
     """:func:`run_tempered` from a given state of every replica, returning the final state too.
 
     Replica (level) ``k`` starts from list ``init_orders[k, :init_lengths[k]]`` with gammas
@@ -832,7 +868,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
     n_accepted = np.zeros((n_levels, 4), dtype=np.int64)
     n_refresh_proposed = np.zeros((n_levels, 4), dtype=np.int64)
     n_refresh_accepted = np.zeros((n_levels, 4), dtype=np.int64)
-    n_params = np.zeros((n_levels, 6), dtype=np.int64)
+    n_params = np.zeros((n_levels, 8), dtype=np.int64)
     n_swap_proposed = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
     n_swap_accepted = np.zeros(max(n_levels - 1, 0), dtype=np.int64)
 
@@ -917,7 +953,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
                                    n_proposed[level],
                                    n_accepted[level], n_refresh_proposed[level], n_refresh_accepted[level],
                                    n_params[level], jump_data, jump_starts, jump_keys, jump_keyed,
-                                   jump_share, jump_where, jump_here, jump_there)
+                                   jump_share, jump_where, jump_here, jump_there, sib_data, sib_starts, sib_share)
                 if code != 0:
                     error_sweep, error_step = sweep, code
                     break
@@ -998,7 +1034,8 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
             n_proposed[0].copy(), n_accepted[0].copy(), error_sweep, error_step, n_refresh_proposed[0].copy(),
             n_refresh_accepted[0].copy(), n_params[0, 0], n_params[0, 1], n_swap_proposed, n_swap_accepted,
             final_orders, final_lengths, final_gammas, final_gs, final_scalars, final_mus, final_sds, z_sum.copy(),
-            u_sum.copy(), n_params[0, 3], n_params[0, 2], n_params[0, 4], n_params[0, 5])
+            u_sum.copy(), n_params[0, 3], n_params[0, 2], n_params[0, 4], n_params[0, 5], n_params[0, 6],
+            n_params[0, 7])
 
 
 # ----------------------------------------------------------------------------------------
@@ -1027,6 +1064,8 @@ class _ChainOutput:
     n_site_accepted: int = 0
     n_jumps_proposed: int = 0
     n_jumps_accepted: int = 0
+    n_siblings_proposed: int = 0
+    n_siblings_accepted: int = 0
 
 
 def focus_weights(problem: PackedProblem, focus, share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
@@ -1123,7 +1162,8 @@ def _prior_start(rng: np.random.Generator, problem: PackedProblem):
 def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: int, n_keep: int, thin: int,
              fixed_list: bool, refresh: int = 0, focus=None, betas=(1.0,), keep_level: int = 0,
              init: "ChainState | None" = None, local_share: float = DEFAULT_LOCAL_SHARE,
-             risk_scans: int = DEFAULT_RISK_SCANS, jumps=None, jump_share: float = 0.0) -> _ChainOutput:
+             risk_scans: int = DEFAULT_RISK_SCANS, jumps=None, jump_share: float = 0.0, siblings=None,
+             sibling_share: float = 0.0) -> _ChainOutput:
     """One chain (a ladder of ``len(betas)`` replicas, :func:`run_ladder`); the state at ``keep_level`` is kept.
 
     The chain starts from ``start`` (list, K, gammas; ``None``: a draw of the prior), or continues
@@ -1139,6 +1179,7 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
     betas = np.asarray(betas, dtype=float)
     focus_cum, focus_log = (problem.cum_weights, problem.log_weights) if focus is None else focus
     jump_tables = _NO_JUMPS if jumps is None else jumps
+    sib_tables = _NO_SIBLINGS if siblings is None else siblings
     while True:
         if init is not None:
             out = run_ladder(rng, problem.rules, problem.y, problem.all_rows, problem.cum_weights,
@@ -1146,7 +1187,7 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                              init.scalars, init.mus, init.sds, init.z, init.u, int(init.sweeps), int(n_burn),
                              int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum, focus_log, betas,
                              int(keep_level), int(capacity), float(local_share), int(risk_scans), *jump_tables,
-                             float(jump_share))
+                             float(jump_share), *sib_tables, float(sibling_share))
         else:
             if start is None:
                 order, big_k, gammas = _prior_start(rng, problem)
@@ -1167,7 +1208,8 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                              init_gammas, init_gs, scalars, init_gs, init_gammas, np.zeros(0), np.zeros(0), 0,
                              int(n_burn), int(n_keep), int(thin), bool(fixed_list), int(refresh), focus_cum,
                              focus_log, betas, int(keep_level), int(capacity), float(local_share),
-                             int(risk_scans), *jump_tables, float(jump_share))
+                             int(risk_scans), *jump_tables, float(jump_share), *sib_tables,
+                             float(sibling_share))
         if int(out[8]) != CAPACITY_STEP or capacity > problem.n_rules:
             break
         capacity = min(problem.n_rules, 2 * capacity) + 1
@@ -1181,7 +1223,8 @@ def _run_one(rng: np.random.Generator, problem: PackedProblem, start, n_burn: in
                         n_refresh_accepted=out[10], n_params_proposed=int(out[11]),
                         n_params_accepted=int(out[12]), n_swap_proposed=out[13], n_swap_accepted=out[14],
                         final=final, n_site_proposed=int(out[24]), n_site_accepted=int(out[25]),
-                        n_jumps_proposed=int(out[26]), n_jumps_accepted=int(out[27]))
+                        n_jumps_proposed=int(out[26]), n_jumps_accepted=int(out[27]),
+                        n_siblings_proposed=int(out[28]), n_siblings_accepted=int(out[29]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -1357,7 +1400,8 @@ class PosteriorSample:
     refresh_acceptance : dict or None
         Acceptance rates of the list move with fresh risks (:mod:`frl_engine.refresh`), per move type; with
         jumps between known lists (:mod:`frl_engine.jumps`), also ``"jumps"`` (their acceptance rate) and
-        ``"jumps_proposed"`` (how many were proposed).
+        ``"jumps_proposed"`` (how many were proposed); with moves between sibling rules
+        (:mod:`frl_engine.siblings`), ``"siblings"`` and ``"siblings_proposed"`` likewise.
     refresh : int
         Its number of proposals per sweep.
     n_starts : int
@@ -1529,7 +1573,10 @@ class PosteriorSample:
                          f"one risk at a time {_fmt(self.refresh_acceptance.get('risk_sites', math.nan))}"
                          + (f"; jumps between known lists {_fmt(self.refresh_acceptance['jumps'])} "
                             f"({self.refresh_acceptance['jumps_proposed']:,} proposed)"
-                            if "jumps" in self.refresh_acceptance else ""))
+                            if "jumps" in self.refresh_acceptance else "")
+                         + (f"; sibling rules {_fmt(self.refresh_acceptance['siblings'])} "
+                            f"({self.refresh_acceptance['siblings_proposed']:,} proposed)"
+                            if "siblings" in self.refresh_acceptance else ""))
         if len(self.temperatures) > 1:
             betas = ", ".join(f"{b:.3g}" for b in self.temperatures)
             swaps = ", ".join(_fmt(rate, 2) for rate in self.swap_acceptance)
@@ -1664,7 +1711,9 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
                      focus_share: float = 0.8, temperatures=1, resume: "PosteriorSample | None" = None,
                      local_share: float = DEFAULT_LOCAL_SHARE,
                      risk_scans: int = DEFAULT_RISK_SCANS, jumps: Sequence[Sequence[int]] | None = None,
-                     jump_share: float = DEFAULT_JUMP_SHARE, map_risk: bool = True) -> PosteriorSample:
+                     jump_share: float = DEFAULT_JUMP_SHARE, map_risk: bool = True,
+                     siblings: Sequence[Sequence[Hashable]] | None = None,
+                     sibling_share: float = DEFAULT_SIBLING_SHARE) -> PosteriorSample:
     """Draw from the posterior over falling rule lists (paper section 3.2).
 
     Parameters
@@ -1714,6 +1763,14 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         ``None`` or fewer than two distinct lists: no jumps.
     jump_share : float, default DEFAULT_JUMP_SHARE
         Share of the moves with fresh risks that try a jump (when there are jumps; ``refresh > 0``).
+    siblings : sequence of sequences, optional
+        Each candidate rule's conditions (hashable keys, e.g. :func:`frl_engine.siblings.condition_ids`
+        of the mined rules).  A share ``sibling_share`` of the moves with fresh risks then replaces a
+        rule by one drawn uniformly among its *siblings*, the rules sharing a condition with it
+        (:mod:`frl_engine.siblings`; list ratio ``n_siblings(old) / n_siblings(new)``, risks drawn as
+        for the other moves).  ``None``: no such move (the sampler as it was).
+    sibling_share : float, default DEFAULT_SIBLING_SHARE
+        That share, when ``siblings`` are given (``refresh > 0``).
     map_risk : bool, default True
         Run the fixed-list chain behind ``map_risk`` and ``map_draws``.  ``False``: both are None and
         :func:`with_map_risk` draws them later, the same draws (the schedules that draw a sample several
@@ -1770,6 +1827,15 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         data, jump_starts = list_jumps(jump_lists)
         if len(jump_starts) > 1:
             jump_tables = (data, jump_starts, *jump_index(data, jump_starts, n_rules))
+    if (isinstance(sibling_share, bool) or not isinstance(sibling_share, (int, float))
+            or not 0 <= sibling_share <= 1):
+        raise FRLError(f"sibling_share must be a number in [0, 1], got {sibling_share!r}")
+    sibling_tables_ = None
+    if siblings is not None and refresh > 0 and sibling_share > 0:
+        if len(siblings) != n_rules:
+            raise FRLError(f"siblings must give the conditions of all {n_rules} candidate rules, "
+                           f"got {len(siblings)}")
+        sibling_tables_ = sibling_tables(siblings)
     focus_tables = None
     if focus is not None:
         focus = [int(r) for r in focus]
@@ -1806,7 +1872,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
     if n_chains == 1 or n_jobs == 1:
         outputs = [_run_one(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
                             init=init, local_share=local_share, risk_scans=risk_scans, jumps=jump_tables,
-                            jump_share=jump_share)
+                            jump_share=jump_share, siblings=sibling_tables_, sibling_share=sibling_share)
                    for r, state, init in zip(chain_rngs, chain_states, inits)]
     else:
         workers = min(n_chains, os.cpu_count() or 1) if n_jobs is None else n_jobs
@@ -1814,7 +1880,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         outputs = Parallel(n_jobs=workers, prefer="threads")(
             delayed(_run_one)(r, problem, state, burn_in, n_samples, thin, False, refresh, focus_tables, betas,
                               init=init, local_share=local_share, risk_scans=risk_scans, jumps=jump_tables,
-                              jump_share=jump_share)
+                              jump_share=jump_share, siblings=sibling_tables_, sibling_share=sibling_share)
             for r, state, init in zip(chain_rngs, chain_states, inits))
     for chain, out in enumerate(outputs):
         _check_chain(chain, out)
@@ -1852,6 +1918,11 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         refresh_acceptance["jumps_proposed"] = jumps_proposed
         refresh_acceptance["jumps"] = (sum(out.n_jumps_accepted for out in outputs) / jumps_proposed
                                        if jumps_proposed else math.nan)
+    siblings_proposed = sum(out.n_siblings_proposed for out in outputs)
+    if sibling_tables_ is not None:
+        refresh_acceptance["siblings_proposed"] = siblings_proposed
+        refresh_acceptance["siblings"] = (sum(out.n_siblings_accepted for out in outputs) / siblings_proposed
+                                          if siblings_proposed else math.nan)
     sites_proposed = sum(out.n_site_proposed for out in outputs)
     refresh_acceptance["risk_sites"] = (sum(out.n_site_accepted for out in outputs) / sites_proposed
                                         if sites_proposed else math.nan)
