@@ -571,7 +571,6 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
         if sibling:
             # a rule replaced by one of its siblings (rules sharing a condition with it, sibling_tables), drawn
             # uniformly; the reverse draws among the new rule's siblings, so the list ratio is their numbers'
-            n_params[6] += 1
             if length == 0:
                 continue   # no rule to start from: the chain stays
             where = rng.integers(0, length)
@@ -664,21 +663,17 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
         log_ratio = (log_target_tail(proposal, new_length, n_cap_new, n_pos_new, r_new, start, rest_weight[start],
                                      log_weights, consts, beta_t)
                      - current_tail + log_q)
-        if sibling:
-            log_ratio += jump_log_q
-        elif jumping:
-            log_ratio += jump_log_q
-            n_params[4] += 1
+        if sibling or jumping:
+            log_ratio += jump_log_q   # the list part of the ratio, from the proposal's own counts
+            n_params[6 if sibling else 4] += 1
         else:
             focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
             log_ratio += _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE],
                                                 focus_log, focus_unused, focus_unused_new)
             n_refresh_proposed[move] += 1
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
-            if sibling:
-                n_params[7] += 1
-            elif jumping:
-                n_params[5] += 1
+            if sibling or jumping:
+                n_params[7 if sibling else 5] += 1
             else:
                 n_refresh_accepted[move] += 1
             if n_here >= 0:
