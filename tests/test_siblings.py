@@ -27,6 +27,12 @@ from test_sampler import SETTINGS, assert_frequencies_match, exact_posterior, sm
 SMALL_CONDITIONS = [("a", "b"), ("a",), ("b", "c")]
 
 
+def _small_problem(setting: str = "paper-priors-equal-weights") -> PackedProblem:
+    hyper, weights = SETTINGS[setting]
+    coverage, y = small_data()
+    return PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+
+
 def test_siblings_are_the_rules_sharing_a_condition_and_the_relation_is_symmetric():
     rng = np.random.default_rng(3)
     conditions = [tuple(rng.choice(12, size=rng.integers(1, 4), replace=False)) for _ in range(60)]
@@ -56,7 +62,7 @@ def test_the_sampler_with_sibling_moves_draws_the_papers_posterior(setting, loca
     coverage, y = small_data()
     exact = exact_posterior(coverage, y, hyper, weights)
     probabilities = {o: v["prob"] for o, v in exact.items()}
-    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    problem = _small_problem(setting)
     result = sample_posterior(problem, n_samples=30_000, n_chains=2, burn_in=1000, thin=2, start=[0],
                               random_state=7, n_jobs=1, refresh=5, siblings=SMALL_CONDITIONS, sibling_share=1.0,
                               local_share=local_share)
@@ -67,9 +73,7 @@ def test_the_sampler_with_sibling_moves_draws_the_papers_posterior(setting, loca
 
 
 def test_a_sample_with_sibling_moves_is_the_same_whatever_n_jobs():
-    hyper, weights = SETTINGS["paper-priors-equal-weights"]
-    coverage, y = small_data()
-    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    problem = _small_problem()
     runs = [sample_posterior(problem, n_samples=300, n_chains=3, burn_in=50, start=[0], random_state=4,
                              n_jobs=n_jobs, refresh=5, siblings=SMALL_CONDITIONS, sibling_share=0.5)
             for n_jobs in (1, 2)]
@@ -80,9 +84,7 @@ def test_a_sample_with_sibling_moves_is_the_same_whatever_n_jobs():
 
 
 def test_sibling_moves_off_leave_the_sampler_as_it_was():
-    hyper, weights = SETTINGS["paper-priors-equal-weights"]
-    coverage, y = small_data()
-    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    problem = _small_problem()
     kwargs = dict(n_samples=200, n_chains=2, burn_in=20, start=[0], random_state=2, n_jobs=1, refresh=5)
     plain = sample_posterior(problem, **kwargs)
     off = sample_posterior(problem, **kwargs, siblings=SMALL_CONDITIONS, sibling_share=0.0)
@@ -94,9 +96,7 @@ def test_sibling_moves_off_leave_the_sampler_as_it_was():
 @pytest.mark.parametrize("kwargs", [{"sibling_share": 1.5}, {"sibling_share": -0.1}, {"sibling_share": True},
                                     {"siblings": [("a",), ("b",)]}])
 def test_bad_sibling_arguments_are_refused(kwargs):
-    hyper, weights = SETTINGS["paper-priors-equal-weights"]
-    coverage, y = small_data()
-    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    problem = _small_problem()
     kwargs = {"siblings": SMALL_CONDITIONS, **kwargs}
     with pytest.raises(FRLError, match="sibling"):
         sample_posterior(problem, n_samples=10, n_chains=1, start=[0], random_state=0, **kwargs)
