@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .anneal import COOLING_SCHEDULES, anneal
 from .binarize import Binarizer, ColumnSpec
+from .columns import empty_recorded_codes
 from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
@@ -180,6 +181,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         MAP parameters.
     classes_ : ndarray
         The two outcome values; ``positive_class_`` is the event.
+    codes_read_as_missing_ : dict
+        The numbers read as not known in the training table, per column (``{"age": [999.0]}``): those
+        :func:`frl_engine.columns.empty_number_codes` emptied before the fit (it records them in the table's
+        ``attrs``).  :meth:`apply` and :meth:`predict_proba` read them as not known in new patients too, and the
+        model file keeps them (``training.codes_read_as_missing``); ``{}`` when there were none.
     """
 
     def __init__(self, *, lam=8.0, alpha=1.0, beta=0.1, alpha_K=1.0, beta_K=0.1, min_support=0.05,
@@ -283,6 +289,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                 missing = [c for c in self.used_columns_ if c not in frame.columns]
                 if missing:
                     raise DataError(f"The data lacks column(s) the model uses: {', '.join(map(repr, missing))}: add them (with these names; extra columns are ignored)")
+            # numbers that were codes for not known at fit time (codes_read_as_missing_) are read so again
+            recorded = {column: codes for column, codes in (getattr(self, "codes_read_as_missing_", None) or {}).items()
+                        if column in self.used_columns_}
+            if recorded:
+                frame, _ = empty_recorded_codes(frame, recorded)
         return frame
 
     # ------------------------------------------------------------------ fitting
@@ -353,6 +364,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         best, dropped = self._final_list(problem, result)
 
         self.n_features_in_ = frame.shape[1]
+        self.codes_read_as_missing_ = _recorded_codes(X)
         if isinstance(X, pd.DataFrame):
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -700,7 +712,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                             if getattr(self, "patients_", None) else {}),
                          **({"outcome_proxies": list(self.outcome_proxies_)}
                             if getattr(self, "outcome_proxies_", None) else {}),
-                         **({"rows_sha256": self.rows_sha256_} if getattr(self, "rows_sha256_", None) else {})},
+                         **({"rows_sha256": self.rows_sha256_} if getattr(self, "rows_sha256_", None) else {}),
+                         **({"codes_read_as_missing": {c: list(v) for c, v in self.codes_read_as_missing_.items()}}
+                            if getattr(self, "codes_read_as_missing_", None) else {})},
             "rules": rules,
             "default": self._default_dict(),
             "parameters": {"K": float(self.K_), "gammas": [float(g) for g in self.gammas_],
@@ -753,6 +767,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_mined_rules_ = training.get("n_mined_rules")
             estimator.data_name_ = training.get("data_name")
             estimator.rows_sha256_ = training.get("rows_sha256")
+            estimator.codes_read_as_missing_ = _codes_from_file(training.get("codes_read_as_missing"))
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
             estimator.outcome_proxies_ = [dict(p) for p in training.get("outcome_proxies") or [] if isinstance(p, dict)]
             estimator.patients_ = ((str(training["patient_column"]), int(training["n_patients"]))
@@ -788,6 +803,25 @@ def _fold_result(shared, model, fold, seed, train, test):
         model.fit(rows(train), event[train])
     return frl_fold_result(model, rows(test), event[test], fold=fold, seed=seed, test_index=test,
                            fit_seconds=time.perf_counter() - started)
+
+
+def _recorded_codes(X) -> dict:
+    """The codes for not known emptied in the training table before the fit, per column (``{"age": [999.0]}``).
+
+    :func:`frl_engine.columns.empty_number_codes` records them in the table's ``attrs``, as ``frl fit
+    --codes-as-missing`` and the dashboard's Data page do; ``{}`` when none were (or ``X`` is not a DataFrame).
+    """
+    recorded = X.attrs.get("codes_read_as_missing") if isinstance(X, pd.DataFrame) else None
+    return _codes_from_file(recorded)
+
+
+def _codes_from_file(recorded) -> dict:
+    """``training.codes_read_as_missing`` of a model file as ``{column: [code, ...]}``; ``{}`` when absent."""
+    if recorded is None:
+        return {}
+    if not isinstance(recorded, dict):
+        raise ValueError(f"training.codes_read_as_missing must map each column to its codes, got {recorded!r}")
+    return {str(column): [float(code) for code in codes] for column, codes in recorded.items()}
 
 
 def _plain(value):

@@ -195,3 +195,51 @@ def test_the_data_pages_button_is_kept_in_the_dashboards_model():
     job = jobs.start(jobs.Job("fit", "Fitting", services.FIT_STAGES[:1]), services.fit_work(spec, data, features, y, "f"))
     assert jobs.wait(job, 120) and not job.failed, job.error
     assert job.latest().model["training"]["codes_read_as_missing"] == {"age": [999.0], "potassium": [-9.0]}
+
+
+def test_the_python_api_keeps_the_codes_it_was_fitted_without_and_reads_new_patients_the_same_way(tmp_path):
+    """``empty_number_codes`` records the codes in the table's ``attrs``; the fit keeps them
+    (``codes_read_as_missing_``), ``apply`` and ``predict_proba`` read a new patient's 999 as not known, and the
+    model file carries them, as ``frl fit --codes-as-missing`` does."""
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.columns import empty_number_codes
+    from frl_engine.errors import ModelFileError
+
+    frame = _export()
+    y = frame.pop("died")
+    cleaned, emptied = empty_number_codes(frame)
+    assert len(emptied) == 2 and cleaned["age"].isna().sum() == (frame["age"] == 999).sum()
+    model = FallingRuleListClassifier(n_steps=500, n_chains=2, random_state=0).fit(cleaned, y)
+    assert model.codes_read_as_missing_ == {"age": [999.0], "potassium": [-9.0]}
+    assert any(c.column == "age" and c.op == ">=" for rule in model.rule_objects_ for c in rule.conditions)
+    new = _export(seed=7).drop(columns="died")
+    by_hand = new.assign(age=new["age"].where(new["age"] != 999),
+                         potassium=new["potassium"].where(new["potassium"] != -9))
+    coded = (new["age"] == 999).to_numpy()
+    np.testing.assert_array_equal(model.apply(new), model.apply(by_hand))
+    np.testing.assert_array_equal(model.predict_proba(new), model.predict_proba(by_hand))
+    assert (new["age"] == 999).sum() > 0 and new.loc[coded, "age"].eq(999).all()   # the caller's table is unchanged
+    # the same list fitted on a table that recorded nothing reads 999 as an age, so the record is what changes it
+    bare = cleaned.copy()
+    bare.attrs = {}
+    plain = FallingRuleListClassifier(n_steps=500, n_chains=2, random_state=0).fit(bare, y)
+    assert plain.codes_read_as_missing_ == {} and plain.rules_ == model.rules_
+    assert (plain.apply(new)[coded] != model.apply(new)[coded]).any()
+    # the model file keeps them, and a model read back (or written by frl fit --codes-as-missing) reads so too
+    path = tmp_path / "model.json"
+    model.save(path)
+    assert json.loads(path.read_text())["training"]["codes_read_as_missing"] == {"age": [999.0], "potassium": [-9.0]}
+    assert "codes_read_as_missing" not in plain.to_dict()["training"]
+    loaded = FallingRuleListClassifier.load(path)
+    assert loaded.codes_read_as_missing_ == model.codes_read_as_missing_
+    np.testing.assert_array_equal(loaded.apply(new), model.apply(by_hand))
+    train, cli_model = tmp_path / "export.csv", tmp_path / "cli.json"
+    frame.assign(died=y).to_csv(train, index=False)
+    assert main(["fit", str(train), "--target", "died", "--codes-as-missing", "--steps", "500", "--out",
+                 str(cli_model)]) == 0
+    from_cli = FallingRuleListClassifier.load(cli_model)
+    np.testing.assert_array_equal(from_cli.apply(new), from_cli.apply(by_hand))
+    damaged = json.loads(path.read_text())
+    damaged["training"]["codes_read_as_missing"] = [999]
+    with pytest.raises(ModelFileError, match="codes_read_as_missing"):
+        FallingRuleListClassifier.from_dict(damaged)
