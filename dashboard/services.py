@@ -672,9 +672,7 @@ def model_dict(estimator: FallingRuleListClassifier, spec: FitSpec) -> dict:
 
 def fit_result(estimator: FallingRuleListClassifier, spec: FitSpec, data: LoadedData, features: pd.DataFrame,
                seconds: float | None, result_id: str) -> FitResult:
-    model = model_dict(estimator, spec)
-    if data is not None and data.frame.attrs.get("codes_read_as_missing"):  # the Data page's "Read these codes as
-        model["training"]["codes_read_as_missing"] = data.frame.attrs["codes_read_as_missing"]  # missing": kept
+    model = model_dict(estimator, spec)  # the Data page's "Read these codes as missing" is kept by the estimator
     return FitResult(
         id=result_id, model=model, source="fit", label=spec.settings.label(), spec=spec,
         data=data, rule_index=estimator.apply(features), n_candidates=len(estimator.candidate_names_),

@@ -142,7 +142,6 @@ def load_training_data(args):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
     if getattr(args, "codes_as_missing", False):
         frame = codes_as_missing(frame, [c for c in frame.columns if c != args.target and c not in declared])
-        args._codes_read_as_missing = frame.attrs.get("codes_read_as_missing") or None
     if frame.attrs.get("unnamed"):
         print(f"In {Path(args.data).name}, {frame.attrs['unnamed']}.")
     if frame.attrs.get("merged_spellings"):
@@ -230,10 +229,9 @@ def fit_from_args(args):
 
 
 def _model_dict(estimator, args) -> dict:
-    model = estimator.to_dict(target=args.target, data_name=Path(args.data).name)
-    if getattr(args, "_codes_read_as_missing", None):  # --codes-as-missing: new patients are read the same way
-        model["training"]["codes_read_as_missing"] = args._codes_read_as_missing
-    return model
+    # --codes-as-missing: the estimator keeps the codes the table's attrs record (codes_read_as_missing_), and
+    # its model file carries them, so new patients are read the same way
+    return estimator.to_dict(target=args.target, data_name=Path(args.data).name)
 
 
 def print_model(model: dict, stream=None) -> None:
