@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, ModelFileError
 from .sniff import COMMA_DECIMAL, POINT_DECIMAL
 
 __all__ = [
@@ -729,12 +729,26 @@ def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame,
     return out, done
 
 
+def recorded_codes(recorded) -> dict[str, list[float]]:
+    """``training.codes_read_as_missing`` of a model file (or the ``attrs`` entry :func:`empty_number_codes`
+    writes) as ``{column: [code, ...]}``; ``{}`` when absent.  Anything else raises
+    :class:`~frl_engine.errors.ModelFileError` naming the entry."""
+    if recorded is None:
+        return {}
+    try:
+        return {str(column): [float(code) for code in codes] for column, codes in recorded.items()}
+    except (AttributeError, TypeError, ValueError):
+        raise ModelFileError(f"The model file is damaged: training.codes_read_as_missing must map each column to "
+                             f"its codes (like {{\"age\": [999]}}), got {recorded!r}") from None
+
+
 def empty_recorded_codes(frame: pd.DataFrame, recorded: dict) -> tuple[pd.DataFrame, list[str]]:
     """The table with the codes a model was fitted without (``training.codes_read_as_missing``: ``{"age": [999]}``)
     emptied in the columns it has, as at fit time: exactly those values, found or not by :func:`number_codes` in
-    this table.  Returns the copy and what was emptied (``"age = 999 (154)"``), or the same frame and ``[]``."""
+    this table.  Returns the copy and what was emptied (``"age = 999 (154)"``), or the same frame and ``[]``;
+    a damaged entry raises :class:`~frl_engine.errors.ModelFileError` (:func:`recorded_codes`)."""
     out, done = None, []
-    for column, codes in (recorded or {}).items():
+    for column, codes in recorded_codes(recorded).items():
         if column not in frame.columns or isinstance(frame[column], pd.DataFrame):
             continue
         try:

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .anneal import COOLING_SCHEDULES, anneal
 from .binarize import Binarizer, ColumnSpec
-from .columns import empty_recorded_codes
+from .columns import empty_recorded_codes, recorded_codes
 from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
@@ -767,7 +767,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_mined_rules_ = training.get("n_mined_rules")
             estimator.data_name_ = training.get("data_name")
             estimator.rows_sha256_ = training.get("rows_sha256")
-            estimator.codes_read_as_missing_ = _codes_from_file(training.get("codes_read_as_missing"))
+            estimator.codes_read_as_missing_ = recorded_codes(training.get("codes_read_as_missing"))
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
             estimator.outcome_proxies_ = [dict(p) for p in training.get("outcome_proxies") or [] if isinstance(p, dict)]
             estimator.patients_ = ((str(training["patient_column"]), int(training["n_patients"]))
@@ -811,17 +811,7 @@ def _recorded_codes(X) -> dict:
     :func:`frl_engine.columns.empty_number_codes` records them in the table's ``attrs``, as ``frl fit
     --codes-as-missing`` and the dashboard's Data page do; ``{}`` when none were (or ``X`` is not a DataFrame).
     """
-    recorded = X.attrs.get("codes_read_as_missing") if isinstance(X, pd.DataFrame) else None
-    return _codes_from_file(recorded)
-
-
-def _codes_from_file(recorded) -> dict:
-    """``training.codes_read_as_missing`` of a model file as ``{column: [code, ...]}``; ``{}`` when absent."""
-    if recorded is None:
-        return {}
-    if not isinstance(recorded, dict):
-        raise ValueError(f"training.codes_read_as_missing must map each column to its codes, got {recorded!r}")
-    return {str(column): [float(code) for code in codes] for column, codes in recorded.items()}
+    return recorded_codes(X.attrs.get("codes_read_as_missing") if isinstance(X, pd.DataFrame) else None)
 
 
 def _plain(value):

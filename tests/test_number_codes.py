@@ -197,7 +197,7 @@ def test_the_data_pages_button_is_kept_in_the_dashboards_model():
     assert job.latest().model["training"]["codes_read_as_missing"] == {"age": [999.0], "potassium": [-9.0]}
 
 
-def test_the_python_api_keeps_the_codes_it_was_fitted_without_and_reads_new_patients_the_same_way(tmp_path):
+def test_the_python_api_keeps_the_codes_it_was_fitted_without_and_reads_new_patients_the_same_way(tmp_path, capsys):
     """``empty_number_codes`` records the codes in the table's ``attrs``; the fit keeps them
     (``codes_read_as_missing_``), ``apply`` and ``predict_proba`` read a new patient's 999 as not known, and the
     model file carries them, as ``frl fit --codes-as-missing`` does."""
@@ -239,7 +239,16 @@ def test_the_python_api_keeps_the_codes_it_was_fitted_without_and_reads_new_pati
                  str(cli_model)]) == 0
     from_cli = FallingRuleListClassifier.load(cli_model)
     np.testing.assert_array_equal(from_cli.apply(new), from_cli.apply(by_hand))
-    damaged = json.loads(path.read_text())
+    damaged = model.to_dict(target="died")
     damaged["training"]["codes_read_as_missing"] = [999]
     with pytest.raises(ModelFileError, match="codes_read_as_missing"):
         FallingRuleListClassifier.from_dict(damaged)
+    # the command line says so in one line, whichever command reads the entry
+    bad, later = tmp_path / "damaged.json", tmp_path / "later.csv"
+    bad.write_text(json.dumps(damaged))
+    _export(seed=7).to_csv(later, index=False)
+    for command in ("predict", "validate"):
+        assert main([command, str(bad), str(later)]) != 0
+        err = capsys.readouterr().err
+        assert "training.codes_read_as_missing must map each column to its codes" in err, command
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
