@@ -128,6 +128,55 @@ def log_target_tail(order, length, n_cap, n_pos, r, start, remaining, log_weight
 
 
 @numba.njit(nogil=True, cache=True)
+def tail_terms(length, r, consts, softplus_r, gamma_terms):
+    """The terms of a state's :func:`log_target_tail` that depend on its log odds alone, position by position.
+
+    Fills ``softplus_r[l] = log(1 + e^{r_l})`` for ``l = 0 .. L`` and ``gamma_terms[l]`` (:func:`gamma_term` of
+    ``g_l = r_l - r_{l+1}``) for ``l < L``, and returns :func:`k_term` of ``r_L``: a proposal whose log odds
+    below its window are the current ones, shifted (:func:`log_target_tail_reusing`), reads them instead of
+    computing them again.
+    """
+    for pos in range(length + 1):
+        softplus_r[pos] = _softplus(r[pos])
+    for pos in range(length):
+        gamma_terms[pos] = gamma_term(r[pos] - r[pos + 1], consts)
+    return k_term(r[length], consts)
+
+
+@numba.njit(nogil=True, cache=True)
+def log_target_tail_reusing(order, length, n_cap, n_pos, r, start, remaining, log_weights, weights, consts, power,
+                            cut, shift, softplus_r, gamma_terms, k_value):
+    """:func:`log_target_tail`, the same number to the last bit, for a proposal whose log odds from ``cut`` down
+    are the current state's moved by ``shift`` places (``r[l] = r_current[l - shift]`` for ``l >= cut``).
+
+    There its softplus terms, its gamma priors and the prior of ``K`` are the current state's
+    (:func:`tail_terms`: ``softplus_r``, ``gamma_terms``, ``k_value``); they are read, not computed, so the
+    move with fresh risks draws nothing but the positions of its window.  The counts there differ, so each
+    likelihood term is still formed from the proposal's own.  ``weights[r] = exp(log_weights[r])``, computed
+    once.  ``cut > length``: nothing is reused, and this is :func:`log_target_tail`.
+    """
+    value = log_length_prior(length, consts)
+    for pos in range(start, length):
+        rule = order[pos]
+        value += log_weights[rule] - math.log(remaining)
+        remaining -= weights[rule]
+    for pos in range(start, length + 1):
+        if pos >= cut:
+            value += power * (n_pos[pos] * r[pos] - n_cap[pos] * softplus_r[pos - shift])
+        else:
+            value += likelihood_term(n_cap[pos], n_pos[pos], r[pos], power)
+    for pos in range(max(start - 1, 0), length):
+        if pos >= cut:
+            value += gamma_terms[pos - shift]   # a falling state's: g >= 0 there
+            continue
+        g = r[pos] - r[pos + 1]
+        if g < 0.0:
+            return -np.inf
+        value += gamma_term(g, consts)
+    return value + (k_value if length >= cut else k_term(r[length], consts))
+
+
+@numba.njit(nogil=True, cache=True)
 def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power):
     """``log pi(c, r)`` of the module docstring, the likelihood raised to ``power`` (1: the posterior;
     ``beta < 1``: a tempered replica of :func:`frl_engine.sampler.run_tempered`); ``-inf`` when the

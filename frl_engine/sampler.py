@@ -107,7 +107,8 @@ from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, P
 from .terminal import display_width, pad_right
 from .siblings import sibling_tables
 from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r, log_target_tail,
-                      pool_falling, raw_log_odds, site_risk_updates, target_suffixes)
+                      log_target_tail_reusing, pool_falling, raw_log_odds, site_risk_updates, tail_terms,
+                      target_suffixes)
 from .jumps import (apply_jump, clear_positions, count_applicable, jump_growth, jump_index, list_jumps,
                     mark_positions, nth_applicable)
 from .moves import ADD, FIRST_CHANGED, I, J, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
@@ -329,6 +330,25 @@ def _unused_weight(order, length, cum_weights, log_weights):
 
 
 @numba.njit(nogil=True, cache=True)
+def _unused_from(order, length, total, weights):
+    """:func:`_unused_weight` with the weights ``exp(log_weights)`` computed once: ``total`` (the last
+    cumulative weight) less the weight of each rule of ``order[:length]``, subtracted in list order."""
+    value = total
+    for pos in range(length):
+        value -= weights[order[pos]]
+    return value
+
+
+@numba.njit(nogil=True, cache=True)
+def _exp_each(log_values):
+    """``exp`` of each value, one at a time with ``math.exp`` (the very numbers the kernels computed before)."""
+    out = np.empty(log_values.shape[0])
+    for i in range(log_values.shape[0]):
+        out[i] = math.exp(log_values[i])
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
 def _mh_log_proposal_ratio(move, length, new_length, n_rules, new_rule, old_rule, log_weights,
                            unused_now, unused_new):
     r"""``log q(new -> now) - log q(now -> new)`` for the list part of a move.
@@ -453,7 +473,7 @@ def _risk_scans(rng, length, n_cap, n_pos, gammas, g, r, log_k, consts, power, n
 
 @numba.njit(nogil=True, cache=True)
 def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh, local_share, independence, focus_cum,
-                focus_log, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
+                focus_log, weights, focus_weights, st, order, in_list, remaining, n_cap, n_pos, gammas, g, mu, sd,
                 proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new, r_cur, r_new,
                 block_value, block_weight, block_size, work, info, n_proposed, n_accepted, n_refresh_proposed,
                 n_refresh_accepted, n_params, jump_data, jump_starts, jump_keys, jump_keyed, jump_share, jump_where, jump_here,
@@ -471,7 +491,8 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     apply; its risks drawn as for the other moves, from the first change down or, locally, down to just
     below its last rewritten run), counted in ``n_params[4]`` and ``n_params[5]``.  Both shares are fixed,
     whatever the list, so each kind of move is its own reversible pair.  Returns 0, or
-    ``CAPACITY_STEP`` when a proposal would not fit in the arrays.
+    ``CAPACITY_STEP`` when a proposal would not fit in the arrays.  ``weights`` and ``focus_weights`` are
+    ``exp(log_weights)`` and ``exp(focus_log)``, computed once per run.
     """
     n_rules = in_list.shape[0]
     capacity = order.shape[0]
@@ -543,6 +564,12 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     raw_weight_new = work[3]
     suffix = work[4]
     rest_weight = work[5]
+    # the current state's terms that depend on its log odds alone (refresh.tail_terms): below a move's window
+    # the proposal's log odds are these, shifted, and log_target_tail_reusing reads them
+    softplus_cur = work[6]
+    gamma_terms_cur = work[7]
+    k_value_cur = 0.0
+    focus_total = focus_cum[focus_cum.shape[0] - 1]
     prepared = False
     focus_unused = 0.0
     n_jumps = jump_starts.shape[0] - 1
@@ -563,7 +590,8 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                 r_cur[pos] = r_cur[pos + 1] + g[pos]
             target_suffixes(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts, beta_t, suffix,
                             rest_weight)
-            focus_unused = _unused_weight(order, length, focus_cum, focus_log)
+            k_value_cur = tail_terms(length, r_cur, consts, softplus_cur, gamma_terms_cur)
+            focus_unused = _unused_from(order, length, focus_total, focus_weights)
             prepared = True
         sibling = n_sib > 0 and sib_share > 0.0 and rng.random() < sib_share   # a fixed share, whatever the list
         jumping = (not sibling) and n_jumps > 0 and jump_share > 0.0 and rng.random() < jump_share
@@ -660,14 +688,15 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
         current_tail = suffix[start]
         if start > 0:
             current_tail += gamma_term(r_cur[start - 1] - r_cur[start], consts)
-        log_ratio = (log_target_tail(proposal, new_length, n_cap_new, n_pos_new, r_new, start, rest_weight[start],
-                                     log_weights, consts, beta_t)
+        log_ratio = (log_target_tail_reusing(proposal, new_length, n_cap_new, n_pos_new, r_new, start,
+                                             rest_weight[start], log_weights, weights, consts, beta_t, end_new + 1,
+                                             shift, softplus_cur, gamma_terms_cur, k_value_cur)
                      - current_tail + log_q)
         if sibling or jumping:
             log_ratio += jump_log_q   # the list part of the ratio, from the proposal's own counts
             n_params[6 if sibling else 4] += 1
         else:
-            focus_unused_new = _unused_weight(proposal, new_length, focus_cum, focus_log)
+            focus_unused_new = _unused_from(proposal, new_length, focus_total, focus_weights)
             log_ratio += _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE],
                                                 focus_log, focus_unused, focus_unused_new)
             n_refresh_proposed[move] += 1
@@ -849,7 +878,9 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
     block_value = np.zeros(cap)
     block_weight = np.zeros(cap)
     block_size = np.zeros(cap, dtype=np.int64)
-    work = np.zeros((6, cap))   # the move with fresh risks' caches (_list_moves)
+    work = np.zeros((8, cap))   # the move with fresh risks' caches (_list_moves)
+    weights = _exp_each(log_weights)
+    focus_weights = _exp_each(focus_log)
     z_sum = np.zeros(cap)
     u_sum = np.zeros(cap)
     z_hot = np.zeros(cap)
@@ -941,7 +972,8 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
             if not fixed_list:
                 independence = refresh > 0
                 code = _list_moves(rng, rules, y, cum_weights, log_weights, consts, betas[level], refresh,
-                                   local_share, independence, focus_cum, focus_log, st[s], orders[s],
+                                   local_share, independence, focus_cum, focus_log, weights, focus_weights, st[s],
+                                   orders[s],
                                    in_lists[s], remainings[s], n_caps[s], n_poss[s], gammass[s], gs[s], mus[s], sds[s],
                                    proposal, remaining_new, n_cap_new, n_pos_new, gammas_new, g_new, mu_new, sd_new,
                                    r_cur, r_new, block_value, block_weight, block_size, work, info,

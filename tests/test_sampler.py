@@ -657,6 +657,55 @@ def test_the_move_with_fresh_risks_scores_only_the_positions_below_its_change():
     assert 100 < n_falls < n_checked
 
 
+def test_the_tail_below_a_moves_window_is_read_from_the_current_state_to_the_last_bit():
+    """Below the window of a move with fresh risks the proposal's log odds are the current state's, shifted by
+    the change of length, so the sampler reads their softplus and gamma terms (refresh.tail_terms) instead of
+    computing them again (refresh.log_target_tail_reusing).  The result must be log_target_tail's number
+    exactly (==, so the chains' draws do not change), for every cut, both directions of the length change,
+    unequal rule weights, a tempered power, and -inf when the drawn risks above the cut do not fall."""
+    from frl_engine.refresh import log_target_tail, log_target_tail_reusing, tail_terms
+
+    rng = np.random.default_rng(11)
+    n_rules = 10
+    coverage = rng.random((90, n_rules)) < 0.3
+    y = rng.random(90) < 0.4
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters(), rng.uniform(0.3, 3.0, n_rules))
+    weights = np.exp(problem.log_weights)
+    n_checked = n_reused = n_rising = 0
+    for case in range(600):
+        power = (1.0, 0.37)[case % 2]
+        length = int(rng.integers(1, 8))
+        r_cur = np.cumsum(rng.exponential(0.6, length + 1))[::-1] - 2.0   # falling log odds, default last
+        softplus_r, gamma_terms = np.empty(length + 1), np.empty(length + 1)
+        k_value = tail_terms(length, r_cur, problem.consts, softplus_r, gamma_terms)
+        new_length = int(min(max(length + rng.integers(-1, 2), 0), n_rules))
+        shift = new_length - length
+        start = int(rng.integers(0, min(length, new_length) + 1))
+        cut = int(rng.integers(start, new_length + 2))              # new_length + 1: nothing reused
+        cut = max(cut, shift)                                        # positions read must exist in r_cur
+        r_new = np.empty(new_length + 1)
+        for pos in range(new_length, -1, -1):
+            if pos >= cut:
+                r_new[pos] = r_cur[pos - shift]
+            else:                                                    # drawn risks, falling onto the kept ones
+                r_new[pos] = (r_new[pos + 1] if pos < new_length else r_cur[length]) + rng.exponential(0.5)
+        if cut > start and rng.random() < 0.25:                      # a draw that rises above the cut
+            r_new[int(rng.integers(start, cut))] -= 20.0
+            n_rising += 1
+        order = rng.permutation(n_rules)[:max(new_length, 1)].astype(np.int64)
+        n_cap, n_pos = _counts(coverage, y, list(order[:new_length]))
+        remaining = float(problem.cum_weights[-1]) - float(weights[order[:start]].sum())
+        plain = log_target_tail(order, new_length, n_cap, n_pos, r_new, start, remaining, problem.log_weights,
+                                problem.consts, power)
+        reused = log_target_tail_reusing(order, new_length, n_cap, n_pos, r_new, start, remaining,
+                                         problem.log_weights, weights, problem.consts, power, cut, shift,
+                                         softplus_r, gamma_terms, k_value)
+        assert reused == plain, (case, reused, plain)
+        n_checked += 1
+        n_reused += cut <= new_length
+    assert n_reused > 300 and n_rising > 50
+
+
 @pytest.mark.parametrize("setting,local_share,n_samples", [("paper-priors-equal-weights", 1.0, 30_000),
                                                            ("tight-priors-unequal-weights", 1.0, 200_000),
                                                            ("tight-priors-unequal-weights", 0.0, 30_000)])
