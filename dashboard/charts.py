@@ -373,6 +373,13 @@ def inclusion_chart(inclusion: dict, map_rules=(), top: int = 15) -> go.Figure:
                         bargap=0.3, left=_label_margin(names))
 
 
+def disagreement_table(disagreement) -> pd.DataFrame:
+    """One row per rule the chains disagree on: the rule, then the share of each chain's lists holding it."""
+    rows = [{"rule": rule, **{f"chain {k + 1}": share for k, share in enumerate(shares)}}
+            for rule, shares in disagreement]
+    return pd.DataFrame(rows)
+
+
 def trace_chart(trace: np.ndarray, *, title: str, y_title: str, rhat: float | None = None,
                 ess: float | None = None, step: bool = False) -> go.Figure:
     """One line per chain over the kept samples (a trace plot), R-hat and ESS in the title."""

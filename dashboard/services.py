@@ -581,6 +581,8 @@ class PosteriorView:
     seconds: float
     map_groups_frequency: float  # share of samples grouping the patients as the list shown does
     over_budget: bool = False  # the default schedule stopped before a longer attempt (its work budget)
+    # the rules the chains hold in the most different shares of their lists: (rule, per-chain shares)
+    disagreement: tuple = ()
 
 
 def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
@@ -598,6 +600,7 @@ def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
         risk_summary=sample.map_risk_summary(), summary_text=sample.summary(), seconds=float(seconds),
         map_groups_frequency=float(sample.map_groups_frequency),
         over_budget=bool(sample.attempts and sample.attempts[-1].get("over_budget")),
+        disagreement=tuple((str(d.rule), tuple(float(v) for v in d.per_chain)) for d in sample.chain_disagreement()),
     )
 
 

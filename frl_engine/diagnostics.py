@@ -210,3 +210,50 @@ def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceV
     return ConvergenceVerdict(False, worst, smallest,
                               f"Posterior not converged ({'; '.join(reasons)}): its intervals and frequencies are "
                               f"not reliable; {LONGER_ADVICE}.")
+
+
+#: A rule is named where the chains disagree when the shares of two chains' lists holding it differ by this much.
+DISAGREEMENT_SPREAD = 0.2
+
+
+@dataclass(frozen=True)
+class RuleDisagreement:
+    """One rule that the chains of a sample hold in very different shares of their lists.
+
+    ``per_chain[k]`` is the fraction of chain ``k``'s kept lists that contain ``rule``; ``spread`` is the
+    largest minus the smallest of them.  Chains that sample the same posterior hold each rule in about
+    the same share, so a large spread names what the chains have not yet agreed on.
+    """
+
+    rule: object
+    per_chain: tuple
+    spread: float
+
+
+def rules_chains_disagree_on(lists, chain_ids, n_chains: int, *, top: int = 5,
+                             min_spread: float = DISAGREEMENT_SPREAD) -> tuple[RuleDisagreement, ...]:
+    """The rules whose share of each chain's lists differs most between chains, largest spread first.
+
+    ``lists[i]`` is sample ``i``'s rule list and ``chain_ids[i]`` its chain (``0 .. n_chains - 1``).  For each
+    rule in any list, the share of chain ``k``'s samples whose list holds it, ``f_k``; the rules with
+    ``max_k f_k - min_k f_k >= min_spread`` (at most ``top``, ties by first appearance) are returned.  Empty
+    with fewer than two chains.
+    """
+    chain_ids = np.asarray(chain_ids, dtype=np.int64)
+    if n_chains < 2 or len(lists) != len(chain_ids):
+        return ()
+    sizes = np.bincount(chain_ids, minlength=n_chains).astype(float)
+    if np.any(sizes == 0):
+        return ()
+    counts: dict = {}
+    for rule_list, chain in zip(lists, chain_ids):
+        for rule in set(rule_list):
+            counts.setdefault(rule, np.zeros(n_chains))[chain] += 1.0
+    found = []
+    for rule, count in counts.items():
+        shares = count / sizes
+        spread = float(shares.max() - shares.min())
+        if spread >= min_spread:
+            found.append(RuleDisagreement(rule, tuple(float(v) for v in shares), spread))
+    found.sort(key=lambda d: -d.spread)   # stable: ties keep the order of first appearance
+    return tuple(found[:top])

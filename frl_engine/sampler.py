@@ -99,7 +99,8 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .bits import adopt_counts, capture_counts_from, recount_from, row_groups, same_row_groups
-from .diagnostics import RHAT_TARGET, ConvergenceVerdict, convergence_verdict, effective_sample_size, split_rhat
+from .diagnostics import (RHAT_TARGET, ConvergenceVerdict, convergence_verdict, effective_sample_size,
+                          rules_chains_disagree_on, split_rhat)
 from .errors import FRLError
 from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PackedProblem, fit_list,
@@ -1490,6 +1491,16 @@ class PosteriorSample:
         """Plain verdict from the R-hat and ESS of the log posterior and the list length."""
         return convergence_verdict(self.rhat, self.ess, n_chains=self.n_chains)
 
+    def chain_disagreement(self, top: int = 5) -> tuple:
+        """The rules the chains hold in the most different shares of their lists: what they have not agreed on.
+
+        :class:`frl_engine.diagnostics.RuleDisagreement` items (``rule`` as in ``lists``, ``per_chain``
+        shares, ``spread``), largest spread first, only spreads of at least
+        :data:`frl_engine.diagnostics.DISAGREEMENT_SPREAD` (20 points); empty when the chains agree on every
+        rule that well, or with one chain (:func:`frl_engine.diagnostics.rules_chains_disagree_on`).
+        """
+        return rules_chains_disagree_on(self.lists, self.chain_ids, self.n_chains, top=top)
+
     def length_histogram(self) -> dict[int, float]:
         """``L -> fraction of samples`` for every length sampled."""
         values, counts = np.unique(self.lengths, return_counts=True)
@@ -1561,6 +1572,8 @@ class PosteriorSample:
             "n_starts": self.n_starts,
             "length_histogram": {str(k): v for k, v in self.length_histogram().items()},
             "inclusion": self.inclusion,
+            "chain_disagreement": [{"rule": d.rule, "per_chain": list(d.per_chain), "spread": d.spread}
+                                   for d in self.chain_disagreement()],
             "top_lists": [{"list": list(lst), "frequency": f} for lst, f in self.list_frequencies(20)],
             "map_list": {
                 "rules": list(self.map_list), "indices": list(self.map_order), "source": self.map_list_source,
@@ -1619,6 +1632,13 @@ class PosteriorSample:
                     else (f"  <- above {RHAT_TARGET}: not converged" if rhat > RHAT_TARGET else ""))
             lines.append(f"  {label:<14s} R-hat {_fmt(rhat)}   ESS {_fmt(self.ess[key], 0)}{note}")
         lines.append(f"  {self.verdict.message}")
+        disagreement = () if self.verdict.converged else self.chain_disagreement()
+        if disagreement:
+            lines.append(f"  Where the chains disagree most (share of each chain's lists that hold the rule, chains 1 to "
+                         f"{self.n_chains}):")
+            for item in disagreement:
+                shares = " ".join(f"{100 * v:4.0f}%" for v in item.per_chain)
+                lines.append(f"    {shares}  {item.rule}")
         lines.append("")
         risk = self.map_risk
         if risk is None:

@@ -492,6 +492,17 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
                                                                     rhat={"log_posterior": 1.07, "length": 1.1}))
     at.run()
     assert any(budget_note in c.value and "more than about a minute" in c.value for c in at.caption)
+    # chains that hold different rules: the page names them, with each chain's share, under the advice
+    assert at.dataframe and not any("rule" in df.value.columns for df in at.dataframe)   # no disagreement yet
+    at.session_state[state.FIT] = replace(result, posterior=replace(
+        result.posterior, rhat={"log_posterior": 1.07, "length": 1.3},
+        disagreement=(("Age >= 75 AND NoShow", (1.0, 0.0, 0.05, 0.9)), ("BedSores", (0.2, 0.9, 0.8, 0.3)))))
+    at.run()
+    assert not at.exception and not errors(at)
+    assert any(c.value.startswith("Where the chains disagree most") for c in at.caption)
+    [table] = [df.value for df in at.dataframe if "rule" in df.value.columns]
+    assert list(table["rule"]) == ["Age >= 75 AND NoShow", "BedSores"]
+    assert list(table.iloc[0, 1:]) == [1.0, 0.0, 0.05, 0.9]
 
 
 def test_the_posterior_page_says_why_the_list_shown_is_rarely_sampled(at):

@@ -387,6 +387,22 @@ def test_the_posterior_view_knows_when_the_default_sample_stopped_at_its_work_bu
     assert not services.posterior_view(whole).over_budget
 
 
+def test_the_posterior_view_names_the_rules_the_chains_disagree_on():
+    """Chains started at different lists and stopped early hold different rules: the view carries them, by name."""
+    from frl_engine.sampler import sample_posterior
+
+    frame = _frame(n=600, seed=3)
+    y = (frame.pop("Outcome") == "readmitted").to_numpy()
+    model = FallingRuleListClassifier(random_state=0, exclude=["PatientID"]).fit(frame, y)
+    sample = sample_posterior(model.problem_, n_samples=20, n_chains=2, burn_in=0, random_state=0, refresh=0,
+                              n_jobs=1, starts=[model.map_fit_.order, []], rule_names=model.candidate_names_)
+    view = services.posterior_view(sample)
+    assert view.disagreement, "a chain at the MAP list and one at the empty list must disagree"
+    names = set(model.candidate_names_)
+    for rule, shares in view.disagreement:
+        assert rule in names and len(shares) == 2 and max(shares) - min(shares) >= 0.2
+
+
 def test_a_code_field_shows_an_example_from_the_datas_own_codes():
     """Regression: the form always suggested '428.0' (an ICD-9 code of the sample data), also for ICD-10 exports."""
     model = {"binarizer": {"columns": [{"name": "diag_1", "kind": "code", "categories": ["E11.9", "I21.4", "I50.1",

@@ -131,3 +131,20 @@ def test_the_advice_of_an_unconverged_verdict_keeps_the_default_schedule():
     parser = build_parser()
     args = parser.parse_args(["sample", "data.csv", "--target", "y", "--samples", "4000", "--sampler-chains", "8"])
     assert (args.samples, args.sampler_chains, args.burn_in, args.thin) == (4000, 8, None, 1)
+
+
+def test_the_rules_chains_disagree_on_are_counted_chain_by_chain():
+    """Shares by hand: chain 0 holds a in 4 of 4 lists, b in 2, c in 1; chain 1 holds a in none, b in 3, c in 2."""
+    from frl_engine.diagnostics import rules_chains_disagree_on
+
+    lists = [("a", "b"), ("a",), ("a", "c"), ("b", "a"), ("b",), ("b", "c"), ("c",), ("b",)]
+    chains = [0, 0, 0, 0, 1, 1, 1, 1]
+    found = rules_chains_disagree_on(lists, chains, 2)
+    assert [d.rule for d in found] == ["a", "b", "c"]            # spreads 1.0, 0.25, 0.25 (ties: first seen)
+    assert found[0].per_chain == (1.0, 0.0) and found[0].spread == 1.0
+    assert found[1].per_chain == (0.5, 0.75) and found[2].per_chain == (0.25, 0.5)
+    assert [d.rule for d in rules_chains_disagree_on(lists, chains, 2, min_spread=0.3)] == ["a"]
+    assert [d.rule for d in rules_chains_disagree_on(lists, chains, 2, top=1)] == ["a"]
+    assert rules_chains_disagree_on(lists, [0] * 8, 1) == ()      # one chain: nothing to compare
+    # chains that hold every rule equally often disagree on nothing
+    assert rules_chains_disagree_on([("a",), ("b",), ("a",), ("b",)], [0, 0, 1, 1], 2) == ()

@@ -749,10 +749,17 @@ def test_an_unconverged_posterior_is_reported_as_such():
     for key, label in (("log_posterior", "log posterior"), ("length", "length L")):
         line = next(x for x in result.summary().splitlines() if x.strip().startswith(f"{label} ") and "R-hat" in x)
         assert line.endswith("<- above 1.01: not converged") == (result.rhat[key] > 1.01), line
+    # and names the rules the chains hold in different shares: the true list's, which three chains lack
+    disputed = result.chain_disagreement()
+    assert disputed and {d.rule for d in disputed} <= set(range(problem.n_rules))
+    assert any(d.rule in true_order for d in disputed)
+    assert "Where the chains disagree most" in result.summary()
+    assert [d["rule"] for d in result.to_dict()["chain_disagreement"]] == [d.rule for d in disputed]
     # the same problem sampled properly converges
     good = sample_posterior(problem, n_samples=1000, n_chains=4, start=true_order, random_state=0, n_jobs=2)
     assert good.verdict.converged, good.verdict.message
     assert good.map_risk_summary()["converged"] is True
+    assert good.chain_disagreement() == () and "Where the chains disagree" not in good.summary()
 
 
 def test_dispersed_starts_and_focus_are_reproducible_whatever_n_jobs():

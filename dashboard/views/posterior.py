@@ -63,6 +63,15 @@ else:
         st.caption("The sampler stopped before its next, longer attempt: with this many patients and lists this "
                    "long it would take more than about a minute. More Samples per chain on the Fit page make every "
                    "attempt longer.")
+    disagreement = getattr(view, "disagreement", ())
+    if disagreement:
+        # what the chains have not agreed on yet, rule by rule (frl_engine.diagnostics.rules_chains_disagree_on)
+        st.caption("Where the chains disagree most: the share of each chain's sampled lists that hold the rule. "
+                   "Chains that had converged would hold each rule about equally often.")
+        st.dataframe(charts.disagreement_table(disagreement), hide_index=True, width="stretch",
+                     key="disagreement_table",
+                     column_config={f"chain {k + 1}": st.column_config.NumberColumn(f"chain {k + 1}", format="percent")
+                                    for k in range(len(disagreement[0][1]))})
 if view.map_groups_frequency < RARELY_SAMPLED:
     # A clinician reading "0.0%" next to their card deserves the reason (docs/search.md section 4).
     st.caption(f"The list shown is {charts.pct(view.map_list_frequency)} of the sampled lists, and "
