@@ -14,7 +14,12 @@
   sampling) for the MAP list and for lists of a long plain sample, the sample's length
   posterior and its draws with the MAP list's captures, and plain chains started on the MAP list.
 
-Run: ``.venv/bin/python benchmarks/bench_sampler.py [--map-mass [breast,spam]]``
+* ``--move-cost``: on UCI Spambase (the default fit of seed 0), one chain of the default sampler alone
+  (``n_jobs=1``, from the MAP list, 5,000 sweeps): milliseconds a sweep, and the cost of one move with
+  fresh risks from 100 against 300 of them a sweep, overall and per kind of move (docs/search.md
+  section 4, "Cheaper moves").
+
+Run: ``.venv/bin/python benchmarks/bench_sampler.py [--map-mass [breast,spam]] [--move-cost]``
 """
 
 from __future__ import annotations
@@ -235,8 +240,56 @@ def map_mass(key: str = "breast") -> None:
           "rules")
 
 
+def move_cost() -> dict:
+    """The default sampler's cost a sweep and a move with fresh risks, one chain alone, on UCI Spambase."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_search import _uci
+
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.sampler import focus_rules
+
+    loaded = _uci("spam")
+    if isinstance(loaded, str):
+        print(f"UCI Spambase: not run ({loaded})")
+        return {}
+    X, y, options = loaded
+    model = FallingRuleListClassifier(random_state=0, **options).fit(X, y)
+    problem = model.problem_
+    search = model.anneal_result_
+    first = search.chain_orders[:search.round_size or None]
+    base = dict(n_chains=1, n_samples=1000, burn_in=1000, thin=4, random_state=1, n_jobs=1, map_risk=False,
+                starts=[model.map_fit_.order], focus=focus_rules(problem, (model.map_fit_.order, *first)),
+                jumps=(model.map_fit_.order, *first), siblings=getattr(model, "candidate_conditions_", None))
+    sample_posterior(problem, **{**base, "burn_in": 10, "n_samples": 10, "thin": 1})   # compiled and warm
+    n_sweeps = base["burn_in"] + base["n_samples"] * base["thin"]
+
+    def seconds(**kw) -> float:
+        best = np.inf
+        for _ in range(3):   # the fastest of three: the least disturbed by the machine's other work
+            started = time.perf_counter()
+            sample_posterior(problem, **{**base, **kw})
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    figures = {"sweep_ms": 1e3 * seconds() / n_sweeps}
+    print(f"Default sampler on UCI Spambase ({problem.n_rows} rows x {problem.n_rules} rules, MAP list of "
+          f"{len(model.map_fit_.order)} rules), one chain alone, {n_sweeps:,} sweeps:")
+    print(f"  {figures['sweep_ms']:.3f} ms a sweep (100 moves with fresh risks, Steps 1-4, 3c and 3d)")
+    kinds = {"all kinds (the default)": {}, "the paper's four, local window": dict(jump_share=0.0, sibling_share=0.0,
+                                                                                  local_share=1.0),
+             "the paper's four, risks from the change down": dict(jump_share=0.0, sibling_share=0.0, local_share=0.0),
+             "sibling rules only": dict(jump_share=0.0, sibling_share=1.0)}
+    for label, kw in kinds.items():
+        extra = seconds(refresh=300, **kw) - seconds(refresh=100, **kw)
+        figures[label] = 1e6 * extra / (200 * n_sweeps)
+        print(f"  one move with fresh risks, {label}: {figures[label]:.2f} us")
+    return figures
+
+
 if __name__ == "__main__":
-    if "--map-mass" in sys.argv[1:]:
+    if "--move-cost" in sys.argv[1:]:
+        move_cost()
+    elif "--map-mass" in sys.argv[1:]:
         at = sys.argv.index("--map-mass")
         keys = sys.argv[at + 1].split(",") if len(sys.argv) > at + 1 else ["breast"]
         for key in keys:
