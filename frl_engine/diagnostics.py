@@ -247,7 +247,7 @@ def rules_chains_disagree_on(lists, chain_ids, n_chains: int, *, top: int = 5,
         return ()
     counts: dict = {}
     for rule_list, chain in zip(lists, chain_ids):
-        for rule in set(rule_list):
+        for rule in dict.fromkeys(rule_list):   # each rule once, in list order (no hash order)
             counts.setdefault(rule, np.zeros(n_chains))[chain] += 1.0
     found = []
     for rule, count in counts.items():

@@ -107,7 +107,7 @@ from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, P
                     log_list_prior)
 from .terminal import display_width, pad_right
 from .siblings import sibling_tables
-from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r, log_target_tail,
+from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r,
                       log_target_tail_reusing, pool_falling, raw_log_odds, site_risk_updates, tail_terms,
                       target_suffixes)
 from .jumps import (apply_jump, clear_positions, count_applicable, jump_growth, jump_index, list_jumps,
@@ -685,7 +685,8 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             r_new[pos] = r_cur[pos - shift]
         for pos in range(start, end_cur + 1):
             log_q += log_normal(r_cur[pos], min(max(mu[pos], lower), upper), sd[pos])
-        # log pi(c', r') - log pi(c, r): only the terms from f down differ (refresh.log_target_tail)
+        # log pi(c', r') - log pi(c, r): only the terms from f down differ (refresh.log_target_tail; its
+        # _reusing form reads the current state's terms below the window, the same number to the last bit)
         current_tail = suffix[start]
         if start > 0:
             current_tail += gamma_term(r_cur[start - 1] - r_cur[start], consts)

@@ -146,5 +146,8 @@ def test_the_rules_chains_disagree_on_are_counted_chain_by_chain():
     assert [d.rule for d in rules_chains_disagree_on(lists, chains, 2, min_spread=0.3)] == ["a"]
     assert [d.rule for d in rules_chains_disagree_on(lists, chains, 2, top=1)] == ["a"]
     assert rules_chains_disagree_on(lists, [0] * 8, 1) == ()      # one chain: nothing to compare
+    # equal spreads keep the order in which the rules first appear, list by list and within a list
+    tied = rules_chains_disagree_on([("z", "y", "x"), ()], [0, 1], 2)
+    assert [d.rule for d in tied] == ["z", "y", "x"] and all(d.spread == 1.0 for d in tied)
     # chains that hold every rule equally often disagree on nothing
     assert rules_chains_disagree_on([("a",), ("b",), ("a",), ("b",)], [0, 0, 1, 1], 2) == ()
