@@ -110,56 +110,29 @@ def log_target_tail(order, length, n_cap, n_pos, r, start, remaining, log_weight
     the likelihood terms of positions ``l >= start``, the gamma priors of ``g_l`` for
     ``l >= start - 1`` and the prior of ``K``, so that ``log pi(c', r') - log pi(c, r)`` is the
     difference of the two tails, in ``O(L - f)`` instead of ``O(L)``.  ``-inf`` when those risks do not
-    fall.
+    fall.  (:func:`log_target_tail_reusing` with nothing to reuse.)
+    """
+    return log_target_tail_reusing(order, length, n_cap, n_pos, r, start, remaining, log_weights, consts, power,
+                                   length + 1, 0, r, r, 0.0)
+
+
+@numba.njit(nogil=True, cache=True)
+def log_target_tail_reusing(order, length, n_cap, n_pos, r, start, remaining, log_weights, consts, power, cut, shift,
+                            softplus_r, gamma_terms, k_value):
+    """:func:`log_target_tail`, the same number to the last bit, for a proposal whose log odds from ``cut`` down
+    are the current state's moved by ``shift`` places (``r[l] = r_current[l - shift]`` for ``l >= cut``).
+
+    There its softplus terms, its gamma priors and the prior of ``K`` are the current state's
+    (:func:`target_suffixes` fills ``softplus_r`` and ``gamma_terms`` and returns ``k_value``); they are read,
+    not computed, so the move with fresh risks computes them only for the positions of its window.  The counts
+    there differ, so each likelihood term is still formed from the proposal's own.  ``cut > length``: nothing
+    is read (:func:`log_target_tail`).
     """
     value = log_length_prior(length, consts)
     for pos in range(start, length):
         rule = order[pos]
         value += log_weights[rule] - math.log(remaining)
         remaining -= math.exp(log_weights[rule])
-    for pos in range(start, length + 1):
-        value += likelihood_term(n_cap[pos], n_pos[pos], r[pos], power)
-    for pos in range(max(start - 1, 0), length):
-        g = r[pos] - r[pos + 1]
-        if g < 0.0:
-            return -np.inf
-        value += gamma_term(g, consts)
-    return value + k_term(r[length], consts)
-
-
-@numba.njit(nogil=True, cache=True)
-def tail_terms(length, r, consts, softplus_r, gamma_terms):
-    """The terms of a state's :func:`log_target_tail` that depend on its log odds alone, position by position.
-
-    Fills ``softplus_r[l] = log(1 + e^{r_l})`` for ``l = 0 .. L`` and ``gamma_terms[l]`` (:func:`gamma_term` of
-    ``g_l = r_l - r_{l+1}``) for ``l < L``, and returns :func:`k_term` of ``r_L``: a proposal whose log odds
-    below its window are the current ones, shifted (:func:`log_target_tail_reusing`), reads them instead of
-    computing them again.
-    """
-    for pos in range(length + 1):
-        softplus_r[pos] = _softplus(r[pos])
-    for pos in range(length):
-        gamma_terms[pos] = gamma_term(r[pos] - r[pos + 1], consts)
-    return k_term(r[length], consts)
-
-
-@numba.njit(nogil=True, cache=True)
-def log_target_tail_reusing(order, length, n_cap, n_pos, r, start, remaining, log_weights, weights, consts, power,
-                            cut, shift, softplus_r, gamma_terms, k_value):
-    """:func:`log_target_tail`, the same number to the last bit, for a proposal whose log odds from ``cut`` down
-    are the current state's moved by ``shift`` places (``r[l] = r_current[l - shift]`` for ``l >= cut``).
-
-    There its softplus terms, its gamma priors and the prior of ``K`` are the current state's
-    (:func:`tail_terms`: ``softplus_r``, ``gamma_terms``, ``k_value``); they are read, not computed, so the
-    move with fresh risks draws nothing but the positions of its window.  The counts there differ, so each
-    likelihood term is still formed from the proposal's own.  ``weights[r] = exp(log_weights[r])``, computed
-    once.  ``cut > length``: nothing is reused, and this is :func:`log_target_tail`.
-    """
-    value = log_length_prior(length, consts)
-    for pos in range(start, length):
-        rule = order[pos]
-        value += log_weights[rule] - math.log(remaining)
-        remaining -= weights[rule]
     for pos in range(start, length + 1):
         if pos >= cut:
             value += power * (n_pos[pos] * r[pos] - n_cap[pos] * softplus_r[pos - shift])
@@ -186,27 +159,34 @@ def log_target_r(order, length, n_cap, n_pos, r, cum_weights, log_weights, const
 
 
 @numba.njit(nogil=True, cache=True)
-def target_suffixes(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power, suffix, remaining):
+def target_suffixes(order, length, n_cap, n_pos, r, cum_weights, log_weights, consts, power, suffix, remaining,
+                    softplus_r, gamma_terms):
     """Every tail of one falling state at once, for the current list of the move.
 
     Fills ``remaining[f]`` (the prior weight of the rules not among ``c_0 .. c_{f-1}``) and
     ``suffix[f]`` for ``f = 0 .. L`` so that :func:`log_target_tail` of this state at ``f`` is
     ``suffix[f]`` plus the gamma prior of ``g_{f-1}`` (:func:`gamma_term`) when ``f > 0``: ``O(L)`` once,
-    then ``O(1)`` for each proposal until one is accepted.
+    then ``O(1)`` for each proposal until one is accepted.  On the way it keeps the terms that depend on the
+    log odds alone, ``softplus_r[l] = log(1 + e^{r_l})`` (``l <= L``) and ``gamma_terms[l]`` (``l < L``), and
+    returns :func:`k_term` of ``r_L``: what :func:`log_target_tail_reusing` reads below a move's window.
     """
     left = prior_total_weight(cum_weights, consts)
     for pos in range(length):
         remaining[pos] = left
         left -= math.exp(log_weights[order[pos]])
     remaining[length] = left
-    value = (log_length_prior(length, consts) + likelihood_term(n_cap[length], n_pos[length], r[length], power)
-             + k_term(r[length], consts))
+    softplus_r[length] = _softplus(r[length])
+    k_value = k_term(r[length], consts)
+    value = (log_length_prior(length, consts)
+             + power * (n_pos[length] * r[length] - n_cap[length] * softplus_r[length]) + k_value)
     suffix[length] = value
     for pos in range(length - 1, -1, -1):
-        g = r[pos] - r[pos + 1]
+        softplus_r[pos] = _softplus(r[pos])
+        gamma_terms[pos] = gamma_term(r[pos] - r[pos + 1], consts)
         value += (log_weights[order[pos]] - math.log(remaining[pos])
-                  + likelihood_term(n_cap[pos], n_pos[pos], r[pos], power) + gamma_term(g, consts))
+                  + power * (n_pos[pos] * r[pos] - n_cap[pos] * softplus_r[pos]) + gamma_terms[pos])
         suffix[pos] = value
+    return k_value
 
 
 @numba.njit(nogil=True, cache=True)

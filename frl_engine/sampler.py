@@ -108,8 +108,7 @@ from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, P
 from .terminal import display_width, pad_right
 from .siblings import sibling_tables
 from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r,
-                      log_target_tail_reusing, pool_falling, raw_log_odds, site_risk_updates, tail_terms,
-                      target_suffixes)
+                      log_target_tail_reusing, pool_falling, raw_log_odds, site_risk_updates, target_suffixes)
 from .jumps import (apply_jump, clear_positions, count_applicable, jump_growth, jump_index, list_jumps,
                     mark_positions, nth_applicable)
 from .moves import ADD, FIRST_CHANGED, I, J, MOVE, MOVE_NAMES, NEW_RULE, OLD_RULE, REMOVE, REPLACE, SWAP, \
@@ -319,21 +318,13 @@ def _gibbs_k(rng, length, g, z_sum, u_sum, alpha_k, beta_k):
 
 
 @numba.njit(nogil=True, cache=True)
-def _unused_weight(order, length, cum_weights, log_weights):
+def _unused_weight(order, length, total, weights):
     """Total weight of the candidate rules not in ``order[:length]``: the normaliser of a proposal's draw.
 
-    Proposals draw from the kept rules only; the prior's normaliser also holds the screened-out ones
+    ``total`` is the last cumulative weight of the proposal's table and ``weights`` its rules' weights
+    (``exp`` of its log weights, :func:`_exp_each`, once per run), subtracted in list order.  Proposals draw
+    from the kept rules only; the prior's normaliser also holds the screened-out ones
     (:func:`frl_engine.model.prior_total_weight`), so the two differ when screening left rules out."""
-    value = cum_weights[cum_weights.shape[0] - 1]
-    for pos in range(length):
-        value -= math.exp(log_weights[order[pos]])
-    return value
-
-
-@numba.njit(nogil=True, cache=True)
-def _unused_from(order, length, total, weights):
-    """:func:`_unused_weight` with the weights ``exp(log_weights)`` computed once: ``total`` (the last
-    cumulative weight) less the weight of each rule of ``order[:length]``, subtracted in list order."""
     value = total
     for pos in range(length):
         value -= weights[order[pos]]
@@ -506,6 +497,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     unused = st[_UNUSED]
     centres_valid = st[_CENTRES] != 0.0
     big_k = st[_BIG_K]
+    kept_total = cum_weights[cum_weights.shape[0] - 1]   # the weight of every kept rule (_unused_weight)
     # Step 3
     if length + 2 > capacity and length < n_rules:
         return CAPACITY_STEP
@@ -539,7 +531,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
                  n_pos_new)
     new_log_lik = _log_likelihood(new_length, n_cap_new, n_pos_new, log_k, g_new)
     new_list_prior = log_list_prior(proposal, new_length, cum_weights, log_weights, consts)
-    new_unused = _unused_weight(proposal, new_length, cum_weights, log_weights)
+    new_unused = _unused_weight(proposal, new_length, kept_total, weights)
     log_ratio = beta_t * (new_log_lik - log_lik) + (new_list_prior - list_prior) + _mh_log_proposal_ratio(
         move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE], log_weights, unused, new_unused)
     n_proposed[move] += 1
@@ -565,7 +557,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     raw_weight_new = work[3]
     suffix = work[4]
     rest_weight = work[5]
-    # the current state's terms that depend on its log odds alone (refresh.tail_terms): below a move's window
+    # the current state's terms that depend on its log odds alone (refresh.target_suffixes): below a move's window
     # the proposal's log odds are these, shifted, and log_target_tail_reusing reads them
     softplus_cur = work[6]
     gamma_terms_cur = work[7]
@@ -589,10 +581,9 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             r_cur[length] = log_k
             for pos in range(length - 1, -1, -1):
                 r_cur[pos] = r_cur[pos + 1] + g[pos]
-            target_suffixes(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts, beta_t, suffix,
-                            rest_weight)
-            k_value_cur = tail_terms(length, r_cur, consts, softplus_cur, gamma_terms_cur)
-            focus_unused = _unused_from(order, length, focus_total, focus_weights)
+            k_value_cur = target_suffixes(order, length, n_cap, n_pos, r_cur, cum_weights, log_weights, consts, beta_t,
+                                          suffix, rest_weight, softplus_cur, gamma_terms_cur)
+            focus_unused = _unused_weight(order, length, focus_total, focus_weights)
             prepared = True
         sibling = n_sib > 0 and sib_share > 0.0 and rng.random() < sib_share   # a fixed share, whatever the list
         jumping = (not sibling) and n_jumps > 0 and jump_share > 0.0 and rng.random() < jump_share
@@ -691,14 +682,14 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
         if start > 0:
             current_tail += gamma_term(r_cur[start - 1] - r_cur[start], consts)
         log_ratio = (log_target_tail_reusing(proposal, new_length, n_cap_new, n_pos_new, r_new, start,
-                                             rest_weight[start], log_weights, weights, consts, beta_t, end_new + 1,
-                                             shift, softplus_cur, gamma_terms_cur, k_value_cur)
+                                             rest_weight[start], log_weights, consts, beta_t, end_new + 1, shift,
+                                             softplus_cur, gamma_terms_cur, k_value_cur)
                      - current_tail + log_q)
         if sibling or jumping:
             log_ratio += jump_log_q   # the list part of the ratio, from the proposal's own counts
             n_params[6 if sibling else 4] += 1
         else:
-            focus_unused_new = _unused_from(proposal, new_length, focus_total, focus_weights)
+            focus_unused_new = _unused_weight(proposal, new_length, focus_total, focus_weights)
             log_ratio += _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE],
                                                 focus_log, focus_unused, focus_unused_new)
             n_refresh_proposed[move] += 1
@@ -722,7 +713,7 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
             big_k = math.exp(log_k)
             log_lik = _log_likelihood(length, n_cap, n_pos, log_k, g)
             list_prior = log_list_prior(order, length, cum_weights, log_weights, consts)
-            unused = _unused_weight(order, length, cum_weights, log_weights)
+            unused = _unused_weight(order, length, kept_total, weights)
             prepared = False
             n_here = -1
     if n_here >= 0:
@@ -932,7 +923,7 @@ def run_ladder(rng, rules, y, all_rows, cum_weights, log_weights, consts, init_o
         st[s, _BIG_K] = init_scalars[s, 1]
         st[s, _LOG_LIK] = _log_likelihood(length, n_caps[s], n_poss[s], st[s, _LOG_K], gs[s])
         st[s, _LIST_PRIOR] = log_list_prior(orders[s], length, cum_weights, log_weights, consts)
-        st[s, _UNUSED] = _unused_weight(orders[s], length, cum_weights, log_weights)
+        st[s, _UNUSED] = _unused_weight(orders[s], length, cum_weights[cum_weights.shape[0] - 1], weights)
         if error_step < 0 and init_scalars[s, 2] != 0.0:
             st[s, _CENTRES] = 1.0
             for pos in range(length + 1):

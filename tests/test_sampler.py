@@ -635,7 +635,7 @@ def test_the_move_with_fresh_risks_scores_only_the_positions_below_its_change():
         order, length, n_cap, n_pos, r = state(current, [])
         suffix, rest = np.empty(length + 1), np.empty(length + 1)
         target_suffixes(order, length, n_cap, n_pos, r, problem.cum_weights, problem.log_weights, problem.consts,
-                        power, suffix, rest)
+                        power, suffix, rest, np.empty(length + 1), np.empty(length + 1))
         first = int(rng.integers(0, length + 1))
         unused = [rule for rule in rng.permutation(n_rules) if rule not in current[:first]]
         proposed = current[:first] + unused[:rng.integers(0, len(unused) + 1)]
@@ -659,11 +659,11 @@ def test_the_move_with_fresh_risks_scores_only_the_positions_below_its_change():
 
 def test_the_tail_below_a_moves_window_is_read_from_the_current_state_to_the_last_bit():
     """Below the window of a move with fresh risks the proposal's log odds are the current state's, shifted by
-    the change of length, so the sampler reads their softplus and gamma terms (refresh.tail_terms) instead of
-    computing them again (refresh.log_target_tail_reusing).  The result must be log_target_tail's number
+    the change of length, so the sampler reads their softplus and gamma terms (kept by refresh.target_suffixes)
+    instead of computing them again (refresh.log_target_tail_reusing).  The result must be log_target_tail's number
     exactly (==, so the chains' draws do not change), for every cut, both directions of the length change,
     unequal rule weights, a tempered power, and -inf when the drawn risks above the cut do not fall."""
-    from frl_engine.refresh import log_target_tail, log_target_tail_reusing, tail_terms
+    from frl_engine.refresh import log_target_tail, log_target_tail_reusing, target_suffixes
 
     rng = np.random.default_rng(11)
     n_rules = 10
@@ -677,7 +677,11 @@ def test_the_tail_below_a_moves_window_is_read_from_the_current_state_to_the_las
         length = int(rng.integers(1, 8))
         r_cur = np.cumsum(rng.exponential(0.6, length + 1))[::-1] - 2.0   # falling log odds, default last
         softplus_r, gamma_terms = np.empty(length + 1), np.empty(length + 1)
-        k_value = tail_terms(length, r_cur, problem.consts, softplus_r, gamma_terms)
+        current = rng.permutation(n_rules)[:length].astype(np.int64)
+        cur_cap, cur_pos = _counts(coverage, y, list(current))
+        k_value = target_suffixes(current, length, cur_cap, cur_pos, r_cur, problem.cum_weights, problem.log_weights,
+                                  problem.consts, power, np.empty(length + 1), np.empty(length + 1), softplus_r,
+                                  gamma_terms)
         new_length = int(min(max(length + rng.integers(-1, 2), 0), n_rules))
         shift = new_length - length
         start = int(rng.integers(0, min(length, new_length) + 1))
@@ -698,7 +702,7 @@ def test_the_tail_below_a_moves_window_is_read_from_the_current_state_to_the_las
         plain = log_target_tail(order, new_length, n_cap, n_pos, r_new, start, remaining, problem.log_weights,
                                 problem.consts, power)
         reused = log_target_tail_reusing(order, new_length, n_cap, n_pos, r_new, start, remaining,
-                                         problem.log_weights, weights, problem.consts, power, cut, shift,
+                                         problem.log_weights, problem.consts, power, cut, shift,
                                          softplus_r, gamma_terms, k_value)
         assert reused == plain, (case, reused, plain)
         n_checked += 1
