@@ -49,8 +49,9 @@ def register(subparsers) -> None:
     parser.add_argument("--temperatures", type=int, default=None, metavar="N",
                         help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "
                              "to 0.1 evenly in log scale; only the one at temperature 1 is kept; 1: no tempering "
-                             "(default: no tempering; the chains are continued 2, 4, ..., 64 times longer while they have "
-                             "not converged, within a work budget of about a minute; docs/search.md)")
+                             "(default: the chains are continued 2, 4 and 8 times longer while they have not "
+                             "converged, then with 4 replicas that temper the list prior too, beta 1 down to 0.8, "
+                             "within a work budget of about a minute; docs/search.md)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")

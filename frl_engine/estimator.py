@@ -510,7 +510,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         (:func:`frl_engine.sampler.sample_posterior_until_converged`).
         ``temperatures``: replicas per chain for parallel tempering (1 turns it off), or the inverse
         temperatures themselves.  ``None`` (default): the plain sampler; with ``extend``, while it has
-        not converged, the same chains continued 2, 4, 8, 16, 32 and 64 times longer, within a work
+        not converged, the same chains continued 2, 4 and 8 times longer, then with 4 replicas that temper
+        the list prior and the likelihood together (beta 1 down to 0.8) at 2, 4, 8, ... times, within a work
         budget of about a minute on 2 cores
         (:func:`frl_engine.sampler.sample_posterior_continued_until_converged`).
         """

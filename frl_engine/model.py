@@ -47,7 +47,7 @@ from scipy import special, stats
 from .errors import FRLError
 
 # Layout of the constants vector handed to the compiled kernels.
-LAM, ALPHA, BETA, ALPHA_K, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, LOG_L_TRUNC, SCREENED_WEIGHT = range(9)
+LAM, ALPHA, BETA, ALPHA_K, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, LOG_L_TRUNC, SCREENED_WEIGHT, PRIOR_POWER = range(10)
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,12 @@ class Hyperparameters:
         ``LOG_K_NORM = alpha_K log beta_K - lgamma(alpha_K)``;
         ``LOG_L_TRUNC = log P(Poisson(lam) <= |B|)``;
         ``SCREENED_WEIGHT``: the prior weight of the mined rules the search does not keep (see
-        :meth:`PackedProblem.from_packed`), added to the rule prior's normaliser (eq. pc).
+        :meth:`PackedProblem.from_packed`), added to the rule prior's normaliser (eq. pc);
+        ``PRIOR_POWER = 1``: the power of the list prior in the sampler's ratios (:mod:`frl_engine.refresh`'s
+        targets and Step 3), ``beta`` in a tempered replica that tempers the prior too
+        (:func:`frl_engine.sampler.run_ladder`).
         """
-        consts = np.zeros(9)
+        consts = np.zeros(10)
         consts[LAM] = self.lam
         consts[ALPHA] = self.alpha
         consts[BETA] = self.beta
@@ -105,6 +108,7 @@ class Hyperparameters:
         consts[LOG_K_NORM] = self.alpha_K * math.log(self.beta_K) - special.gammaln(self.alpha_K)
         consts[LOG_L_TRUNC] = log_poisson_cdf(n_rules, self.lam)
         consts[SCREENED_WEIGHT] = float(screened_weight)
+        consts[PRIOR_POWER] = 1.0   # the list prior's power in the sampler's ratios: beta in a replica that tempers it
         return consts
 
 

@@ -63,7 +63,7 @@ import math
 import numba
 import numpy as np
 
-from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, log_length_prior,
+from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PRIOR_POWER, log_length_prior,
                     prior_total_weight)
 
 # Widening of the proposal's standard deviation, and the prior precision added to the
@@ -107,7 +107,8 @@ def log_target_tail(order, length, n_cap, n_pos, r, start, remaining, log_weight
     except the gamma prior of ``g_{f-1} = r_{f-1} - r_f``.  This returns the length prior, the rule
     prior terms of positions ``l >= start`` (``remaining``: the prior weight of the rules not among
     ``c_0 .. c_{start-1}``, subtracted in list order as :func:`frl_engine.model.log_list_prior` does),
-    the likelihood terms of positions ``l >= start``, the gamma priors of ``g_l`` for
+    the likelihood terms of positions ``l >= start`` (the length and rule prior terms times ``consts[PRIOR_POWER]``,
+    1 except in a replica that tempers the list prior), the gamma priors of ``g_l`` for
     ``l >= start - 1`` and the prior of ``K``, so that ``log pi(c', r') - log pi(c, r)`` is the
     difference of the two tails, in ``O(L - f)`` instead of ``O(L)``.  ``-inf`` when those risks do not
     fall.  (:func:`log_target_tail_reusing` with nothing to reuse.)
@@ -133,6 +134,7 @@ def log_target_tail_reusing(order, length, n_cap, n_pos, r, start, remaining, lo
         rule = order[pos]
         value += log_weights[rule] - math.log(remaining)
         remaining -= math.exp(log_weights[rule])
+    value *= consts[PRIOR_POWER]
     for pos in range(start, length + 1):
         if pos >= cut:
             value += power * (n_pos[pos] * r[pos] - n_cap[pos] * softplus_r[pos - shift])
@@ -177,13 +179,13 @@ def target_suffixes(order, length, n_cap, n_pos, r, cum_weights, log_weights, co
     remaining[length] = left
     softplus_r[length] = _softplus(r[length])
     k_value = k_term(r[length], consts)
-    value = (log_length_prior(length, consts)
+    value = (consts[PRIOR_POWER] * log_length_prior(length, consts)
              + power * (n_pos[length] * r[length] - n_cap[length] * softplus_r[length]) + k_value)
     suffix[length] = value
     for pos in range(length - 1, -1, -1):
         softplus_r[pos] = _softplus(r[pos])
         gamma_terms[pos] = gamma_term(r[pos] - r[pos + 1], consts)
-        value += (log_weights[order[pos]] - math.log(remaining[pos])
+        value += (consts[PRIOR_POWER] * (log_weights[order[pos]] - math.log(remaining[pos]))
                   + power * (n_pos[pos] * r[pos] - n_cap[pos] * softplus_r[pos]) + gamma_terms[pos])
         suffix[pos] = value
     return k_value

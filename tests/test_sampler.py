@@ -51,12 +51,13 @@ def _log_list_prior(order, lam, weights, screened_weight=0.0):
 
 
 def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0, 8.0), g_max=8.0, power=1.0,
-                    screened_weight=0.0):
+                    screened_weight=0.0, prior_power=1.0):
     """Posterior probability of every list, and E[p_l | list] for each of its positions.
 
     Integrates over ``a = log K`` in ``a_range`` and ``g_l = log gamma_l`` in ``[0, g_max]``
     (the Jacobians ``K`` and ``gamma_l`` of the log transform included).  ``power``: the
-    likelihood raised to it (the tempered posterior ``prior x likelihood^power``).
+    likelihood raised to it (the tempered posterior ``prior x likelihood^power``); ``prior_power``: the
+    list prior ``p(c)`` (length and rules) raised to it (a replica that tempers the prior too).
     """
     alpha, beta, alpha_k, beta_k, lam = hyper.alpha, hyper.beta, hyper.alpha_K, hyper.beta_K, hyper.lam
     log_norm_gamma1 = alpha * math.log(beta) - special.gammaln(alpha) - stats.gamma.logsf(1.0, alpha, scale=1 / beta)
@@ -83,7 +84,7 @@ def exact_posterior(coverage, y, hyper, weights, n_a=64, n_g=32, a_range=(-25.0,
                 r = r + g.reshape(axis_shape)
                 rs[pos] = r
                 log_f = log_f + log_wg.reshape(axis_shape) + power * (s[pos] * r - n[pos] * np.logaddexp(0.0, r))
-            log_f = log_f + _log_list_prior(order, lam, weights, screened_weight)
+            log_f = log_f + prior_power * _log_list_prior(order, lam, weights, screened_weight)
             peak = log_f.max()
             w = np.exp(log_f - peak)
             mass = w.sum()
@@ -909,6 +910,63 @@ def test_tempered_replica_matches_tempered_quadrature(setting, level, refresh):
     assert abs(k_top.mean() / exact[top]["mean_K"] - 1) < 0.04
 
 
+@pytest.mark.parametrize("setting,level", [("paper-priors-equal-weights", 1), ("tight-priors-unequal-weights", 2)])
+def test_a_replica_that_tempers_the_list_prior_samples_its_own_target(setting, level):
+    """With ``temper_prior`` the replica at beta targets ``p(c)^beta p(r | c) L^beta``: quadrature with the list
+    prior and the likelihood both raised to beta, for every move with fresh risks, exchanges included."""
+    from frl_engine.sampler import _run_one
+
+    hyper, weights = SETTINGS[setting]
+    coverage, y = small_data()
+    betas = (1.0, 0.5, 0.25)
+    beta = betas[level]
+    exact = exact_posterior(coverage, y, hyper, weights, power=beta, prior_power=beta)
+    probabilities = {order: v["prob"] for order, v in exact.items()}
+    likelihood_only = {order: v["prob"] for order, v in exact_posterior(coverage, y, hyper, weights,
+                                                                          power=beta).items()}
+    # tempering the prior too is a different target, and the test can tell the two apart
+    assert 0.5 * sum(abs(probabilities[o] - likelihood_only[o]) for o in probabilities) > 0.05
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    orders = []
+    for seed in (1, 2):
+        out = _run_one(np.random.default_rng(seed), problem, None, 1000, 40_000, 2, False, refresh=5, betas=betas,
+                       keep_level=level, temper_prior=True)
+        assert out.error_step == -1
+        assert np.all(out.n_swap_accepted > 0.05 * out.n_swap_proposed)   # the replicas do exchange
+        flat = out.orders_flat.tolist()
+        ends = np.cumsum(out.lengths)
+        orders.extend(tuple(flat[a:b]) for a, b in zip(np.concatenate([[0], ends[:-1]]), ends))
+    tv = total_variation(probabilities, orders)
+    print(f"{setting}: replica at beta = {beta}, list prior tempered too: TV(lists) = {tv:.4f}")
+    assert tv <= 0.03
+    assert_frequencies_match(probabilities, orders, 2, f"prior tempered beta={beta}")
+
+
+def test_the_kept_replica_of_a_run_that_tempers_the_list_prior_samples_the_posterior():
+    """The beta = 1 replica is the paper's posterior whatever the replicas above it target."""
+    hyper, weights = SETTINGS["tight-priors-unequal-weights"]
+    coverage, y = small_data()
+    probabilities = {order: v["prob"] for order, v in exact_posterior(coverage, y, hyper, weights).items()}
+    problem = PackedProblem.from_arrays(coverage, y, hyper, rule_weights=weights)
+    result = sample_posterior(problem, n_samples=40_000, n_chains=2, burn_in=1000, thin=2, start=[0],
+                              random_state=20261127, n_jobs=1, refresh=5, temperatures=[1.0, 0.6, 0.3],
+                              temper_prior=True)
+    assert result.prior_tempered and result.to_dict()["prior_tempered"] is True
+    assert "(likelihood and list prior tempered)" in result.summary()
+    assert all(0.05 < rate < 1 for rate in result.swap_acceptance)
+    tv = total_variation(probabilities, result.orders)
+    print(f"list prior tempered too, beta = 1: TV(lists) = {tv:.4f}, swaps {result.swap_acceptance}")
+    assert tv <= 0.03
+    assert_frequencies_match(probabilities, result.orders, 2, "prior tempered, beta=1")
+
+
+def test_temper_prior_must_be_true_or_false():
+    coverage, y = small_data()
+    problem = PackedProblem.from_arrays(coverage, y, Hyperparameters(lam=2.0))
+    with pytest.raises(FRLError, match="temper_prior must be True or False"):
+        sample_posterior(problem, n_samples=10, temperatures=2, temper_prior="yes")
+
+
 def test_tempered_run_is_reproducible_whatever_n_jobs():
     problem, true_order = planted_problem()
     kwargs = dict(n_samples=150, n_chains=3, starts=[true_order, [3, 5]], focus=[3, 5, *true_order], random_state=4,
@@ -1104,7 +1162,7 @@ def test_the_default_sample_continues_its_plain_chains_longer_until_they_converg
     problem, true_order = planted_problem()
     kwargs = dict(n_samples=12, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, refresh=2)
     results = [sample_posterior_continued_until_converged(problem, burn_in=5, factors=(2, 4, 8), n_jobs=jobs,
-                                                          **kwargs) for jobs in (1, 2)]
+                                                          plain_until=None, **kwargs) for jobs in (1, 2)]
     assert not results[0].verdict.converged   # 48 draws never reach an ESS of 400
     assert [(a["factor"], a["replicas"], a["continued"]) for a in results[0].attempts] == [
         (1, 1, False), (2, 1, True), (4, 1, True), (8, 1, True)]
@@ -1135,14 +1193,56 @@ def test_the_default_sample_continues_its_plain_chains_longer_until_they_converg
         sample_posterior_continued_until_converged(problem, factors=(2, 0), **kwargs)
 
 
+def test_the_default_sample_continues_stuck_plain_chains_with_replicas_that_temper_the_list_prior():
+    """After the plain attempts up to ``plain_until``, the default continues the same chains with parallel tempering
+    of the list prior and the likelihood on ``PRIOR_LADDER`` (the beta = 1 state keeps its place), equal, draw for
+    draw, to the attempts drawn by hand with resume=, whatever n_jobs; the attempts and the summary say so."""
+    from frl_engine.sampler import (PLAIN_UNTIL, PRIOR_LADDER, TEMPERED_FACTORS,
+                                    sample_posterior_continued_until_converged)
+
+    problem, true_order = planted_problem()
+    kwargs = dict(n_samples=12, n_chains=4, starts=[true_order, [3], [7, 9], []], random_state=0, refresh=2)
+    results = [sample_posterior_continued_until_converged(problem, burn_in=5, factors=(2, 4), plain_until=2,
+                                                          tempered_factors=(2, 4), n_jobs=jobs, **kwargs)
+               for jobs in (1, 2)]
+    assert not results[0].verdict.converged   # 48 draws never reach an ESS of 400
+    assert [(a["factor"], a["replicas"], a["prior_tempered"]) for a in results[0].attempts] == [
+        (1, 1, False), (2, 1, False), (2, 4, True), (4, 4, True)]
+    by_hand = sample_posterior(problem, burn_in=5, n_jobs=1, **kwargs)
+    by_hand = sample_posterior(problem, burn_in=0, thin=2, resume=by_hand, n_jobs=1, **kwargs)
+    for factor in (2, 4):
+        by_hand = sample_posterior(problem, burn_in=0, thin=factor, resume=by_hand, n_jobs=1,
+                                   temperatures=PRIOR_LADDER, temper_prior=True, **kwargs)
+    for result in results:
+        np.testing.assert_array_equal(result.log_posterior_trace, by_hand.log_posterior_trace)
+        assert result.lists == by_hand.lists and result.prior_tempered
+        assert result.temperatures == tuple(PRIOR_LADDER) and result.swap_acceptance == by_hand.swap_acceptance
+    # tempering the list prior is a different chain from tempering the likelihood alone
+    likelihood_only = sample_posterior(problem, burn_in=0, thin=4, resume=by_hand, n_jobs=1,
+                                       temperatures=PRIOR_LADDER, **kwargs)
+    again = sample_posterior(problem, burn_in=0, thin=4, resume=by_hand, n_jobs=1, temperatures=PRIOR_LADDER,
+                             temper_prior=True, **kwargs)
+    assert not np.array_equal(likelihood_only.log_posterior_trace, again.log_posterior_trace)
+    assert "continued, tempered (4 replicas, list prior too" in results[0].summary()
+    assert "(likelihood and list prior tempered)" in results[0].summary()
+    assert results[0].to_dict()["attempts"][-1]["prior_tempered"] is True
+    # the defaults: plain up to 8x, then four replicas from beta = 1 down to 0.8
+    assert PLAIN_UNTIL == 8 and TEMPERED_FACTORS[0] == 2 and len(PRIOR_LADDER) == 4
+    assert PRIOR_LADDER[0] == 1.0 and PRIOR_LADDER[-1] == pytest.approx(0.8)
+    with pytest.raises(FRLError, match="plain_until"):
+        sample_posterior_continued_until_converged(problem, plain_until=0, **kwargs)
+    with pytest.raises(FRLError, match="inverse temperatures"):
+        sample_posterior_continued_until_converged(problem, prior_ladder=(0.9, 0.8), **kwargs)
+
+
 def test_the_default_plain_schedule_stops_before_an_attempt_over_its_work_budget():
     """The plain schedule counts an attempt's work as sweeps x L x (rows + LIST_SWEEP_OVERHEAD_ROWS), L the mean
     length of the lists it drew (of the last attempt's, for the next one), and draws the next attempt only within
     the budget: the sample is then the last attempt drawn.  The default budget is the minute measured: breast
     cancer's 9-rule posterior lists run the whole schedule, Spambase's 17 rules and the logistic export's stop at
     32x, that export at 100,000 rows at 8x."""
-    from frl_engine.sampler import (LIST_SWEEP_OVERHEAD_ROWS, LIST_WORK_BUDGET, PLAIN_FACTORS,
-                                    sample_posterior_continued_until_converged)
+    from frl_engine.sampler import (LIST_SWEEP_OVERHEAD_ROWS, LIST_WORK_BUDGET, PLAIN_FACTORS, PLAIN_UNTIL,
+                                    PRIOR_LADDER, TEMPERED_FACTORS, sample_posterior_continued_until_converged)
 
     problem, true_order = planted_problem()
     kwargs = dict(n_samples=12, n_chains=4, burn_in=5, starts=[true_order, [3], [7, 9], []], random_state=0,
@@ -1165,26 +1265,29 @@ def test_the_default_plain_schedule_stops_before_an_attempt_over_its_work_budget
     np.testing.assert_array_equal(stopped.map_draws.risks, by_hand[2].map_draws.risks)
     # with room for the estimate of the 8x attempt, it is drawn
     more = sample_posterior_continued_until_converged(
-        problem, work_budget=(sum(works[:3]) + 1.01 * next_work) * 1000 / 12, factors=(2, 4, 8), **kwargs)
+        problem, work_budget=(sum(works[:3]) + 1.01 * next_work) * 1000 / 12, factors=(2, 4, 8), plain_until=None,
+        **kwargs)
     assert [a["factor"] for a in more.attempts] == [1, 2, 4, 8] and not more.attempts[-1].get("over_budget")
     for bad in (0, -1.0, "a minute", True):   # refused before any sampling
         with pytest.raises(FRLError, match="work_budget must be a positive number"):
             sample_posterior_continued_until_converged(problem, work_budget=bad, **kwargs)
 
-    def last_factor(rows, length):   # the schedule's last attempt at the defaults, lists of a given length
-        done, factor = 2000 * length * (rows + LIST_SWEEP_OVERHEAD_ROWS), 1
-        for f in PLAIN_FACTORS:
-            work = 1000 * f * length * (rows + LIST_SWEEP_OVERHEAD_ROWS)
+    def last_attempt(rows, length):   # the schedule's last (factor, replicas) at the defaults, lists of a length
+        done, last = 2000 * length * (rows + LIST_SWEEP_OVERHEAD_ROWS), (1, 1)
+        schedule = [(f, 1) for f in PLAIN_FACTORS if f <= PLAIN_UNTIL]
+        schedule += [(f, len(PRIOR_LADDER)) for f in TEMPERED_FACTORS]
+        for f, replicas in schedule:
+            work = replicas * 1000 * f * length * (rows + LIST_SWEEP_OVERHEAD_ROWS)
             if done + work > LIST_WORK_BUDGET:
                 break
-            done, factor = done + work, f
-        return factor
+            done, last = done + work, (f, replicas)
+        return last
 
-    assert last_factor(683, 9) == 64             # UCI breast cancer: the whole schedule
-    assert last_factor(4_601, 17.5) == 32        # UCI Spambase
-    assert last_factor(20_000, 12.5) == 32       # the logistic export
-    assert last_factor(100_000, 21) == 8         # the logistic export at 100,000 rows
-    assert last_factor(20_000, 4) == 64          # the raw export's 4-rule lists, were they not to converge
+    assert last_attempt(683, 9) == (16, 4)           # UCI breast cancer
+    assert last_attempt(4_601, 15) == (8, 4)         # UCI Spambase (its lists of 14 to 16 rules)
+    assert last_attempt(20_000, 12.5) == (4, 4)      # the logistic export
+    assert last_attempt(100_000, 21) == (8, 1)       # the logistic export at 100,000 rows: no replicas
+    assert last_attempt(20_000, 4) == (16, 4)        # the raw export's 4-rule lists, were they not to converge
 
 
 def test_a_list_outgrowing_the_replica_arrays_is_run_again_with_the_same_draws(monkeypatch):
