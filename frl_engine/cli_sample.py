@@ -1,7 +1,7 @@
 """``frl sample``: fit the MAP list, then sample the posterior (paper section 3.2).
 
     frl sample DATA.csv --target COL [--positive VALUE] [fit options] \\
-        --samples N --chains C --burn-in B --thin T --seed S [--temperatures N] --out posterior.json
+        --samples N --chains C --burn-in B --thin T --seed S [--temperatures N [--temper-prior]] --out posterior.json
 
 Prints the fitted list and the posterior summary (length histogram, rule
 inclusion frequencies, acceptance rates, R-hat and ESS, the MAP list's risks
@@ -52,6 +52,10 @@ def register(subparsers) -> None:
                              "(default: the chains are continued 2, 4 and 8 times longer while they have not "
                              "converged, then with 4 replicas that temper the list prior too, beta 1 down to 0.8, "
                              "within a work budget of about a minute; docs/search.md)")
+    parser.add_argument("--temper-prior", action="store_true",
+                        help="with --temperatures: the replicas temper the list prior (length and rules) with the "
+                             "likelihood, so a hot replica pays less for each rule it holds (the default's replicas "
+                             "always do; docs/search.md section 2)")
     parser.add_argument("--out", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")
@@ -70,6 +74,9 @@ def cmd_sample(args) -> int:
                              ("--temperatures", args.temperatures, 1)):
         if value is not None and value < low:
             raise FRLError(f"{name} must be at least {low}, got {value}")
+    if args.temper_prior and (args.temperatures is None or args.temperatures < 2):
+        raise FRLError("--temper-prior tempers the replicas of --temperatures: give --temperatures 2 or more "
+                       "(the default's replicas already temper the list prior)")
     from .cli_models import register_fit, registry_for
     from .diagnostics import ESS_TARGET
 
@@ -91,7 +98,7 @@ def cmd_sample(args) -> int:
     extend = args.burn_in is None and args.thin == 1
     result = estimator.sample_posterior(args.samples, n_chains=n_chains, burn_in=args.burn_in, thin=args.thin,
                                         random_state=args.seed, n_jobs=args.jobs, extend=extend,
-                                        temperatures=args.temperatures)
+                                        temperatures=args.temperatures, temper_prior=args.temper_prior)
     print(result.summary())
     print(f"\nSampled in {time.perf_counter() - started:.2f} s.")
     if not result.verdict.converged:

@@ -499,7 +499,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ posterior
     def sample_posterior(self, n_samples=1000, *, n_chains=4, burn_in=None, thin=1, random_state=None, n_jobs=None,
-                         extend=True, temperatures=None):
+                         extend=True, temperatures=None, temper_prior=False):
         """Sample the posterior over lists (paper section 3.2), chains starting at the MAP list.
 
         See :func:`frl_engine.sampler.sample_posterior`.  The MAP list's risk
@@ -514,6 +514,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         the list prior and the likelihood together (beta 1 down to 0.8) at 2, 4, 8, ... times, within a work
         budget of about a minute on 2 cores
         (:func:`frl_engine.sampler.sample_posterior_continued_until_converged`).
+        ``temper_prior``: with ``temperatures``, the replicas temper the list prior with the likelihood
+        (:func:`frl_engine.sampler.sample_posterior`'s ``temper_prior``); the default schedule's replicas
+        always do.
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):
@@ -534,8 +537,13 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         search = getattr(self, "anneal_result_", None)
         chain_orders = () if search is None else search.chain_orders[:search.round_size or None]
         run = sample_posterior_until_converged if extend else sample_posterior
+        if not isinstance(temper_prior, (bool, np.bool_)):
+            raise FRLError(f"temper_prior must be True or False, got {temper_prior!r}")
+        if temper_prior and temperatures is None:
+            raise FRLError("temper_prior tempers the replicas asked for with temperatures: give temperatures too "
+                           "(the default sample's replicas already temper the list prior)")
         if temperatures is not None:
-            run = partial(run, temperatures=temperatures)
+            run = partial(run, temperatures=temperatures, **({"temper_prior": True} if temper_prior else {}))
         elif extend:
             run = sample_posterior_continued_until_converged
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,

@@ -221,6 +221,22 @@ def test_a_sample_too_small_to_show_the_ess_is_said_before_it_runs(table, capsys
     assert out.index("cannot show an ESS") < out.index("IF ")  # said before the work, not after
 
 
+def test_sample_tempers_the_list_prior_when_asked_and_refuses_it_without_replicas(table, tmp_path, capsys):
+    out_path = tmp_path / "posterior.json"
+    status, out, err = run(["sample", table, "--target", "Readmitted", "--steps", "500", "--samples", "100",
+                            "--sampler-chains", "2", "--jobs", "1", "--thin", "2", "--temperatures", "3",
+                            "--temper-prior", "--out", out_path], capsys)
+    assert status == 0, err
+    assert "parallel tempering, 3 replicas per chain" in out and "(likelihood and list prior tempered)" in out
+    data = json.loads(out_path.read_text())
+    assert data["prior_tempered"] is True and len(data["temperatures"]) == 3
+    status, out, err = run(["sample", table, "--target", "Readmitted", "--steps", "500", "--samples", "100",
+                            "--temper-prior"], capsys)
+    assert status != 0 and "Traceback" not in err
+    assert "--temper-prior tempers the replicas of --temperatures" in err + out
+    assert "IF " not in out   # refused before the fit
+
+
 def test_a_list_without_rules_is_printed_and_explained(tmp_path, capsys):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"Age": rng.integers(20, 95, 500), "Smoker": np.where(rng.random(500) < 0.3, "yes", "no"),

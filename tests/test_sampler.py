@@ -960,6 +960,20 @@ def test_the_kept_replica_of_a_run_that_tempers_the_list_prior_samples_the_poste
     assert_frequencies_match(probabilities, result.orders, 2, "prior tempered, beta=1")
 
 
+def test_the_estimator_tempers_the_list_prior_only_for_the_replicas_asked_for():
+    from frl_engine import FallingRuleListClassifier
+
+    coverage, y = small_data()
+    model = FallingRuleListClassifier(n_steps=300, n_chains=1, random_state=0).fit(coverage, y)
+    sample = model.sample_posterior(60, n_chains=2, random_state=1, n_jobs=1, extend=False, temperatures=3,
+                                    temper_prior=True)
+    assert sample.prior_tempered and len(sample.temperatures) == 3
+    assert not model.sample_posterior(60, n_chains=2, random_state=1, n_jobs=1, extend=False,
+                                      temperatures=3).prior_tempered
+    with pytest.raises(FRLError, match="give temperatures too"):
+        model.sample_posterior(60, n_chains=2, random_state=1, n_jobs=1, temper_prior=True)
+
+
 def test_temper_prior_must_be_true_or_false():
     coverage, y = small_data()
     problem = PackedProblem.from_arrays(coverage, y, Hyperparameters(lam=2.0))
