@@ -2240,7 +2240,8 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
     away and only the last attempt's samples are kept and diagnosed.  The plain attempts stop after the factor
     ``plain_until`` (default ``PLAIN_UNTIL``; ``None``: never); the attempts after it continue the chains with
     parallel tempering on ``prior_ladder`` with the list prior tempered too (:func:`sample_posterior`'s
-    ``temper_prior``) at the thinning factors ``tempered_factors``.  Only the ``beta = 1`` replica is kept.  A continued chain is the longer chain
+    ``temper_prior``) at the thinning factors ``tempered_factors``.  Only the ``beta = 1`` replica is kept.
+    A continued chain is the longer chain
     draw for draw, so the sample is drawn from exactly the paper's posterior, and it is a function of the seed
     alone (not of ``n_jobs``).  The whole schedule is ``burn_in + n_samples * thin * (1 + 2 + ... + 64)`` sweeps a chain,
     128,000 at the defaults.
@@ -2252,10 +2253,13 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
     is the last attempt's, its last attempt records ``"over_budget": True`` and the summary says the longer
     attempt was not run.  Every attempt records its ``"work"``.
 
-    Why plain and not tempered: on the data measured (docs/search.md section 2), the tempered escalation's
-    replicas took most of the work from the kept chain without carrying it between the regions its chains
-    were stuck in; the same work spent on the plain chains converged more often (the logistic export) or
-    sooner (the raw export), and no less often elsewhere.
+    Why plain first, and why these replicas: on the data measured (docs/search.md section 2), the tempered
+    escalation's replicas, which temper the likelihood alone, took most of the work from the kept chain without
+    carrying it between the regions its chains were stuck in (their lists are shorter: the rule prior's cost stays
+    whole); the same work spent on the plain chains converged more often or sooner.  Replicas that temper the
+    list prior too pay beta times that cost, and from the 8x attempt on they carry UCI Spambase's chains between
+    its regions faster than plain sweeps do (worst R-hat 1.007 to 1.073 over sampler seeds 0 to 7, against 1.020
+    to 1.186); data that mix converge before them.
     """
     n_samples = _check_int("n_samples", n_samples, 1)
     thin = _check_int("thin", thin, 1)
