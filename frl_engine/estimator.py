@@ -543,7 +543,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise FRLError("temper_prior tempers the replicas asked for with temperatures: give temperatures too "
                            "(the default sample's replicas already temper the list prior)")
         if temperatures is not None:
-            run = partial(run, temperatures=temperatures, **({"temper_prior": True} if temper_prior else {}))
+            run = partial(run, temperatures=temperatures, temper_prior=bool(temper_prior))
         elif extend:
             run = sample_posterior_continued_until_converged
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,

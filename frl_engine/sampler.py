@@ -533,8 +533,9 @@ def _list_moves(rng, rules, y, cum_weights, log_weights, consts, beta_t, refresh
     new_log_lik = _log_likelihood(new_length, n_cap_new, n_pos_new, log_k, g_new)
     new_list_prior = log_list_prior(proposal, new_length, cum_weights, log_weights, consts)
     new_unused = _unused_weight(proposal, new_length, kept_total, weights)
-    log_ratio = beta_t * (new_log_lik - log_lik) + consts[PRIOR_POWER] * (new_list_prior - list_prior) + _mh_log_proposal_ratio(
-        move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE], log_weights, unused, new_unused)
+    log_ratio = (beta_t * (new_log_lik - log_lik) + consts[PRIOR_POWER] * (new_list_prior - list_prior)
+                 + _mh_log_proposal_ratio(move, length, new_length, n_rules, info[NEW_RULE], info[OLD_RULE],
+                                          log_weights, unused, new_unused))
     n_proposed[move] += 1
     if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
         n_accepted[move] += 1
@@ -2136,7 +2137,7 @@ LIST_WORK_BUDGET = 4.95e10
 # (at 0.6 they grow to 25 to 30 rules) and 0.8 on UCI breast cancer.  Easy data converge before 16x and never
 # pay for the replicas.  docs/search.md section 2.
 PLAIN_UNTIL = 8
-PRIOR_LADDER = (1.0, 0.8 ** (1 / 3), 0.8 ** (2 / 3), 0.8)
+PRIOR_LADDER = tuple(float(beta) for beta in temperature_ladder(4, 0.8))   # 1, 0.928, 0.862, 0.8
 TEMPERED_FACTORS = (2, 4, 8, 16, 32)
 
 
@@ -2326,6 +2327,8 @@ class _Attempts:
             self.done[-1]["over_budget"] = True
             raise _OverBudget(replace(previous, attempts=tuple(self.done)))
         resume = previous if self.continue_chains else None
+        # temper_prior is passed only when the schedule asks for it: otherwise the caller's own (in kwargs, e.g.
+        # for the tempered escalation) applies
         result = sample_posterior(self.problem, n_samples=self.n_samples, burn_in=burn, thin=self.thin * factor,
                                   temperatures=ladder, resume=resume, map_risk=False,
                                   **({"temper_prior": True} if temper_prior else {}), **self.kwargs)

@@ -972,6 +972,8 @@ def test_the_estimator_tempers_the_list_prior_only_for_the_replicas_asked_for():
                                       temperatures=3).prior_tempered
     with pytest.raises(FRLError, match="give temperatures too"):
         model.sample_posterior(60, n_chains=2, random_state=1, n_jobs=1, temper_prior=True)
+    with pytest.raises(FRLError, match="temper_prior must be True or False"):
+        model.sample_posterior(60, n_chains=2, random_state=1, n_jobs=1, temperatures=3, temper_prior="yes")
 
 
 def test_temper_prior_must_be_true_or_false():
