@@ -373,3 +373,22 @@ def test_a_yes_no_outcome_written_another_way_is_read_as_yes_and_no(written):
     assert event_matches(values, "Yes").tolist() == [True, False, False, True, False]
     # a value that is not yes/no keeps the old answer: no event found, and the message asks for --positive
     assert not event_matches(pd.Series([yes, no, "maybe"]), "Yes").any()
+
+
+def test_an_event_read_another_way_is_named_in_the_report_and_changes_no_number():
+    """A model fitted on Y / N, validated on a table that writes yes / no: the events are read as yes, and the
+    report says which values were read as the event, so a clinician can check the figures rest on the right ones."""
+    model = model_dict()
+    model["outcome"].update(positive_class="Y", classes=["N", "Y"])
+    frame = new_table(n=1500)
+    literal = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "Y", "N"))
+    reworded = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "yes", "no"))
+    as_written, as_yes = validate_model(model, literal), validate_model(model, reworded)
+    assert as_yes.overall.auroc == as_written.overall.auroc and as_yes.overall.events == as_written.overall.events
+    note = [n for n in as_yes.overall.notes if "as written" in n]
+    assert note == ["no cell of 'readmitted' holds the model's event 'Y' as written: 'yes' was read as the event; if "
+                    "that is not the event in this table, name it (--positive)"]
+    assert not [n for n in as_written.overall.notes if "as written" in n]
+    # the event named by the user as this table writes it: nothing was guessed, so nothing to say
+    named = validate_model(model, reworded, positive="yes")
+    assert not [n for n in named.overall.notes if "as written" in n] and named.overall.auroc == as_written.overall.auroc

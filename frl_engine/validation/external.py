@@ -56,7 +56,7 @@ from . import metrics
 
 __all__ = [
     "RESULT_FORMAT", "RuleCheck", "DecisionCurve", "PopulationMetrics", "Subgroup", "ExternalValidation",
-    "validate_model", "outcome_events", "check_columns", "subgroup_labels", "FLAG_TEXT",
+    "validate_model", "outcome_events", "outcome_reading_note", "check_columns", "subgroup_labels", "FLAG_TEXT",
 ]
 
 RESULT_FORMAT = "frl-external-validation"
@@ -305,6 +305,26 @@ def event_matches(values: pd.Series, positive) -> np.ndarray:
         if _as_truth(positive) is True and truth.notna().all():
             event = truth.to_numpy(dtype=bool)
     return np.asarray(event, dtype=bool)
+
+
+def outcome_reading_note(values: pd.Series, target: str, positive) -> tuple[str, ...]:
+    """A note when the new table writes the model's event another way (``yes`` for ``Y``, ``1.0`` for ``1``).
+
+    :func:`event_matches` reads the event as a number or as yes/no when no cell holds it as written; the figures
+    then rest on that reading, so the report names it: which of the table's values were read as the event."""
+    if isinstance(positive, (list, tuple)):
+        return ()
+    text = values.map(lambda v: str(v).strip().casefold())
+    if (text == str(positive).strip().casefold()).any():
+        return ()
+    event = event_matches(values, positive)
+    if not event.any():
+        return ()
+    read = sorted({str(v).strip() for v in values[event]})
+    shown = ", ".join(repr(v) for v in read[:4]) + (" ..." if len(read) > 4 else "")
+    return (f"no cell of {target!r} holds the model's event {str(positive).strip()!r} as written: {shown} "
+            f"{'was' if len(read) == 1 else 'were'} read as the event; if that is not the event in this table, name "
+            f"it (--positive)",)
 
 
 def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = "the new table") -> np.ndarray:
@@ -679,7 +699,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     training_rows = (model.get("training") or {}).get("rows_sha256")
     names = model.get("feature_names") or []
     same = bool(training_rows) and rows_fingerprint(features, names) == training_rows
-    text_notes = ((TRAINING_ROWS_NOTE,) if same else ()) + emptied + table_notes(model, frame, rule_index)
+    text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + outcome_reading_note(frame[target], str(target), positive)
+                  + emptied + table_notes(model, frame, rule_index))
     if overall.auroc_ci[1] < 0.5:  # worse than chance beyond doubt: most often an outcome coded the other way round
         text_notes += (f"the AUROC is below 0.5 beyond chance: the list ranks these patients the wrong way round, which "
                        f"most often means the event is written differently here; check that {target} = "
