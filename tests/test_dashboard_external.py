@@ -177,3 +177,18 @@ def test_a_model_of_several_event_values_counts_any_of_them_on_the_new_table(at)
     auroc = roc_auc_score(event, np.asarray(RISKS)[hand_rules(frame)])
     assert metrics["AUROC"] == f"{auroc:.3f}"
     assert not any("No patient here has" in w.value for w in at.warning)   # no event value to pick
+
+
+def test_an_event_written_another_way_is_read_and_said_under_the_figures(at):
+    model = model_dict()
+    model["outcome"].update(positive_class="Y", classes=["N", "Y"])
+    open_model_file(at, model)
+    frame = new_table(n=1500, seed=6)
+    event = (frame["readmitted"] == "<30").to_numpy()
+    upload_new(at, frame.assign(readmitted=np.where(event, "yes", "no")))
+    assert not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Patients (events)"] == f"1,500 ({int(event.sum()):,})"
+    notes = [c.value for c in at.caption if "as written" in c.value]
+    assert notes == ["Note: no cell of 'readmitted' holds the model's event 'Y' as written: 'yes' was read as the "
+                     "event; if that is not the event in this table, name it (--positive)."]
