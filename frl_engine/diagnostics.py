@@ -30,6 +30,7 @@ the chains disagree R-hat is ``inf``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,10 +207,24 @@ def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceV
     if bad_rhat:
         reasons.append(f"R-hat {worst:.3f} > {RHAT_TARGET}: the chains disagree")
     if bad_ess:
-        reasons.append(f"ESS {smallest:.0f} < {ESS_TARGET:.0f}: too few independent draws")
+        reasons.append(f"ESS {smallest:.0f} < {ESS_TARGET:.0f}: too few independent draws{_more_sweeps(smallest, bad_rhat)}")
     return ConvergenceVerdict(False, worst, smallest,
                               f"Posterior not converged ({'; '.join(reasons)}): its intervals and frequencies are "
                               f"not reliable; {LONGER_ADVICE}.")
+
+
+def _more_sweeps(ess: float, disagree: bool) -> str:
+    """How much longer a sample must run for ``ESS_TARGET`` independent draws, as a clause of the verdict.
+
+    A stationary chain's ESS grows in proportion to its length, so ``ESS_TARGET / ess`` times the sweeps (rounded
+    up, to a tenth below 10) give ``ESS_TARGET``; chains that still disagree (``disagree``: R-hat too high) are not
+    yet stationary and need more, which the clause then says.  Empty when the ESS is not a positive number."""
+    if not ess > 0:
+        return ""
+    ratio = ESS_TARGET / ess
+    shown = f"{math.ceil(ratio * 10) / 10:.1f}" if ratio < 10 else f"{math.ceil(ratio):,}"
+    return (f", about {shown} times as many sweeps would give {ESS_TARGET:.0f}"
+            + (", more while the chains disagree" if disagree else ""))
 
 
 #: A rule is named where the chains disagree when the shares of two chains' lists holding it differ by this much.

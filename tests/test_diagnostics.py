@@ -151,3 +151,39 @@ def test_the_rules_chains_disagree_on_are_counted_chain_by_chain():
     assert [d.rule for d in tied] == ["z", "y", "x"] and all(d.spread == 1.0 for d in tied)
     # chains that hold every rule equally often disagree on nothing
     assert rules_chains_disagree_on([("a",), ("b",), ("a",), ("b",)], [0, 0, 1, 1], 2) == ()
+
+
+def _ar1_chains(rng, n_chains: int, n_draws: int, phi: float) -> np.ndarray:
+    """Stationary AR(1) chains (autocorrelation time (1 + phi) / (1 - phi)), started from the stationary law."""
+    x = np.empty((n_chains, n_draws))
+    x[:, 0] = rng.normal(size=n_chains) / np.sqrt(1 - phi ** 2)
+    for t in range(1, n_draws):
+        x[:, t] = phi * x[:, t - 1] + rng.normal(size=n_chains)
+    return x
+
+
+def test_the_verdict_says_how_much_longer_a_sample_must_run_and_that_many_sweeps_give_the_ess_asked():
+    """Too few independent draws: the verdict says how many times as many sweeps give ESS 400.  On stationary
+    AR(1) chains (autocorrelation time 39; 4 chains of 1,000 draws, ESS about 100) running that many times as
+    many draws gives about 400: the median over nine data sets within 20%, each within a factor of 2.5 (the
+    short run's ESS is itself an estimate, about 50 to 120 here)."""
+    import math
+
+    from frl_engine.diagnostics import ESS_TARGET, convergence_verdict, effective_sample_size, split_rhat
+
+    reached = []
+    for seed in range(9):
+        rng = np.random.default_rng(seed)
+        short = _ar1_chains(rng, 4, 1000, 0.95)
+        ess = effective_sample_size(short)
+        verdict = convergence_verdict({"x": split_rhat(short)}, {"x": ess}, n_chains=4)
+        factor = math.ceil(ESS_TARGET / ess * 10) / 10
+        assert not verdict.converged and f"about {factor:.1f} times as many sweeps would give 400" in verdict.message
+        reached.append(effective_sample_size(_ar1_chains(rng, 4, math.ceil(1000 * factor), 0.95)))
+    assert np.median(reached) == pytest.approx(ESS_TARGET, rel=0.2)
+    assert all(ESS_TARGET / 2.5 < value < ESS_TARGET * 2.5 for value in reached), reached
+    # chains that disagree are not stationary yet: the verdict says they need more
+    apart = convergence_verdict({"x": 1.2}, {"x": 40.0}, n_chains=4)
+    assert "about 10 times as many sweeps would give 400, more while the chains disagree" in apart.message
+    assert "about 1,000 times" in convergence_verdict({"x": 1.0}, {"x": 0.4}, n_chains=4).message
+    assert "times as many" not in convergence_verdict({"x": 1.2}, {"x": 900.0}, n_chains=4).message
