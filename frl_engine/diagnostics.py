@@ -207,7 +207,8 @@ def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceV
     if bad_rhat:
         reasons.append(f"R-hat {worst:.3f} > {RHAT_TARGET}: the chains disagree")
     if bad_ess:
-        reasons.append(f"ESS {smallest:.0f} < {ESS_TARGET:.0f}: too few independent draws{_more_sweeps(smallest, bad_rhat)}")
+        reasons.append(f"ESS {smallest:.0f} < {ESS_TARGET:.0f}: too few independent draws"
+                       + _more_sweeps(smallest, bad_rhat))
     return ConvergenceVerdict(False, worst, smallest,
                               f"Posterior not converged ({'; '.join(reasons)}): its intervals and frequencies are "
                               f"not reliable; {LONGER_ADVICE}.")
