@@ -15,6 +15,7 @@ sets the sampler's separately), and one seed makes the whole run reproducible.
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -100,9 +101,12 @@ def cmd_sample(args) -> int:
                                         random_state=args.seed, n_jobs=args.jobs, extend=extend,
                                         temperatures=args.temperatures, temper_prior=args.temper_prior)
     print(result.summary())
-    print(f"\nSampled in {time.perf_counter() - started:.2f} s.")
+    elapsed = time.perf_counter() - started
+    print(f"\nSampled in {elapsed:.2f} s.")
     if not result.verdict.converged:
         print(f"Warning: {result.verdict.message}")
+        if math.isfinite(result.verdict.longer):
+            print(longer_sample_line(result.verdict, args.samples, elapsed))
     if args.out:
         data = result.to_dict()
         data["data"] = Path(args.data).name
@@ -117,3 +121,15 @@ def cmd_sample(args) -> int:
     if registry is not None:  # the model with its credible intervals (the --model-out file)
         register_fit(registry, args, estimator, features, _model_dict(estimator, args))
     return 0
+
+
+
+def longer_sample_line(verdict, samples: int, seconds: float) -> str:
+    """What a sample long enough for the ESS asked would be: its ``--samples`` and, at this run's speed, its time
+    (:func:`frl_engine.diagnostics.longer_sample`); more while the chains still disagree."""
+    from .diagnostics import RHAT_TARGET, format_factor, longer_sample
+
+    more, took = longer_sample(verdict.longer, samples, seconds)
+    tail = ", and more while the chains disagree" if verdict.worst_rhat > RHAT_TARGET else ""
+    return (f"About {format_factor(verdict.longer)} times as long a sample (--samples {more}) would take about {took} "
+            f"at this run's speed{tail}.")

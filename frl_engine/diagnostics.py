@@ -176,12 +176,17 @@ class ConvergenceVerdict:
         The smallest ESS (``nan`` when none is defined).
     message : str
         One sentence for the user; says what to do when not converged.
+    longer : float
+        When the ESS is too small: about how many times as many sweeps would give ``ESS_TARGET``
+        (``ESS_TARGET / smallest_ess``, rounded up to a tenth below 10, to a whole number above); ``nan``
+        otherwise.  More are needed while the chains disagree.
     """
 
     converged: bool
     worst_rhat: float
     smallest_ess: float
     message: str
+    longer: float = math.nan
 
 
 def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceVerdict:
@@ -206,26 +211,42 @@ def convergence_verdict(rhat: dict, ess: dict, *, n_chains: int) -> ConvergenceV
     reasons = []
     if bad_rhat:
         reasons.append(f"R-hat {worst:.3f} > {RHAT_TARGET}: the chains disagree")
+    longer = longer_factor(smallest) if bad_ess else math.nan
     if bad_ess:
         reasons.append(f"ESS {smallest:.0f} < {ESS_TARGET:.0f}: too few independent draws"
-                       + _more_sweeps(smallest, bad_rhat))
+                       + (f", about {format_factor(longer)} times as many sweeps would give {ESS_TARGET:.0f}"
+                          + (", more while the chains disagree" if bad_rhat else "") if math.isfinite(longer) else ""))
     return ConvergenceVerdict(False, worst, smallest,
                               f"Posterior not converged ({'; '.join(reasons)}): its intervals and frequencies are "
-                              f"not reliable; {LONGER_ADVICE}.")
+                              f"not reliable; {LONGER_ADVICE}.", longer)
 
 
-def _more_sweeps(ess: float, disagree: bool) -> str:
-    """How much longer a sample must run for ``ESS_TARGET`` independent draws, as a clause of the verdict.
+def longer_factor(ess: float) -> float:
+    """About how many times as many sweeps would give ``ESS_TARGET`` independent draws: ``ESS_TARGET / ess``.
 
-    A stationary chain's ESS grows in proportion to its length, so ``ESS_TARGET / ess`` times the sweeps (rounded
-    up, to a tenth below 10) give ``ESS_TARGET``; chains that still disagree (``disagree``: R-hat too high) are not
-    yet stationary and need more, which the clause then says.  Empty when the ESS is not a positive number."""
+    A stationary chain's ESS grows in proportion to its length, so that many times the sweeps give
+    ``ESS_TARGET``; chains that still disagree (R-hat too high) are not yet stationary and need more.  Rounded up,
+    to a tenth below 10 and to a whole number above; ``nan`` when the ESS is not a positive number."""
     if not ess > 0:
-        return ""
+        return math.nan
     ratio = ESS_TARGET / ess
-    shown = f"{math.ceil(ratio * 10) / 10:.1f}" if ratio < 10 else f"{math.ceil(ratio):,}"
-    return (f", about {shown} times as many sweeps would give {ESS_TARGET:.0f}"
-            + (", more while the chains disagree" if disagree else ""))
+    return math.ceil(ratio * 10) / 10 if ratio < 10 else float(math.ceil(ratio))
+
+
+def format_factor(factor: float) -> str:
+    """A :func:`longer_factor` as the verdict prints it: ``6.7``, ``125``, ``1,000``."""
+    return f"{factor:.1f}" if factor < 10 else f"{factor:,.0f}"
+
+
+def longer_sample(factor: float, n_samples: int, seconds: float) -> tuple[int, str]:
+    """A sample ``factor`` times as long as one of ``n_samples`` per chain that took ``seconds``: its samples per
+    chain (rounded up to a hundred) and, at the same speed, its time (``"8 s"``, ``"3.4 minutes"``).
+
+    More samples per chain lengthen every attempt of the default schedule in proportion (and its work budget with
+    it), so the time scales with them too."""
+    more = max(100, math.ceil(n_samples * factor / 100) * 100)
+    total = seconds * factor
+    return more, (f"{total / 60:.1f} minutes" if total >= 120 else f"{total:.0f} s")
 
 
 #: A rule is named where the chains disagree when the shares of two chains' lists holding it differ by this much.

@@ -1,6 +1,8 @@
 """The `frl` command line: fit, show, predict, and one-line errors for bad input."""
 
 import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -219,6 +221,15 @@ def test_a_sample_too_small_to_show_the_ess_is_said_before_it_runs(table, capsys
     assert status == 0, err
     assert "50 samples x 2 chains = 100 draws cannot show an ESS of 400" in out and "--samples 400 or more" in out
     assert out.index("cannot show an ESS") < out.index("IF ")  # said before the work, not after
+    # after the work: how much longer a sample would give ESS 400, as --samples, and about how long it would take
+    factor = float(re.search(r"about ([\d.,]+) times as many sweeps would give 400", out).group(1).replace(",", ""))
+    line = re.search(r"About ([\d.,]+) times as long a sample \(--samples (\d+)\) would take about ([\d.]+) "
+                     r"(s|minutes) at this run's speed", out)
+    seconds = float(re.search(r"Sampled in ([\d.]+) s\.", out).group(1))
+    assert float(line.group(1).replace(",", "")) == factor
+    assert int(line.group(2)) == max(100, math.ceil(50 * factor / 100) * 100)
+    took = float(line.group(3)) * (60 if line.group(4) == "minutes" else 1)
+    assert took == pytest.approx(seconds * factor, rel=0.05, abs=1)
 
 
 def test_sample_tempers_the_list_prior_when_asked_and_refuses_it_without_replicas(table, tmp_path, capsys):

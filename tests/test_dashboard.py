@@ -6,6 +6,7 @@ dashboard shows must be the list the engine fits directly with the same settings
 
 import json
 import logging
+import math
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -492,6 +493,18 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
                                                                     rhat={"log_posterior": 1.07, "length": 1.1}))
     at.run()
     assert any(budget_note in c.value and "more than about a minute" in c.value for c in at.caption)
+    # too few independent draws: how many Samples per chain would give 400, and about how long that takes
+    longer = [c.value for c in at.caption if "times as long a sample" in c.value]
+    assert not longer or result.posterior.ess["length"] < 400 or result.posterior.ess["log_posterior"] < 400
+    at.session_state[state.FIT] = replace(result, posterior=replace(
+        result.posterior, seconds=12.0, rhat={"log_posterior": 1.07, "length": 1.1},
+        ess={"log_posterior": 900.0, "length": 60.0}))
+    at.run()
+    n_samples = result.posterior.n_samples
+    more = max(100, math.ceil(n_samples * 6.7 / 100) * 100)
+    assert [c.value for c in at.caption if "times as long a sample" in c.value] == [
+        f"About 6.7 times as long a sample ({more:,} Samples per chain on the Fit page) would take about 80 s at "
+        "this sample's speed, and more while the chains disagree."]
     # chains that hold different rules: the page names them, with each chain's share, under the advice
     assert at.dataframe and not any("rule" in df.value.columns for df in at.dataframe)   # no disagreement yet
     at.session_state[state.FIT] = replace(result, posterior=replace(

@@ -187,3 +187,6 @@ def test_the_verdict_says_how_much_longer_a_sample_must_run_and_that_many_sweeps
     assert "about 10 times as many sweeps would give 400, more while the chains disagree" in apart.message
     assert "about 1,000 times" in convergence_verdict({"x": 1.0}, {"x": 0.4}, n_chains=4).message
     assert "times as many" not in convergence_verdict({"x": 1.2}, {"x": 900.0}, n_chains=4).message
+    # the same figure as a number, for the CLI's concrete --samples
+    assert apart.longer == 10.0 and convergence_verdict({"x": 1.0}, {"x": 60.0}, n_chains=4).longer == 6.7
+    assert math.isnan(convergence_verdict({"x": 1.2}, {"x": 900.0}, n_chains=4).longer)
