@@ -53,6 +53,8 @@ W_CHAINS = "w_chains"
 W_SEED = "w_seed"
 W_POSTERIOR = "w_posterior"
 W_POST_SAMPLES = "w_post_samples"
+#: The most samples per chain the Fit page takes.
+MAX_POST_SAMPLES = 100_000
 W_POST_CHAINS = "w_post_chains"
 W_CV_FOLDS = "w_cv_folds"
 W_CV_METHODS = "w_cv_methods"

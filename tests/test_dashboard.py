@@ -505,6 +505,13 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     assert [c.value for c in at.caption if "times as long a sample" in c.value] == [
         f"About 6.7 times as long a sample ({more:,} Samples per chain on the Fit page) would take about 80 s at "
         "this sample's speed, and more while the chains disagree."]
+    # a sample so short of independent draws that the Fit page cannot ask for enough: the page says so
+    at.session_state[state.FIT] = replace(result, posterior=replace(
+        result.posterior, seconds=12.0, rhat={"log_posterior": 1.07, "length": 1.1},
+        ess={"log_posterior": 900.0, "length": 400 * n_samples / (state.MAX_POST_SAMPLES + 1000)}))
+    at.run()
+    [beyond] = [c.value for c in at.caption if "times as long a sample would be needed" in c.value]
+    assert f"more than the Fit page's {state.MAX_POST_SAMPLES:,}" in beyond and "frl sample --samples" in beyond
     # chains that hold different rules: the page names them, with each chain's share, under the advice
     assert at.dataframe and not any("rule" in df.value.columns for df in at.dataframe)   # no disagreement yet
     at.session_state[state.FIT] = replace(result, posterior=replace(

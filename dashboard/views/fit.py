@@ -65,7 +65,7 @@ with right:
         st.toggle("Sample the posterior", key=state.W_POSTERIOR, **KEEP,
                   help="Runs after the list is shown; its results fill in when ready (paper section 3.2).")
         st.caption("Credible intervals for each risk, the posterior of L, R-hat.")
-        st.number_input("Samples per chain", min_value=100, max_value=100_000, step=500, key=state.W_POST_SAMPLES,
+        st.number_input("Samples per chain", min_value=100, max_value=state.MAX_POST_SAMPLES, step=500, key=state.W_POST_SAMPLES,
                         disabled=not ss[state.W_POSTERIOR], **KEEP,
                         help="When the chains have not converged, the sampler continues them, 2, 4, ... 64 times longer, "
                              "until they agree, its schedule ends or a longer attempt would take more than about a "

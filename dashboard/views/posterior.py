@@ -61,9 +61,14 @@ else:
                .replace("(--sampler-chains)", "(Sampler chains on the Fit page)"), icon=":material/warning:")
     if math.isfinite(verdict.longer) and view.seconds > 0:
         more, took = longer_sample(verdict.longer, view.n_samples, view.seconds)
-        st.caption(f"About {format_factor(verdict.longer)} times as long a sample ({more:,} Samples per chain on the "
-                   f"Fit page) would take about {took} at this sample's speed"
-                   f"{', and more while the chains disagree' if verdict.worst_rhat > RHAT_TARGET else ''}.")
+        if more > state.MAX_POST_SAMPLES:
+            st.caption(f"About {format_factor(verdict.longer)} times as long a sample would be needed, "
+                       f"{more:,} Samples per chain: more than the Fit page's {state.MAX_POST_SAMPLES:,} (at this "
+                       f"sample's speed about {took}); the command line (`frl sample --samples {more}`) takes it.")
+        else:
+            st.caption(f"About {format_factor(verdict.longer)} times as long a sample ({more:,} Samples per chain on "
+                       f"the Fit page) would take about {took} at this sample's speed"
+                       f"{', and more while the chains disagree' if verdict.worst_rhat > RHAT_TARGET else ''}.")
     if getattr(view, "over_budget", False):
         st.caption("The sampler stopped before its next, longer attempt: with this many patients and lists this "
                    "long it would take more than about a minute. More Samples per chain on the Fit page make every "
