@@ -124,12 +124,10 @@ def cmd_sample(args) -> int:
 
 
 
+
 def longer_sample_line(verdict, samples: int, seconds: float) -> str:
     """What a sample long enough for the ESS asked would be: its ``--samples`` and, at this run's speed, its time
-    (:func:`frl_engine.diagnostics.longer_sample`); more while the chains still disagree."""
-    from .diagnostics import RHAT_TARGET, format_factor, longer_sample
+    (:func:`frl_engine.diagnostics.longer_sample_advice`); more while the chains still disagree."""
+    from .diagnostics import longer_sample_advice
 
-    more, took = longer_sample(verdict.longer, samples, seconds)
-    tail = ", and more while the chains disagree" if verdict.worst_rhat > RHAT_TARGET else ""
-    return (f"About {format_factor(verdict.longer)} times as long a sample (--samples {more}) would take about {took} "
-            f"at this run's speed{tail}.")
+    return longer_sample_advice(verdict, samples, seconds, "--samples {}", "this run's")[2]

@@ -249,6 +249,17 @@ def longer_sample(factor: float, n_samples: int, seconds: float) -> tuple[int, s
     return more, (f"{total / 60:.1f} minutes" if total >= 120 else f"{total:.0f} s")
 
 
+def longer_sample_advice(verdict: ConvergenceVerdict, n_samples: int, seconds: float, ask: str,
+                         speed: str) -> tuple[int, str, str]:
+    """The sentence that says how long a sample with ``ESS_TARGET`` independent draws would be, after its samples
+    per chain and its time (:func:`longer_sample`).  ``ask`` names those samples where the user sets them (``"--samples {}"``,
+    ``"{:,} Samples per chain on the Fit page"``); ``speed`` whose speed the time is at (``"this run's"``)."""
+    more, took = longer_sample(verdict.longer, n_samples, seconds)
+    tail = ", and more while the chains disagree" if verdict.worst_rhat > RHAT_TARGET else ""
+    return more, took, (f"About {format_factor(verdict.longer)} times as long a sample ({ask.format(more)}) would "
+                        f"take about {took} at {speed} speed{tail}.")
+
+
 #: A rule is named where the chains disagree when the shares of two chains' lists holding it differ by this much.
 DISAGREEMENT_SPREAD = 0.2
 

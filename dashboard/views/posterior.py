@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from dashboard import charts, services, state, ui
-from frl_engine.diagnostics import RHAT_TARGET, convergence_verdict, format_factor, longer_sample
+from frl_engine.diagnostics import convergence_verdict, format_factor, longer_sample_advice
 from frl_engine.errors import FRLError
 
 ss = st.session_state
@@ -60,15 +60,14 @@ else:
     st.warning(verdict.message.replace("(a larger --samples)", "(more Samples per chain on the Fit page)")
                .replace("(--sampler-chains)", "(Sampler chains on the Fit page)"), icon=":material/warning:")
     if math.isfinite(verdict.longer) and view.seconds > 0:
-        more, took = longer_sample(verdict.longer, view.n_samples, view.seconds)
+        more, took, advice = longer_sample_advice(verdict, view.n_samples, view.seconds,
+                                                  "{:,} Samples per chain on the Fit page", "this sample's")
         if more > state.MAX_POST_SAMPLES:
             st.caption(f"About {format_factor(verdict.longer)} times as long a sample would be needed, "
                        f"{more:,} Samples per chain: more than the Fit page's {state.MAX_POST_SAMPLES:,} (at this "
                        f"sample's speed about {took}); the command line (`frl sample --samples {more}`) takes it.")
         else:
-            st.caption(f"About {format_factor(verdict.longer)} times as long a sample ({more:,} Samples per chain on "
-                       f"the Fit page) would take about {took} at this sample's speed"
-                       f"{', and more while the chains disagree' if verdict.worst_rhat > RHAT_TARGET else ''}.")
+            st.caption(advice)
     if getattr(view, "over_budget", False):
         st.caption("The sampler stopped before its next, longer attempt: with this many patients and lists this "
                    "long it would take more than about a minute. More Samples per chain on the Fit page make every "
