@@ -625,17 +625,56 @@ def rows_fingerprint(frame: pd.DataFrame, columns) -> str | None:
     import hashlib
 
     names = [str(c) for c in columns]
-    if not names or len(set(names)) != len(names) or not all(c in frame.columns for c in names):
+    if not names or len(set(names)) != len(names) or not set(names).issubset(frame.columns):
         return None
     block = frame[sorted(names)]
-    if any(isinstance(block[c], pd.DataFrame) for c in block.columns):  # a duplicated column name
+    if block.shape[1] != len(names):  # a duplicated column name
         return None
     try:
-        hashes = pd.util.hash_pandas_object(block, index=False)
+        hashes = _row_hashes(block)
     except TypeError:  # cells pandas cannot hash (lists): their text instead, the same at fit and at validation
-        hashes = pd.util.hash_pandas_object(block.astype(str), index=False)
-    rows = np.sort(hashes.to_numpy(dtype=np.uint64))
+        hashes = pd.util.hash_pandas_object(block.astype(str), index=False).to_numpy(dtype=np.uint64)
+    rows = np.sort(hashes)
     return hashlib.sha256(rows.tobytes()).hexdigest()
+
+
+def _row_hashes(block: pd.DataFrame) -> np.ndarray:
+    """``pd.util.hash_pandas_object(block, index=False)`` as a uint64 array, the same numbers, faster on wide tables.
+
+    pandas hashes every cell of a table (15 ms for 4,601 rows x 550 boolean columns, the paper's simulation
+    setting: more than the rest of a fit outside its search).  Here the columns of one numpy number dtype are
+    hashed in one call (``hash_array`` is elementwise for them), boolean cells from the two hashes of False and
+    True, the other columns as pandas does, and the column hashes are combined in column order by
+    pandas' own ``combine_hash_arrays`` (3.5 ms for that table).  When that private function is not there
+    (another pandas), pandas' public function is used.
+    """
+    try:
+        from pandas.core.util.hashing import combine_hash_arrays
+    except ImportError:  # pragma: no cover - a pandas without it
+        return pd.util.hash_pandas_object(block, index=False).to_numpy(dtype=np.uint64)
+    n_rows, n_columns = block.shape
+    if n_columns == 0:
+        return pd.util.hash_pandas_object(block, index=False).to_numpy(dtype=np.uint64)
+    column_hashes: list = [None] * n_columns
+    by_dtype: dict = {}
+    for position, dtype in enumerate(block.dtypes):
+        if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+            by_dtype.setdefault(dtype, []).append(position)
+        else:
+            column_hashes[position] = pd.util.hash_pandas_object(block.iloc[:, position], index=False).to_numpy(
+                dtype=np.uint64)
+    for dtype, positions in by_dtype.items():
+        values = np.ravel(block.iloc[:, positions].to_numpy(), order="F")  # one dtype: no conversion
+        if dtype.kind == "b":  # two values, two hashes: h0 for False, h0 ^ (h0 ^ h1) for True (a sixth of the time)
+            h0, h1 = pd.util.hash_array(np.array([False, True]))
+            hashed = np.multiply(values.view(np.uint8), h0 ^ h1, dtype=np.uint64)
+            hashed ^= h0
+        else:
+            hashed = pd.util.hash_array(values)
+        hashed = hashed.reshape(len(positions), n_rows)
+        for row, position in enumerate(positions):
+            column_hashes[position] = hashed[row]
+    return combine_hash_arrays(iter(column_hashes), n_columns, n_rows)
 
 
 def to_jsonable(value, *, strict: bool = False):

@@ -1,0 +1,62 @@
+"""The training rows' fingerprint (``training.rows_sha256``): the same rows in any order give the same fingerprint,
+other rows another one, and the fast row hashes are pandas' own, so model files written before keep matching."""
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from frl_engine.io import _row_hashes, rows_fingerprint
+
+
+def _mixed_table(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "flag": rng.random(n) < 0.3, "lab": rng.normal(size=n), "count": rng.integers(0, 9, n),
+        "ward": rng.choice(["A", "B", None], n), "small": rng.normal(size=n).astype(np.float32),
+        "nullable": pd.array(rng.integers(0, 3, n), dtype="Int64"), "sex": pd.Categorical(rng.choice(["F", "M"], n)),
+        "code": rng.integers(0, 9, n).astype(np.uint8), "flag2": rng.random(n) < 0.5, "lab2": rng.normal(size=n)})
+    frame.loc[::7, "lab"] = np.nan
+    frame.loc[::11, "lab2"] = -0.0
+    frame.loc[::13, "nullable"] = pd.NA
+    return frame
+
+
+def _pandas_fingerprint(frame: pd.DataFrame) -> str:
+    """The definition, written with pandas alone: each row's hash over the columns in name order, sorted, hashed."""
+    hashes = pd.util.hash_pandas_object(frame[sorted(frame.columns)], index=False).to_numpy(dtype=np.uint64)
+    return hashlib.sha256(np.sort(hashes).tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("columns", [None, ["flag"], ["flag", "flag2"], ["lab", "count", "small", "code"],
+                                     ["ward", "sex", "nullable"]])
+def test_the_fast_row_hashes_are_pandas_own(columns):
+    frame = _mixed_table(600, seed=1)
+    block = frame if columns is None else frame[columns]
+    assert np.array_equal(_row_hashes(block), pd.util.hash_pandas_object(block, index=False).to_numpy(np.uint64))
+    assert rows_fingerprint(block, block.columns) == _pandas_fingerprint(block)
+
+
+def test_a_wide_boolean_table_hashes_as_pandas_does():
+    """The paper's simulation setting (boolean columns only), where the fast path matters."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.random((300, 120)) < 0.25, columns=[f"rule{j}" for j in range(120)])
+    assert rows_fingerprint(frame, frame.columns) == _pandas_fingerprint(frame)
+
+
+def test_the_same_rows_in_another_order_match_and_a_changed_cell_does_not():
+    frame = _mixed_table(400, seed=2)
+    shuffled = frame.sample(frac=1.0, random_state=3).reset_index(drop=True)[list(reversed(frame.columns))]
+    assert rows_fingerprint(shuffled, shuffled.columns) == rows_fingerprint(frame, frame.columns)
+    changed = frame.copy()
+    changed.loc[5, "flag"] = not changed.loc[5, "flag"]
+    assert rows_fingerprint(changed, changed.columns) != rows_fingerprint(frame, frame.columns)
+
+
+def test_no_fingerprint_without_the_columns_or_with_a_duplicated_name():
+    frame = _mixed_table(50, seed=4)
+    assert rows_fingerprint(frame, ["lab", "not a column"]) is None
+    assert rows_fingerprint(frame, []) is None
+    doubled = pd.concat([frame[["lab"]], frame[["lab"]], frame[["count"]]], axis=1)
+    assert rows_fingerprint(doubled, ["lab", "count"]) is None
