@@ -60,3 +60,30 @@ def test_no_fingerprint_without_the_columns_or_with_a_duplicated_name():
     assert rows_fingerprint(frame, []) is None
     doubled = pd.concat([frame[["lab"]], frame[["lab"]], frame[["count"]]], axis=1)
     assert rows_fingerprint(doubled, ["lab", "count"]) is None
+
+
+def test_hashes_made_a_block_at_a_time_are_the_same(monkeypatch):
+    """Blocks of a few cells split runs of one dtype anywhere; the hashes do not change."""
+    import frl_engine.io as io_module
+
+    frame = _mixed_table(300, seed=5)
+    block = frame[sorted(frame.columns)]
+    expected = pd.util.hash_pandas_object(block, index=False).to_numpy(np.uint64)
+    for cells in (1, 300, 700, 1 << 20):
+        monkeypatch.setattr(io_module, "_HASH_CELLS", cells)
+        assert np.array_equal(_row_hashes(block), expected), cells
+
+
+def test_a_wide_table_never_holds_every_cells_hash_at_once():
+    """20,000 rows x 200 boolean columns: 32 MB of hashes if made at once; the fingerprint needs far less."""
+    import tracemalloc
+
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame(rng.random((20_000, 200)) < 0.25, columns=[f"c{j}" for j in range(200)])
+    tracemalloc.start()
+    try:
+        rows_fingerprint(frame, frame.columns)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2 ** 20, f"peak {peak / 2 ** 20:.1f} MiB"
