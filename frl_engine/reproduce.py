@@ -308,8 +308,10 @@ def reproduce_experiments(data_dir, *, datasets=DATASET_ORDER, methods=METHODS, 
         full.fit(data.X, data.y)
         fit_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
+        # the same search as the fit's: the paper's plain annealing unless frl_params ask for the default search
         anneal(full.problem_, n_steps=int(params["n_steps"]), n_chains=1, temperature=params["temperature"],
-               cooling=params["cooling"], random_state=random_state)
+               cooling=params["cooling"], random_state=random_state,
+               polish=params.get("search", "restarts") == "restarts")
         anneal_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
         evaluation = cross_validate_models(data.X, data.y, n_folds=n_folds, methods=methods, frl_params=params,

@@ -120,3 +120,23 @@ def test_cli_reproduce_one_dataset_writes_reports(tmp_path, capsys):
     assert saved["datasets"]["mammo"]["evaluation"]["methods"] == ["frl", "cart"]
     assert (tmp_path / "reproduction.txt").read_text().startswith("Table 3")
     assert np.isfinite(saved["datasets"]["mammo"]["anneal_seconds"])
+
+
+@needs_uci
+def test_table_5_times_the_papers_annealing_not_the_default_search(monkeypatch):
+    """Table 5 puts our time for 5000 annealing steps next to the paper's: it must time the paper's plain annealing
+    (one chain, no polish, no restarts, no walks), the search the reproduction's fits run, and nothing more."""
+    import frl_engine.anneal as anneal_module
+
+    real, calls = anneal_module.anneal, []
+
+    def recording(problem, **kwargs):
+        calls.append(kwargs)
+        return real(problem, **kwargs)
+
+    monkeypatch.setattr(anneal_module, "anneal", recording)
+    result = reproduce_experiments(UCI, datasets=("mammo",), methods=("frl",), n_folds=2, n_jobs=1)
+    assert result.frl_params["search"] == "paper"
+    searches = [c for c in calls if c.get("n_steps") == 5000]   # the fits' searches and Table 5's timing
+    assert any(c["n_chains"] == 1 for c in searches), calls
+    assert all(c.get("polish") is False for c in searches), calls
