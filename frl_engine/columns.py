@@ -900,10 +900,13 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     coded_text = any(_CODE.match(lab.upper()) for lab in (labels[i] for i in np.flatnonzero(~readable & ~status)))
     if number_share == 1 or (number_share >= NUMERIC_SHARE
                              and not (coded_text and _looks_like_codes(labels, name, n_levels))):
-        if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and _NOMINAL_NAME.search(name):
+        # a name that says codes (drg, icd9, cpt) never gets thresholds, however few its values (a cohort export
+        # of three heart-failure DRGs, 291 / 292 / 293, is not "drg >= 292")
+        named_code = has_code_name(name)
+        if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and (_NOMINAL_NAME.search(name) or named_code):
             return reading("nominal", f"whole-number labels ({n_levels} values) named like a code: read as "
                                       "categories, never thresholds")
-        if has_code_name(name) and ((integers and n_levels > MAX_NOMINAL_LEVELS) or (not integers and n_levels >= 10)):
+        if named_code and ((integers and n_levels > MAX_NOMINAL_LEVELS) or (not integers and n_levels >= 3)):
             return reading("code", f"numbers named like codes, such as {', '.join(labels[i] for i in order[:3])} "
                                    f"({n_levels:,} values): read as codes with groups, never thresholds")
         if n_numbers == 2 and text_share == 0:

@@ -81,7 +81,7 @@ def test_yes_no_columns_are_boolean():
 
 
 @pytest.mark.parametrize("name", ["admission_type_id", "discharge_disposition_id", "admission_source_id", "ward_code",
-                                  "payer_type"])
+                                  "payer_type", "drg", "MS_DRG", "icd9", "cpt"])
 def test_integer_labels_named_like_codes_are_nominal_never_thresholds(name):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({name: rng.choice([1, 2, 3, 5, 6, 22, 28], 500), "Age": rng.integers(20, 90, 500)})
@@ -90,6 +90,16 @@ def test_integer_labels_named_like_codes_are_nominal_never_thresholds(name):
     ops = {c.op for c in binarizer.conditions_ if c.column == name}
     assert ops == {"==", "!="}  # levels and their negations, never thresholds
     assert f"{name} = 22" in [c.name for c in binarizer.conditions_]
+
+
+def test_a_few_decimal_codes_named_like_codes_are_codes_never_thresholds():
+    """A cohort export of five ICD-9 codes (250.01, 428.0 ...): codes with their groups, not 'icd9_primary >= 414'."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"icd9_primary": rng.choice([250.01, 428.0, 414.01, 486.0, 496.0], 500),
+                          "Age": rng.integers(20, 90, 500)})
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    assert binarizer.column_table().set_index("column").loc["icd9_primary", "kind"] == "code"
+    assert not {c.op for c in binarizer.conditions_ if c.column == "icd9_primary"} & {">=", "<"}
 
 
 def test_a_count_is_numeric_and_its_tail_gets_thresholds():
