@@ -135,13 +135,19 @@ _CODE_LIST = re.compile(r"^[A-Za-z0-9.]+(\s*[|;]\s*[A-Za-z0-9.]+)+$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
-_CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|diagnosis|code|codes|zip|zipcode|postcode|postal|"
-                        r"fips)(\d*)($|[^a-z])|"
+_CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|mdc|ccs|diagnosis|code|codes|zip|zipcode|postcode|"
+                        r"postal|fips)(\d*)($|[^a-z])|"
                         r"^(diag|icd|dx)\d*[A-Z_]|[a-z](Diag|Icd|ICD|Code|Dx|Procedure)\d*$|"
                         # a procedure as the name's last word (primary_procedure, proc_2), not procedure_minutes
                         r"(^|[^a-z])(procedure|proc|hcpcs|snomed|loinc)[_\s]?\d*$", re.IGNORECASE)
 # A name that says "how many" (num_procedures, diag_count, n_dx): a count, never codes.
 _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|[^a-z])|count|total", re.IGNORECASE)
+# A name that says "how much" of something named by a code (drg_weight, cpt_rvu, zip_median_income,
+# postcode_distance_km, DRGWeight): a measurement, never codes.
+_MEASURE_NAME = re.compile(r"(^|[^a-z])(weight|wt|rw|rvus?|score|income|distance|dist|km|miles|cost|costs|charges?|"
+                           r"amount|price|payments?|paid|rate|ratio|pct|percent|mean|avg|average|median|los|days|"
+                           r"hours|minutes|mins)($|[^a-z])", re.IGNORECASE)
+_MEASURE_CAMEL = re.compile(r"[a-zA-Z](Weight|Score|Income|Distance|Cost|Charges?|Amount|Rate)$")
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|payor|insurance|insurer|marital|religion|language|"
                            r"nationality|country|occupation|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
@@ -497,13 +503,15 @@ def spread_like_a_measurement(values) -> bool:
 
 
 def has_code_name(name: str) -> bool:
-    """``diag_1``, ``icd10``, ``proc_code``, ``DRG``: a name that says "codes" (and not a count such as ``diag_count``).
+    """``diag_1``, ``icd10``, ``proc_code``, ``DRG``: a name that says "codes" (and not a count such as ``diag_count``,
+    nor a measurement such as ``drg_weight`` or ``zip_median_income``).
 
     Such a column is read as codes even when every code is a number (ICD-9 ``250.83``, procedure
     ``36.06``), and :func:`frl_engine.io.read_table` keeps its cells as text (``038`` is not ``38``).
     """
     name = str(name).strip()
-    return bool(_CODE_NAME.search(name)) and not _COUNT_NAME.search(name)
+    return (bool(_CODE_NAME.search(name)) and not _COUNT_NAME.search(name) and not _MEASURE_NAME.search(name)
+            and not _MEASURE_CAMEL.search(name))
 
 
 def has_identifier_name(name: str) -> bool:
@@ -588,7 +596,7 @@ def canonical_kind(kind: str, column: str = "") -> str:
 def _looks_like_codes(labels: list[str], name: str, n_levels: int) -> bool:
     """Hierarchical codes: most distinct values shaped like ICD/ATC codes, with letters or dots, or a code-like name."""
     shaped = [lab for lab in labels if _CODE.match(lab.upper())]
-    named = bool(_CODE_NAME.search(name))
+    named = has_code_name(name)
     if len(shaped) < 0.9 * len(labels) or n_levels < (10 if named else MIN_CODE_LEVELS):
         return False
     lettered = sum(1 for lab in shaped if any(ch.isalpha() for ch in lab))

@@ -81,7 +81,7 @@ def test_yes_no_columns_are_boolean():
 
 
 @pytest.mark.parametrize("name", ["admission_type_id", "discharge_disposition_id", "admission_source_id", "ward_code",
-                                  "payer_type", "drg", "MS_DRG", "icd9", "cpt"])
+                                  "payer_type", "drg", "MS_DRG", "icd9", "cpt", "mdc"])
 def test_integer_labels_named_like_codes_are_nominal_never_thresholds(name):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({name: rng.choice([1, 2, 3, 5, 6, 22, 28], 500), "Age": rng.integers(20, 90, 500)})
@@ -100,6 +100,17 @@ def test_a_few_decimal_codes_named_like_codes_are_codes_never_thresholds():
     binarizer = Binarizer(min_support=0.05).fit(frame)
     assert binarizer.column_table().set_index("column").loc["icd9_primary", "kind"] == "code"
     assert not {c.op for c in binarizer.conditions_ if c.column == "icd9_primary"} & {">=", "<"}
+
+
+@pytest.mark.parametrize("name", ["drg_weight", "DRG_Weight", "DRGWeight", "cpt_rvu", "zip_median_income",
+                                  "postcode_distance_km", "drg_los"])
+def test_a_measurement_named_after_a_code_is_numeric(name):
+    """A DRG's relative weight, a procedure's RVUs, the median income of a ZIP code: amounts, with thresholds."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({name: np.round(rng.lognormal(0, 0.5, 500), 3), "Age": rng.integers(20, 90, 500)})
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    assert binarizer.column_table().set_index("column").loc[name, "kind"] == "numeric"
+    assert {c.op for c in binarizer.conditions_ if c.column == name} == {">=", "<"}
 
 
 def test_a_count_is_numeric_and_its_tail_gets_thresholds():
