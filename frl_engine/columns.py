@@ -610,6 +610,10 @@ _DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?
 _TIME_OF_DAY = re.compile(r"^\d{1,2}:\d{2}(:\d{2})?(\s?[AaPp]\.?[Mm]\.?)?$")
 
 
+# Two numbers in one cell: a blood pressure (120/80, 135/85 mmHg), a visual acuity (20/40).
+_NUMBER_PAIR = re.compile(r"^\d{1,3}(\.\d+)?\s*/\s*\d{1,3}(\.\d+)?(\s*mm\s?hg)?$", re.IGNORECASE)
+
+
 def _mostly(pattern: re.Pattern, labels: list[str]) -> bool:
     """Whether at least 90% of the first 200 distinct values match ``pattern``."""
     sample = labels[:200]
@@ -863,6 +867,11 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     if not readable.all() and _looks_like_times(labels):
         return reading("unsupported", f"times of day such as '{labels[int(order[0])]}': turn them into numbers "
                                       "(e.g. the hour) to use them")
+    if not readable.all() and n_levels >= 20 and _mostly(_NUMBER_PAIR, labels):
+        # as text, each pair is a level of its own (949 levels for 1,000 blood pressures): no item, silently (a few
+        # pairs, such as visual acuities 20/20, 20/40, stay categories: each level can make an item)
+        return reading("unsupported", f"pairs of numbers such as '{labels[int(order[0])]}' (a blood pressure?): split "
+                                      "them into two numeric columns (e.g. systolic and diastolic) to use them")
     if readable.all() and _looks_like_number_dates(parsed[readable]):
         return reading("unsupported", f"dates written as numbers (YYYYMMDD) such as '{labels[int(order[0])]}': "
                                       "turn them into numbers (e.g. days since admission) to use them")
