@@ -291,6 +291,23 @@ def unusable_note(table) -> str | None:
     return f"Left out, as written they make no rule: {shown}."
 
 
+def ruleless_note(table, candidate_columns, min_support: float) -> str | None:
+    """The line naming the columns read as usable that no candidate rule tests, because none of their values reaches
+    the minimum support (a diagnosis written as 205 values, none on 5% of the patients; a finding on 2% of them),
+    with what to do; None when there are none.  Without it such a column is silently absent from every rule."""
+    if table is None or not len(table) or candidate_columns is None:
+        return None
+    used = {str(column) for column in candidate_columns}
+    usable = table["kind"].isin(["categorical", "code", "nominal", "boolean", "numeric"])
+    idle = table[usable & ~table["column"].astype(str).isin(used)]
+    if idle.empty:
+        return None
+    shown = ", ".join(f"'{name}' ({levels:,} value{'s' if levels != 1 else ''})"
+                      for name, levels in zip(idle["column"], idle["levels"].astype(int)))
+    return (f"In no candidate rule, as none of their values reaches the minimum support ({100 * min_support:g}% of "
+            f"patients): {shown}. Group rare values into broader ones in the table, or lower --min-support.")
+
+
 def text_missing_note(readings) -> str | None:
     """The line naming the numeric columns whose text cells (``pending``, ``TNP``) were read as missing, else None."""
     found = [f"'{r.name}' ({r.text_as_missing})" for r in readings if r.kind == "numeric" and r.text_as_missing]
@@ -365,7 +382,8 @@ def cmd_fit(args) -> int:
     if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
         table = estimator.column_table()
         for note in (text_missing_note(estimator.binarizer_.readings_), number_code_note(estimator.binarizer_.readings_),
-                     unusable_note(table), identifier_note(table)):
+                     unusable_note(table), identifier_note(table),
+                     ruleless_note(table, getattr(estimator, "candidate_columns_", None), estimator.min_support)):
             if note:
                 print(note)
     if sensitive_columns_note(model):

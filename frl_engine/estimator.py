@@ -371,6 +371,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             del self.feature_names_in_
         self.candidate_names_ = list(candidates.names)
         self.candidate_conditions_ = condition_ids(candidates.rules)   # the sampler's sibling rules
+        # the columns some candidate rule tests: a usable column outside them makes no rule at this support
+        self.candidate_columns_ = list(dict.fromkeys(c.column for rule in candidates.rules for c in rule.conditions))
         self.problem_ = problem
         self.map_fit_ = best
         self.anneal_result_ = result

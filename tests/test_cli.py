@@ -83,6 +83,28 @@ def test_fit_names_the_columns_it_left_out_as_identifiers_and_how_to_use_one(tmp
     assert status == 0 and "Left out as identifiers" not in out
 
 
+def test_fit_names_the_columns_in_no_candidate_rule_and_what_to_do(tmp_path, capsys):
+    """A diagnosis written as 200 free-text values (none on 5% of the patients) and a finding on 2% of them make no
+    candidate rule at the default support: the fit says so in one line, and at a lower --min-support the finding is
+    used."""
+    rng = np.random.default_rng(11)
+    n = 2000
+    arrest = rng.random(n) < 0.02
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, n), "AdmitDx": rng.choice([f"Dx {i}" for i in range(200)], n),
+                          "CardiacArrest": np.where(arrest, "yes", "no")})
+    frame["Died"] = np.where(rng.random(n) < np.where(arrest, 0.8, 0.1), "yes", "no")
+    path = tmp_path / "findings.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Died", "--seed", "1"], capsys)
+    assert status == 0, err
+    note = next(line for line in out.splitlines() if line.startswith("In no candidate rule"))
+    assert "(5% of patients)" in note and "'AdmitDx' (200 values)" in note and "'CardiacArrest'" in note
+    assert "'Age'" not in note and "--min-support" in note
+    status, out, err = run(["fit", path, "--target", "Died", "--seed", "1", "--min-support", "0.01"], capsys)
+    assert status == 0, err
+    assert "CardiacArrest" in out.split("\n\n")[0] and "'CardiacArrest'" not in out  # in the list, not in the note
+
+
 def test_fit_without_mining_still_prints_its_list(tmp_path, capsys):
     """--no-mining (the columns are the candidate rules) has no column reading: the fit's column notes are
     skipped, not an error."""
