@@ -208,14 +208,51 @@ def header_row(rows, max_rows: int = 20) -> int:
     ``rows`` are the first rows as lists of cells.  The header is the first row with more than
     half as many filled cells as the typical row (the most common count among the first
     ``max_rows``): "Mortality report", "Generated 2024-05-01" and blank lines above it are
-    skipped; row 0 for an ordinary table (even one with a ragged row further down).
+    skipped; row 0 for an ordinary table (even one with a ragged row further down).  A row of group
+    headings with blanks between them (``Demographics,,Labs,,Outcome``, as Excel reports put above
+    the column names) is skipped too when the row under it has every cell filled with distinct
+    names over a column of numbers.
     """
-    filled = [sum(1 for cell in row if cell is not None and str(cell).strip() not in ("", "nan"))
-              for row in list(rows)[:max_rows]]
+    rows = [list(row) for row in list(rows)[:max_rows]]
+    filled = [sum(1 for cell in row if _filled(cell)) for row in rows]
     if not filled:
         return 0
     typical = max(Counter(filled).items(), key=lambda item: (item[1], item[0]))[0]
-    return next((i for i, count in enumerate(filled) if count > typical / 2), 0)
+    at = next((i for i, count in enumerate(filled) if count > typical / 2), 0)
+    if at + 2 < len(rows) and filled[at] < typical and _names_over_data(rows[at + 1], rows[at + 2:], typical):
+        return at + 1  # a row of group headings ("Demographics", "", "Labs", "") above the column names
+    return at
+
+
+# Cells that are a patient's missing values, never a column's name.
+_NOT_NAMES = {"?", "na", "n/a", "null", "none", "-", ".", "unknown"}
+
+
+def _filled(cell) -> bool:
+    return cell is not None and str(cell).strip() not in ("", "nan")
+
+
+def _is_number(cell) -> bool:
+    try:
+        float(str(cell).strip().replace(",", "."))
+    except ValueError:
+        return False
+    return True
+
+
+def _names_over_data(row, below, typical: int) -> bool:
+    """Whether ``row`` reads as the column names of the rows ``below``: every one of its ``typical`` cells filled,
+    distinct, and text, over a column whose cells below are mostly numbers (so a row of an all-text table, or the
+    first patient under a header with a blank name, is never taken for the header)."""
+    names = [str(cell).strip() for cell in row if _filled(cell)]
+    if (len(names) != typical or len(set(names)) != len(names)
+            or any(_is_number(name) or name.lower() in _NOT_NAMES for name in names)):
+        return False
+    for position in range(len(row)):
+        cells = [r[position] for r in below if position < len(r) and _filled(r[position])]
+        if cells and sum(_is_number(cell) for cell in cells) >= 0.8 * len(cells):
+            return True
+    return False
 
 
 def text_encoding(raw: bytes) -> str:

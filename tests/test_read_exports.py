@@ -158,6 +158,25 @@ def test_title_lines_above_the_header_of_a_report_export_are_skipped_and_said():
     assert book.attrs["read_as"] == "a table whose header is on row 4 (the 3 rows above it skipped)"
 
 
+def test_a_row_of_group_headings_above_the_column_names_is_skipped_and_said():
+    """Excel reports group their columns under headings (Demographics, Labs, Outcome) on a row above the names."""
+    body = "Age,Sex,Lactate,Creatinine,Died\n61,F,3.1,0.9,yes\n72,M,1.2,1.4,no\n55,F,?,0.8,no\n"
+    frame = read_table(("Demographics,,Labs,,Outcome\n" + body).encode(), "grouped.csv")
+    assert list(frame.columns) == ["Age", "Sex", "Lactate", "Creatinine", "Died"] and len(frame) == 3
+    assert frame.attrs["read_as"] == "a table whose header is on line 2 (the 1 line above it skipped)"
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer) as writer:
+        pd.DataFrame([["Demographics", None, "Labs", None, "Outcome"]]).to_excel(writer, index=False, header=False)
+        read_table(body.encode(), "body.csv").to_excel(writer, index=False, startrow=1)
+    book = read_table(buffer.getvalue(), "grouped.xlsx")
+    assert list(book.columns) == ["Age", "Sex", "Lactate", "Creatinine", "Died"] and book["Age"].tolist() == [61, 72, 55]
+    # a header with a blank name stays the header: over a first patient of numbers, of text only, or with a missing value
+    for text, n_rows in ((",Age,Died\n0,61,yes\n1,72,no\n", 2), ("Sex,,Ward\nM,note,A\nF,x,B\nM,y,C\n", 3),
+                         ("Sex,,Age\nM,note,?\nF,x,60\nM,y,71\n", 3)):
+        kept = read_table(text.encode(), "plain.csv")
+        assert "read_as" not in kept.attrs and len(kept) == n_rows, text
+
+
 def test_a_measurement_given_as_the_outcome_is_one_message_saying_what_to_do(tmp_path, capsys):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"Age": rng.integers(20, 90, 200), "LengthOfStay": rng.integers(1, 40, 200)})
