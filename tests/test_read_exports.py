@@ -177,6 +177,28 @@ def test_a_row_of_group_headings_above_the_column_names_is_skipped_and_said():
         assert "read_as" not in kept.attrs and len(kept) == n_rows, text
 
 
+def test_a_row_of_units_under_the_header_is_left_out_and_said():
+    """Lab reports write each column's unit on the line under its name: not a patient (it made the outcome look
+    missing for one patient and the numbers text)."""
+    body = "61,3.1,0.9,yes\n72,1.2,1.4,no\n55,?,0.8,no\n80,4.4,2.1,yes\n"
+    for units in ("years,mmol/L,mg/dL,\n", "(years),[mmol/L],10^9/L,\n", "yrs,%,µmol/L,\n"):
+        frame = read_table(("Age,Lactate,Creatinine,Died\n" + units + body).encode(), "labs.csv")
+        assert len(frame) == 4 and frame["Age"].tolist() == [61, 72, 55, 80], units
+        assert pd.api.types.is_numeric_dtype(frame["Creatinine"]) and frame["Died"].notna().all()
+        assert "a row of units, not a patient" in frame.attrs["left_out"]
+    buffer = io.BytesIO()
+    pd.DataFrame([["years", "mmol/L", "mg/dL", None], [61, 3.1, 0.9, "yes"], [72, 1.2, 1.4, "no"], [55, 2.2, 0.8, "no"]],
+                 columns=["Age", "Lactate", "Creatinine", "Died"]).to_excel(buffer, index=False)
+    book = read_table(buffer.getvalue(), "labs.xlsx")
+    assert len(book) == 3 and "a row of units" in book.attrs["left_out"]
+    # a first patient is kept: with one number, with a lab's "no result" word, or with one word over one column
+    for first in ("61,mmol/L,mg/dL,yes\n", "pending,pending,0.9,no\n"):
+        kept = read_table(("Age,Lactate,Creatinine,Died\n" + first + body).encode(), "labs.csv")
+        assert len(kept) == 5 and "left_out" not in kept.attrs, first
+    one = read_table(b"Lactate,Sex,Died\nmmol/L,F,yes\n3.1,M,no\n1.2,F,no\n", "one.csv")
+    assert len(one) == 3 and "left_out" not in one.attrs
+
+
 def test_a_measurement_given_as_the_outcome_is_one_message_saying_what_to_do(tmp_path, capsys):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"Age": rng.integers(20, 90, 200), "LengthOfStay": rng.integers(1, 40, 200)})
