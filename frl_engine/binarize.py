@@ -137,6 +137,10 @@ class ColumnSpec:
     negated : tuple of str
         Levels whose negation is an item, ``<column> is not <level>``
         (categorical and nominal only).
+    flag : bool
+        A checkbox column: one value (``X``, ``Y``, ``1``) where the finding is present, blank where it is
+        not (:func:`frl_engine.columns.is_flag`).  Its blanks mean "no", so scoring new patients does not
+        report them as unknown values.
     """
 
     name: str
@@ -146,6 +150,7 @@ class ColumnSpec:
     has_missing: bool = False
     prefixes: tuple[str, ...] = ()
     negated: tuple[str, ...] = ()
+    flag: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -185,6 +190,7 @@ class ColumnSpec:
         object.__setattr__(self, "prefixes", prefixes)
         object.__setattr__(self, "negated", negated)
         object.__setattr__(self, "has_missing", bool(self.has_missing))
+        object.__setattr__(self, "flag", bool(self.flag))
 
     def conditions(self) -> list[Condition]:
         """The column's items, in order (the columns of :meth:`item_matrix`)."""
@@ -251,6 +257,8 @@ class ColumnSpec:
             d["prefixes"] = list(self.prefixes)
         if self.negated:
             d["negated"] = list(self.negated)
+        if self.flag:
+            d["flag"] = True
         return d
 
     @classmethod
@@ -264,7 +272,8 @@ class ColumnSpec:
         """
         if not isinstance(d, dict) or "name" not in d or "kind" not in d:
             raise ModelFileError(f"A binarizer column should be an object with name and kind, got {d!r}: the model file is damaged")
-        unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing", "prefixes", "negated"})
+        unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing", "prefixes", "negated",
+                                   "flag"})
         thresholds = d.get("thresholds", [])
         categories = d.get("categories", [])
         prefixes = d.get("prefixes", [])
@@ -274,7 +283,7 @@ class ColumnSpec:
             raise ModelFileError(f"Bad binarizer column {d!r}: the model file is damaged")
         try:
             return cls(d["name"], d["kind"], tuple(thresholds), tuple(categories), d.get("has_missing", False),
-                       tuple(prefixes), tuple(negated))
+                       tuple(prefixes), tuple(negated), bool(d.get("flag", False)))
         except ValueError as err:
             raise ModelFileError(f"Bad binarizer column {d!r} ({err}): the model file is damaged") from None
 
@@ -527,11 +536,14 @@ class Binarizer:
                     column, "numeric", f"{reading.reason}; too few values for a threshold: only 'is missing'",
                     reading.missing_share, reading.n_levels, reading.top_share, reading.examples, reading.declared)
             return ColumnSpec(column, "numeric", thresholds=cuts, has_missing=has_missing), reading
+        # a flag (X or Y where present, blank where not): its item, and no "is missing" item, which would be its
+        # complement
+        flag = reading.reason.startswith("a flag")
         if kind == "boolean":
             yes = boolean_values(series, column)[~missing]
-            if not 0 < yes.sum() < len(yes):
+            if not yes.any() or (yes.all() and not flag):
                 return skipped("a single value: makes no item")
-            return ColumnSpec(column, "boolean", has_missing=has_missing), reading
+            return ColumnSpec(column, "boolean", has_missing=has_missing and not flag, flag=flag), reading
         labels = series[~missing].map(category_label)
         counts = labels.value_counts()
         if kind == "code":
@@ -539,7 +551,7 @@ class Binarizer:
         levels = sorted((label for label in counts.index if counts[label] >= min_count and counts[label] < n),
                         key=lambda label: (-counts[label], label))
         kept = levels[: self.max_categories]
-        if len(counts) < 2 or not (kept or has_missing):
+        if (len(counts) < 2 and not (flag and kept)) or not (kept or has_missing):
             return skipped(f"{reading.reason}; no level reaches the support threshold" if len(counts) >= 2
                            else "a single value: makes no item")
         rare = len(counts) - len(kept)
@@ -552,7 +564,8 @@ class Binarizer:
         if notes:
             reading = ColumnReading(column, reading.kind, "; ".join([reading.reason, *notes]), reading.missing_share,
                                     reading.n_levels, reading.top_share, reading.examples, reading.declared)
-        return ColumnSpec(column, kind, categories=tuple(kept), has_missing=has_missing, negated=negated), reading
+        return (ColumnSpec(column, kind, categories=tuple(kept), has_missing=has_missing and not flag, negated=negated,
+                           flag=flag), reading)
 
     def _negated_levels(self, kept, counts: pd.Series, min_count: int, n_rows: int) -> tuple[str, ...]:
         """The kept levels whose ``is not`` item could be in a rule (see the module docstring)."""

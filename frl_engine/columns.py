@@ -440,6 +440,19 @@ def _as_truth(value) -> bool | None:
     return None
 
 
+def is_flag(value, n_missing: int, n: int) -> bool:
+    """Whether a column holding the one value ``value`` on some rows and blanks on the others (``n_missing`` of ``n``)
+    reads as a flag, as checkbox exports write findings: ``X``, ``Y``, ``Yes``, ``1`` or ``✓`` where present, blank
+    where not.  A yes-like value or a short mark that is not a number, present and blank each on at least 1% of rows
+    (a single number such as 0.01 among blanks is a lab, not a flag)."""
+    if not n or not n_missing or min(n_missing, n - n_missing) < (1 - NEAR_CONSTANT_SHARE) * n:
+        return False
+    if _as_truth(value) is True:
+        return True
+    return isinstance(value, str) and 0 < len(value.strip()) <= 20 and _as_truth(value) is None and (
+        pd.isna(pd.to_numeric(value.strip(), errors="coerce")))
+
+
 def boolean_values(series: pd.Series, column: str) -> np.ndarray:
     """Which cells say yes (True, 1, "yes", "true", "y" in any case); missing cells are False.
 
@@ -826,6 +839,13 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         return reading("unsupported", f"{dtype} values: turn them into numbers (e.g. days) to use them")
     if n_levels == 1:
         label = category_label(uniques[0])
+        if is_flag(uniques[0], n_missing, n):
+            # a checkbox export: 'X' (or Y, 1) where the finding is present, blank where it is not
+            if _as_truth(uniques[0]) is True:
+                return reading("boolean", f"a flag: '{label}' on {100 * (n - n_missing) / n:.0f}% of rows, blank on "
+                                          "the others (a blank matches no item)")
+            return reading("categorical", f"a flag: '{label}' on {100 * (n - n_missing) / n:.0f}% of rows, blank on "
+                                          "the others (an item for it; a blank matches no item)")
         extra = " (and missing)" if n_missing else ""
         return reading("constant", f"a single value '{label}'{extra}: makes no item")
 

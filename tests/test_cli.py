@@ -105,6 +105,36 @@ def test_fit_names_the_columns_in_no_candidate_rule_and_what_to_do(tmp_path, cap
     assert "CardiacArrest" in out.split("\n\n")[0] and "'CardiacArrest'" not in out  # in the list, not in the note
 
 
+def test_checkbox_columns_make_the_rules_they_should_and_their_blanks_are_no_when_scoring(tmp_path, capsys):
+    """CHF written X or blank, diabetes Y or blank: the list finds both; the model file marks them as flags, so scoring
+    new patients does not call their blanks unknown (a model file without the mark still does)."""
+    rng = np.random.default_rng(12)
+    n = 3000
+    chf, diabetes, age = rng.random(n) < .25, rng.random(n) < .3, rng.integers(20, 95, n).astype(float)
+    died = rng.random(n) < 0.05 + 0.35 * chf + 0.1 * diabetes + 0.002 * (age - 20)
+    age[rng.random(n) < 0.1] = np.nan   # unknown ages: a blank that is not a no
+    frame = pd.DataFrame({"CHF": np.where(chf, "X", ""), "Diabetes": np.where(diabetes, "Y", ""), "Age": age,
+                          "Died": np.where(died, "yes", "no")})
+    path, model_path = tmp_path / "flags.csv", tmp_path / "flags.json"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Died", "--out", model_path], capsys)
+    assert status == 0, err
+    listed = out.split("\n\n")[0]
+    assert "IF      CHF = X " in listed and "Diabetes " in listed
+    columns = {c["name"]: c for c in json.loads(model_path.read_text())["binarizer"]["columns"]}
+    assert columns["CHF"].get("flag") is True and columns["Diabetes"].get("flag") is True and "flag" not in columns["Age"]
+    status, out, err = run(["predict", model_path, path, "--out", tmp_path / "scored.csv"], capsys)
+    assert status == 0, err
+    assert "'CHF' is empty" not in err and "'Diabetes' is empty" not in err
+    # a model file written before the flag still reads, with the blanks reported as before
+    old = json.loads(model_path.read_text())
+    for column in old["binarizer"]["columns"]:
+        column.pop("flag", None)
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    status, out, err = run(["predict", tmp_path / "old.json", path, "--out", tmp_path / "scored_old.csv"], capsys)
+    assert status == 0 and "'CHF' is empty" in err
+
+
 def test_fit_without_mining_still_prints_its_list(tmp_path, capsys):
     """--no-mining (the columns are the candidate rules) has no column reading: the fit's column notes are
     skipped, not an error."""

@@ -132,6 +132,27 @@ def test_blood_pressures_written_as_pairs_are_left_out_with_how_to_use_them(tmp_
     assert "'bp': pairs of numbers such as" in out
 
 
+def test_a_checkbox_column_is_a_flag_with_one_item_and_no_is_missing_item():
+    """Checkbox exports write X (or Y, 1, a tick) where a finding is present and leave the cell blank where it is not:
+    one value and blanks is a flag, not a constant. A lone number among blanks (a lab) and a mark on 0.3% are not."""
+    rng = np.random.default_rng(1)
+    n = 1000
+    frame = pd.DataFrame({"CHF": np.where(rng.random(n) < .2, "X", None), "Diabetes": np.where(rng.random(n) < .3, "Y", None),
+                          "Stroke": np.where(rng.random(n) < .1, 1.0, np.nan), "Tick": np.where(rng.random(n) < .2, "✓", None),
+                          "Troponin": np.where(rng.random(n) < .2, 0.01, np.nan),
+                          "Rare": np.where(rng.random(n) < .003, "X", None), "Age": rng.integers(20, 90, n)})
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    table = binarizer.column_table().set_index("column")
+    assert table.loc[["CHF", "Tick"], "kind"].tolist() == ["categorical", "categorical"]
+    assert table.loc[["Diabetes", "Stroke"], "kind"].tolist() == ["boolean", "boolean"]
+    assert all(table.loc[c, "reason"].startswith("a flag") for c in ("CHF", "Diabetes", "Stroke", "Tick"))
+    assert table.loc[["Troponin", "Rare"], "kind"].tolist() == ["constant", "constant"]
+    items = {c.column: c.name for c in binarizer.conditions_ if c.column != "Age"}
+    assert items == {"CHF": "CHF = X", "Diabetes": "Diabetes", "Stroke": "Stroke", "Tick": "Tick = ✓"}
+    assert all(spec.flag and not spec.has_missing for spec in binarizer.specs_ if spec.name != "Age")
+    assert not next(spec for spec in binarizer.specs_ if spec.name == "Age").flag
+
+
 def test_a_count_is_numeric_and_its_tail_gets_thresholds():
     # Mostly 0, like number_inpatient: the quartiles tie, so the values above 0 are cut too.
     rng = np.random.default_rng(1)

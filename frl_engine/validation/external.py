@@ -743,9 +743,12 @@ def empty_cell_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
     from ..columns import missing_mask
 
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
+    # a checkbox column's blanks mean "no" (X where present, blank where not): nothing unknown to report
+    flags = {spec.get("name") for spec in (model.get("binarizer") or {}).get("columns", []) if isinstance(spec, dict)
+             and spec.get("flag")}
     notes = []
     for column in dict.fromkeys(c["column"] for c in conditions):
-        if column not in frame.columns or isinstance(frame[column], pd.DataFrame):
+        if column not in frame.columns or isinstance(frame[column], pd.DataFrame) or column in flags:
             continue
         if any(c["op"] == "is missing" for c in conditions if c["column"] == column):
             continue
