@@ -40,7 +40,7 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
-from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
+from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
@@ -344,7 +344,7 @@ def single_valued_outcomes(frame: pd.DataFrame) -> list[tuple[str, str]]:
         if outcome_name_rank(column) is None:
             continue
         values = frame[column][~missing_mask(frame[column])].map(category_label).unique()
-        if len(values) == 1:
+        if len(values) == 1 and flag_outcome_value(frame[column]) is None:  # X and blanks: a checkbox outcome
             found.append((str(column), str(values[0])))
     return found
 
@@ -362,6 +362,8 @@ def suggest_event(series: pd.Series):
     counts = outcome_counts(series)
     if len(counts) == 2:
         return default_event(series)
+    if len(counts) == 1:  # a checkbox outcome (X where the event happened, blank elsewhere): its one value
+        return flag_outcome_value(series)
     if len(counts) < 2 or len(counts) > MAX_EVENT_CHOICES:
         return None
     return suggested_event(counts)
@@ -396,8 +398,8 @@ def split_outcome(frame: pd.DataFrame, target: str | None, event) -> tuple[pd.Da
     if n_values > MAX_EVENT_CHOICES:
         raise DataError(f"The outcome column '{target}' has {n_values:,} different values: it looks like a "
                         "measurement, not an outcome. Pick a yes/no column (or make one from it)")
-    if n_values < 2:
-        return split_target(frame, target, None)  # the engine's one-class message
+    if n_values < 2:  # the engine's one-class message, or a checkbox outcome's event (its blanks: no event)
+        return split_target(frame, target, event)
     if event is None:
         if n_values > 2:
             raise DataError(f"The outcome column '{target}' has {n_values} values, not two: pick which value "

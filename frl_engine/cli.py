@@ -165,6 +165,10 @@ def load_training_data(args):
                                                  drop_missing=getattr(args, "drop_missing_outcome", False))
     except MissingOutcomeError as exc:
         raise DataError(f"{exc}, or leave those {exc.n_missing} patients out with --drop-missing-outcome") from None
+    if features.attrs.get("outcome_blank_as_no"):
+        n_blank = features.attrs["outcome_blank_as_no"]
+        print(f"{args.target} holds {plain_repr(positive)} and blanks: the {n_blank:,} blank cell{'s' if n_blank != 1 else ''} "
+              "count as no event (a checkbox outcome).")
     if features.attrs.get("outcome_missing_left_out"):
         n_left = features.attrs["outcome_missing_left_out"]
         print(f"Left out {n_left} patient{'s' if n_left != 1 else ''} whose {args.target} is empty "

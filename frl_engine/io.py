@@ -490,6 +490,45 @@ def outcome_counts(outcome: pd.Series) -> pd.Series:
                      name="patients")
 
 
+def _is_blank(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
+
+
+def flag_outcome_value(outcome: pd.Series):
+    """The one value of a checkbox outcome (``X`` where the event happened, *blank* cells elsewhere, never ``?`` or
+    ``NA``), else None."""
+    missing = np.asarray(outcome_missing_mask(outcome), dtype=bool)
+    if not missing.any() or missing.all() or not all(_is_blank(v) for v in pd.unique(outcome[missing])):
+        return None
+    spelled = outcome_spellings(whole_numbers_as_written(outcome[~missing]))
+    return next(iter(spelled.values())) if len(spelled) == 1 else None
+
+
+def _flag_outcome(frame: pd.DataFrame, target: str, outcome: pd.Series, missing, positive):
+    """:func:`split_target` for a checkbox outcome: one value (``X``, ``Y``, ``Died``) where the event happened and
+    *blank* cells elsewhere (never ``?``, ``NA`` or ``Unknown``, which say not known).  With that value named as the
+    event, the blanks are no event (``features.attrs["outcome_blank_as_no"]`` counts them); without it, a message
+    asks, since a blank may also mean not known.  None when the outcome is not such a column."""
+    missing = np.asarray(missing, dtype=bool)
+    value = flag_outcome_value(outcome)
+    if value is None:
+        return None
+    n_blank, n_event = int(missing.sum()), int((~missing).sum())
+    if positive is None:
+        raise DataError(f"Target column {target!r} holds one value, {plain_repr(value)} ({n_event:,} patients), and "
+                        f"blanks ({n_blank:,}): if a blank means no event (a checkbox outcome), name the event "
+                        f"(--positive {shlex.quote(str(value))}) and the blanks count as no event; if a blank means not "
+                        "known, the table holds no patient known to be without the event")
+    wanted = event_values(positive)
+    if len(wanted) != 1 or _matching_value([value], wanted[0]) is None:
+        return None  # another event named: the usual messages
+    features = frame.drop(columns=[target])
+    if features.shape[1] == 0:
+        return None
+    features.attrs["outcome_blank_as_no"] = n_blank
+    return features, ~missing, value
+
+
 def split_target(frame: pd.DataFrame, target: str, positive=None, *,
                  drop_missing: bool = False) -> tuple[pd.DataFrame, np.ndarray, object]:
     """Separate the outcome column and turn it into a 0/1 event indicator.
@@ -510,7 +549,9 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     drop_missing : bool, default False
         Leave out the rows whose outcome is empty (``?``, blank, ``NA``: patients lost to
         follow-up) instead of refusing them; ``features.attrs["outcome_missing_left_out"]``
-        then says how many.
+        then says how many.  An outcome of one value and blanks (a checkbox outcome, ``X``
+        where the event happened) with that value named as ``positive`` reads its blanks as no
+        event instead, counted in ``features.attrs["outcome_blank_as_no"]``.
 
     Returns
     -------
@@ -534,6 +575,10 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
         shown = f" (written {', '.join(repr(m) for m in markers[:4])})" if markers else ""
         raise DataError(f"Target column {target!r} is empty on all {n_missing:,} rows{shown}: check that it is the "
                         "outcome column and that the export filled it in")
+    if n_missing and not drop_missing:
+        flagged = _flag_outcome(frame, target, outcome, missing, positive)
+        if flagged is not None:
+            return flagged
     if n_missing and drop_missing and n_missing < len(frame):
         kept = frame.loc[~np.asarray(missing, dtype=bool)].reset_index(drop=True)
         kept.attrs = dict(frame.attrs)

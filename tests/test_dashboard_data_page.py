@@ -218,3 +218,18 @@ def test_a_wide_table_says_how_many_rules_mining_found_and_that_the_fit_may_take
     upload(at, "narrow.csv", _csv())  # a few columns: neither note
     at.switch_page("views/fit.py").run()
     assert "strongest" not in _captions(at) and "a minute or two" not in _captions(at)
+
+
+def test_a_checkbox_outcome_is_read_with_its_blanks_as_no_event_and_said(at):
+    """Died written X where the patient died, blank otherwise: the event X is offered, the blanks count as no event,
+    and the page says so under the outcome (a blank that means not known would need the export fixed)."""
+    rng = np.random.default_rng(5)
+    n = 400
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, n), "Died": np.where(rng.random(n) < 0.25, "X", "")})
+    upload(at, "deaths.csv", frame.to_csv(index=False).encode())
+    at.selectbox(key=state.W_TARGET).set_value("Died").run()
+    assert not at.exception and not errors(at)
+    assert at.selectbox(key=state.W_EVENT).value == "X"
+    n_blank = int((frame["Died"] == "").sum())
+    said = " ".join(c.value for c in at.caption)
+    assert f"The {n_blank:,} blank cells of **Died** count as no event" in said

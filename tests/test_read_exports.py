@@ -199,6 +199,44 @@ def test_a_row_of_units_under_the_header_is_left_out_and_said():
     assert len(one) == 3 and "left_out" not in one.attrs
 
 
+def test_a_last_patient_who_fills_one_cell_is_a_patient_not_a_footer():
+    """Checkbox columns left blank make many patients fill one cell (their age): the last such line is kept; a line
+    of text under the patient numbers ("Confidential") is still a footer."""
+    rng = np.random.default_rng(3)
+    lines = ["Age,CHF,Diabetes,Died"] + [f"{a},{'X' if c else ''},{'Y' if d else ''},{'X' if y else ''}"
+                                         for a, c, d, y in zip(rng.integers(20, 90, 300), rng.random(300) < .2,
+                                                               rng.random(300) < .3, rng.random(300) < .2)]
+    lines += ["31,,,"]
+    frame = read_table(("\n".join(lines) + "\n").encode(), "flags.csv")
+    assert len(frame) == 301 and frame["Age"].iloc[-1] == 31 and "left_out" not in frame.attrs
+    footed = read_table(("\n".join(lines + ["Confidential - do not distribute,,,"]) + "\n").encode(), "flags.csv")
+    assert len(footed) == 301 and "a footer, not patients" in footed.attrs["left_out"]
+    assert footed["Age"].iloc[-1] == 31 and pd.api.types.is_numeric_dtype(footed["Age"])
+
+
+def test_a_checkbox_outcome_counts_its_blanks_as_no_event_once_the_event_is_named(tmp_path, capsys):
+    """Died written X where the patient died and left blank otherwise: without --positive the fit asks (a blank may
+    mean not known); with --positive X the blanks are no event, said. '?' or 'NA' in it still mean not known."""
+    frame = pd.DataFrame({"Age": [61, 72, 55, 80, 47, 66], "Died": ["X", None, None, "X", None, None]})
+    with pytest.raises(DataError, match=r"holds one value, 'X' \(2 patients\), and blanks \(4\).*--positive X"):
+        split_target(frame, "Died")
+    features, event, positive = split_target(frame, "Died", "X")
+    assert positive == "X" and event.tolist() == [True, False, False, True, False, False]
+    assert features.attrs["outcome_blank_as_no"] == 4 and list(features.columns) == ["Age"]
+    unknown = frame.assign(Died=["X", "?", None, "X", "NA", None])
+    with pytest.raises(DataError, match="missing values"):
+        split_target(unknown, "Died", "X")
+    rng = np.random.default_rng(4)
+    n = 600
+    age = rng.integers(20, 90, n)
+    died = rng.random(n) < np.where(age >= 70, 0.5, 0.1)
+    path = tmp_path / "deaths.csv"
+    pd.DataFrame({"Age": age, "Died": np.where(died, "X", "")}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "Died", "--positive", "X"]) == 0
+    out = capsys.readouterr().out
+    assert f"the {int((~died).sum()):,} blank cells count as no event" in out and "IF      Age >= " in out
+
+
 def test_a_measurement_given_as_the_outcome_is_one_message_saying_what_to_do(tmp_path, capsys):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"Age": rng.integers(20, 90, 200), "LengthOfStay": rng.integers(1, 40, 200)})

@@ -392,3 +392,26 @@ def test_an_event_read_another_way_is_named_in_the_report_and_changes_no_number(
     # the event named by the user as this table writes it: nothing was guessed, so nothing to say
     named = validate_model(model, reworded, positive="yes")
     assert not [n for n in named.overall.notes if "as written" in n] and named.overall.auroc == as_written.overall.auroc
+
+
+def test_a_checkbox_outcome_counts_its_blanks_as_no_event_in_the_new_table_too():
+    """Fitted with the event X on a column of X and blanks, validated on a later table written the same way: the
+    blanks are no event, as at fit time (the same figures as the table written X / N), and the report says so; a '?'
+    among them still means not known."""
+    from frl_engine.errors import MissingOutcomeError
+
+    model = model_dict()
+    model["outcome"].update(positive_class="X", classes=["N", "X"])
+    frame = new_table(n=1500)
+    written = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "X", "N"))
+    boxed = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "X", ""))
+    full, checkbox = validate_model(model, written), validate_model(model, boxed)
+    assert checkbox.overall.auroc == full.overall.auroc and checkbox.overall.events == full.overall.events
+    n_blank = int((boxed["readmitted"] == "").sum())
+    assert [n for n in checkbox.overall.notes if "blank" in n] == [
+        f"readmitted holds X and blanks: the {n_blank:,} blank cells count as no event (a checkbox outcome)"]
+    assert not [n for n in full.overall.notes if "blank" in n]
+    unknown = boxed.copy()
+    unknown.loc[unknown.index[:5], "readmitted"] = "?"
+    with pytest.raises(MissingOutcomeError):
+        validate_model(model, unknown)

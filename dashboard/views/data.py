@@ -135,6 +135,12 @@ try:
                 f"{html.escape(event_label(inputs.event))}</b>: "
                 f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)"
                 f"{rest}</div>", unsafe_allow_html=True)
+    blanks = inputs.features.attrs.get("outcome_blank_as_no")
+    if blanks:  # a checkbox outcome: X where the event happened, blank where not
+        st.caption(f":material/check_box: The {blanks:,} blank cells of **{ui.md(target)}** count as no event: it holds "
+                   f"one value, {ui.md(event_label(inputs.event))}, where the event happened, and blanks elsewhere (a "
+                   "checkbox outcome). If a blank means *not known*, fix the export: no patient is then known to be "
+                   "without the event.")
 except MissingOutcomeError as exc:  # patients lost to follow-up: leave them out, if the user says so
     st.error(f"{exc}. If {target} is not the outcome, pick the outcome column above.", icon=":material/error:")
 

@@ -327,6 +327,18 @@ def outcome_reading_note(values: pd.Series, target: str, positive) -> tuple[str,
             f"it (--positive)",)
 
 
+def checkbox_blanks(outcome: pd.Series, positive) -> int:
+    """How many blank cells a checkbox outcome has whose one value is the model's event (``X`` where the event
+    happened, blank elsewhere, as at fit time with ``--positive X``: :func:`frl_engine.io.split_target`); 0 when the
+    outcome is not such a column.  Its blanks are then no event; ``?``, ``NA`` or ``Unknown`` never are."""
+    from ..io import flag_outcome_value, outcome_missing_mask
+
+    value = flag_outcome_value(outcome)
+    if value is None or isinstance(positive, (list, tuple)) or not event_matches(pd.Series([value]), positive).all():
+        return 0
+    return int(np.asarray(outcome_missing_mask(outcome), dtype=bool).sum())
+
+
 def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = "the new table") -> np.ndarray:
     """The new table's outcome as event (True) / no event, mapped as at fit time; DataError when unusable."""
     if target not in frame.columns:
@@ -340,6 +352,8 @@ def outcome_events(frame: pd.DataFrame, target: str, positive, data_name: str = 
     if missing and missing == len(outcome):
         raise DataError(f"{data_name}: outcome column {target!r} is empty on all {missing:,} rows: check that it is "
                         "the outcome column and that the export filled it in")
+    if missing and checkbox_blanks(outcome, positive):  # X where the event happened, blank elsewhere: no event
+        return np.asarray(~outcome_missing_mask(outcome), dtype=bool)
     if missing:
         raise MissingOutcomeError(f"{data_name}: outcome column {target!r} has {missing} empty cells: "
                                   "remove those patients or fill in their outcome", missing)
@@ -699,8 +713,11 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     training_rows = (model.get("training") or {}).get("rows_sha256")
     names = model.get("feature_names") or []
     same = bool(training_rows) and rows_fingerprint(features, names) == training_rows
+    blanks = checkbox_blanks(frame[target], positive)
+    blank_note = ((f"{target} holds {event_label(positive)} and blanks: the {blanks:,} blank cells count as no event (a "
+                   "checkbox outcome)",) if blanks else ())
     text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + outcome_reading_note(frame[target], str(target), positive)
-                  + emptied + table_notes(model, frame, rule_index))
+                  + blank_note + emptied + table_notes(model, frame, rule_index))
     if overall.auroc_ci[1] < 0.5:  # worse than chance beyond doubt: most often an outcome coded the other way round
         text_notes += (f"the AUROC is below 0.5 beyond chance: the list ranks these patients the wrong way round, which "
                        f"most often means the event is written differently here; check that {target} = "
