@@ -60,7 +60,9 @@ __all__ = [
 ]
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
-MISSING_MARKERS = frozenset({"", "?", "na", "n/a", "null", "none", "nan", "#n/a", "nil", ".", "-", "--"})
+MISSING_MARKERS = frozenset({"", "?", "na", "n/a", "null", "none", "nan", "#n/a", "nil", ".", "-", "--",
+                             # the errors of a spreadsheet formula (a BMI of a blank height: #DIV/0!)
+                             "#div/0!", "#value!", "#ref!", "#name?", "#num!", "#null!", "#n/a!"})
 TRUE_WORDS = frozenset({"yes", "true", "y", "t", "1", "ja", "j", "oui", "si", "sí", "sim", "wahr", "vrai"})
 FALSE_WORDS = frozenset({"no", "false", "n", "f", "0", "nein", "nee", "nej", "nei", "non", "não", "nao", "falsch",
                          "faux"})

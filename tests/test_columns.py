@@ -33,7 +33,8 @@ def kind(name, values):
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("marker", ["?", "", " ", "NA", "N/A", "n/a", "NULL", "null", "None", "NaN", "nan", "#N/A"])
+@pytest.mark.parametrize("marker", ["?", "", " ", "NA", "N/A", "n/a", "NULL", "null", "None", "NaN", "nan", "#N/A",
+                                    "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#NULL!"])
 def test_common_missing_markers_are_missing_in_any_column(marker):
     text = pd.Series(["home", marker, "rehab", "home"])
     numbers = pd.Series(["61", marker, "72", "45"])
