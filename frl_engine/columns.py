@@ -106,9 +106,6 @@ MAX_NOMINAL_LEVELS = 60
 
 _INTERVAL = re.compile(r"^[\[(]\s*(-?\d+(?:\.\d+)?)\s*[-,;]\s*(-?\d+(?:\.\d+)?)\s*[\])]$")
 _OPEN_BAND = re.compile(r"^(?:>=?|≥)\s*(-?\d+(?:\.\d+)?)$|^(-?\d+(?:\.\d+)?)\s*\+$")
-# Lab exports: a result below (or above) what the assay measures, "<0.5" ("≤0.5"), read at that limit.
-_BELOW_LIMIT = re.compile(r"^(?:<=?|≤)\s*([-+]?\d+(?:\.\d+)?)$")
-_LIMIT = re.compile(r"^(?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?$")
 _PERCENT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*%$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 # A number written with its unit ("72 kg", "3 days", "120 mmHg") or a currency ("$24,247", "€ 310.50").
@@ -118,6 +115,12 @@ UNITS = ("kg", "g", "mg", "mcg", "µg", "ug", "ng", "lb", "lbs", "oz", "cm", "mm
          "weeks", "mo", "months", "y", "yr", "yrs", "year", "years", "yo", "°c", "°f")
 _WITH_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(" + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
                         + r")$", re.IGNORECASE)
+# Lab exports: a result below (or above) what the assay measures, "<0.5" ("≤0.5", "<0.5 mg/dL"), read at that limit.
+_UNIT_SUFFIX = r"(?:\s*(?:" + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True)) + r"))?"
+_BELOW_LIMIT = re.compile(r"^(?:<=?|≤)\s*([-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
+_LIMIT = re.compile(r"^(?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?" + _UNIT_SUFFIX + "$", re.IGNORECASE)
+# A limit written with its unit (">10 mg/dL"): the limit alone, read as a limit or a band is.
+_LIMIT_AND_UNIT = re.compile(r"^((?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
 # Spellings of one unit: "3 days" and "3 d" are the same unit, "72 kg" and "160 lb" are not.
 _UNIT_SPELLINGS = (("d", "day", "days"), ("h", "hr", "hrs", "hour", "hours"), ("min", "mins", "minutes"),
                    ("wk", "wks", "week", "weeks"), ("mo", "months"), ("y", "yr", "yrs", "year", "years", "yo"),
@@ -314,6 +317,9 @@ def _number_from_text(text: str) -> float | None:
     negative = _accounting_negative(text)
     if negative is not None:
         return negative
+    limit = _LIMIT_AND_UNIT.match(text)
+    if limit and limit.group(1) != text:
+        return _number_from_text(limit.group(1))  # ">10 mg/dL" as ">10"
     band = parse_interval(text)
     if band is not None:
         return band
@@ -864,7 +870,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     # plain numbers around them ("<30", ">30", "NO") "<x" is a label, not a number.
     is_limit = np.array([text_cells and isinstance(v, str) and bool(_LIMIT.match(v.strip())) for v in uniques_obj],
                         dtype=bool)
-    plain = sum(1 for v in uniques_obj if not isinstance(v, str) or _is_plain_number(v))
+    plain = sum(1 for v in uniques_obj if not isinstance(v, str) or _is_plain_number(v) or _WITH_UNIT.match(v.strip()))
     if is_limit.any() and plain < is_limit.sum():
         below = np.array([isinstance(v, str) and bool(_BELOW_LIMIT.match(v.strip())) for v in uniques_obj], dtype=bool)
         parsed = np.where(below, np.nan, parsed)

@@ -154,6 +154,16 @@ def test_a_checkbox_column_is_a_flag_with_one_item_and_no_is_missing_item():
     assert not next(spec for spec in binarizer.specs_ if spec.name == "Age").flag
 
 
+def test_lab_limits_written_with_their_unit_are_read_at_the_limit():
+    """'<0.5 mg/dL' and '>10 mg/dL' among '1.2 mg/dL': numbers at the assay's limits, as '<0.5' and '>10' are."""
+    values = pd.Series(["<0.5 mg/dL", "1.2 mg/dL", "3.4 mg/dL", ">10 mg/dL", "0.8 mg/dL", "2.2 mg/dL"] * 50)
+    reading = read_column("Troponin", values)
+    assert reading.kind == "numeric" and "read at that limit" in reading.reason and "mg/dL" in reading.reason
+    assert numeric_values(values, "Troponin")[:6].tolist() == [0.5, 1.2, 3.4, 10.0, 0.8, 2.2]
+    # without numbers around them, '<30 days' and '>30 days' are labels, as '<30' and '>30' are
+    assert kind("readmitted", ["<30 days", ">30 days", "NO"] * 50) == "categorical"
+
+
 def test_a_count_is_numeric_and_its_tail_gets_thresholds():
     # Mostly 0, like number_inpatient: the quartiles tie, so the values above 0 are cut too.
     rng = np.random.default_rng(1)
