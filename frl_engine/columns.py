@@ -625,7 +625,12 @@ def _looks_like_codes(labels: list[str], name: str, n_levels: int) -> bool:
     return lettered > 0 or dotted >= 0.1 * len(shaped) or named
 
 
-_DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+_DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+# Dates with the month's name: 01-Jan-2020, 01JAN2020 (SAS), 01-JAN-20 (Oracle), 1 January 2020, Jan 1, 2020.
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_TIME = r"([ T:]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(\s?[ap]\.?m\.?)?)?"
+_DATE_WORDS = re.compile(r"^(\d{1,2}[-\s/.]?" + _MONTH + r"[-\s/.,]*\d{2,4}|" + _MONTH + r"\s+\d{1,2}(st|nd|rd|th)?,?\s+\d{4})"
+                         + _TIME + "$", re.IGNORECASE)
 
 
 _TIME_OF_DAY = re.compile(r"^\d{1,2}:\d{2}(:\d{2})?(\s?[AaPp]\.?[Mm]\.?)?$")
@@ -682,8 +687,9 @@ def _looks_like_serial_dates(name: str, parsed: np.ndarray) -> str | None:
 
 
 def _looks_like_dates(labels: list[str]) -> bool:
-    """Text such as 2021-03-04, 04/03/2021 or 2021-03-04 10:30 on at least 90% of the distinct values."""
-    return _mostly(_DATE, labels)
+    """Text such as 2021-03-04, 04/03/2021, 2021-03-04 10:30, 04-Mar-2021, 04MAR2021 or Mar 4, 2021 on at least 90%
+    of the distinct values."""
+    return _mostly(_DATE, labels) or _mostly(_DATE_WORDS, labels)
 
 
 #: Numbers that exports write for "not known" (999, 9999, -9, -99 ...): all nines, positive or negative.

@@ -434,6 +434,17 @@ def test_dates_written_as_text_are_unsupported_with_what_to_do():
     assert read_column("visit", pd.Series(["03/04/2021", "?", "12/11/2020"] * 10)).kind == "unsupported"
 
 
+@pytest.mark.parametrize("form", ["%b %d, %Y", "%d-%b-%Y", "%d%b%Y", "%d-%b-%y", "%d %B %Y", "%d-%b-%Y %H:%M",
+                                  "%Y-%m-%dT%H:%M:%SZ"])
+def test_dates_with_the_months_name_are_dates_not_identifiers(form):
+    """SAS writes 01JAN2020, Oracle 01-JAN-20, reports Jan 1, 2020: dates, said as dates (every value differs, so
+    they read as an identifier before). Month names alone (Jan, Feb) stay categories."""
+    dates = pd.Series(pd.date_range("2020-01-01", periods=300, freq="D").strftime(form)).str.upper()
+    reading = read_column("admitted", dates)
+    assert reading.kind == "unsupported" and reading.reason.startswith("dates such as")
+    assert kind("admit_month", ["Jan", "Feb", "Mar"] * 50) == "categorical"
+
+
 def test_a_near_constant_column_never_reads_as_one_value_on_100_percent():
     """Regression: 1,999 of 2,000 rows read "'1' on 100.0% of rows", as if the column were constant."""
     frame = pd.DataFrame({"flag": ["1"] * 1999 + ["2"], "other": ["a"] * 1990 + ["b"] * 10})
