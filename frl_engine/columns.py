@@ -707,7 +707,8 @@ def number_codes(values, counts) -> list[tuple[float, int]]:
     rows of them): a positive code above every other value and at least twice the largest in size (age 999
     against 18 to 94; pain score 99 against 0 to 10); a negative code below every other value, which are
     all at least 0 or at most half its size (potassium -9 against 2.4 to 6.1).  Age 99 among ages up to 94,
-    or a base excess of -9 among values from -15 to 10, are values, not codes.
+    or a base excess of -9 among values from -15 to 10, are values, not codes.  And 0 where no other value is
+    near it (:func:`_zero_code`: a BMI of 0).
 
     Parameters
     ----------
@@ -723,15 +724,36 @@ def number_codes(values, counts) -> list[tuple[float, int]]:
     """
     values = np.asarray(values, dtype=float)
     counts = np.asarray(counts)
+    found = _zero_code(values, counts)
     candidate = np.array([abs(v) in _ALL_NINES for v in values], dtype=bool) & (counts >= CODE_MIN_ROWS)
     if not candidate.any() or counts[~candidate].sum() < CODE_MIN_OTHERS:
-        return []
-    others = values[~candidate]
+        return found
+    others = values[~candidate & (values != 0.0 if found else True)]
     low, high = float(others.min()), float(others.max())
     size = max(abs(low), abs(high))
-    found = [(float(v), int(c)) for v, c in zip(values[candidate], counts[candidate])
-             if (v > 0 and v > high and v >= 2 * size) or (v < 0 and v < low and (low >= 0 or -v >= 2 * size))]
+    found += [(float(v), int(c)) for v, c in zip(values[candidate], counts[candidate])
+              if (v > 0 and v > high and v >= 2 * size) or (v < 0 and v < low and (low >= 0 or -v >= 2 * size))]
     return sorted(found, reverse=True)
+
+
+def _zero_code(values: np.ndarray, counts: np.ndarray) -> list[tuple[float, int]]:
+    """``[(0.0, rows)]`` when 0 looks like a code for not known, else ``[]``.
+
+    Some exports write 0 where a measurement was not taken (a BMI, a blood pressure, a glucose of 0: the
+    Pima diabetes table's zeros).  0 is such a code when every other value is positive, at least 2 (so a
+    count starting at 1, or a lab of small values such as creatinine 0.4, is never suspected) and at least a
+    tenth of their median (BMI 0 against 18.2 to 67.1; not an income of 0 against 3,000 to 300,000), with the
+    row counts of :func:`number_codes`.
+    """
+    zero = values == 0.0
+    if not zero.any() or counts[zero].sum() < CODE_MIN_ROWS or counts[~zero].sum() < CODE_MIN_OTHERS:
+        return []
+    others, weights = values[~zero], counts[~zero]
+    if others.min() < 2.0:
+        return []
+    order = np.argsort(others)
+    median = others[order][np.searchsorted(np.cumsum(weights[order]), weights.sum() / 2.0)]
+    return [(0.0, int(counts[zero].sum()))] if others.min() >= 0.1 * median else []
 
 
 def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame, list[str]]:

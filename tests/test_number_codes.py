@@ -46,6 +46,36 @@ def test_values_that_only_look_like_codes_are_values():
     assert _codes(list(range(100, 2000, 10)) + [999] * 5) == []          # inside the range
 
 
+def test_a_zero_where_no_measurement_can_be_zero_is_a_code_and_a_zero_count_is_not():
+    """The Pima diabetes table writes 0 for a BMI, a blood pressure or a glucose not taken: 0 far below every other
+    value is a code; 0 next to values from 1 up (a count of ICU days, cigarettes a day) or next to small lab values
+    (creatinine 0.4 to 3) is a value, and so is an income of 0 among incomes of 3,000 to 300,000."""
+    bmi = list(np.round(np.linspace(18.2, 67.1, 60), 1)) * 3
+    assert _codes(bmi + [0] * 11) == [(0.0, 11)]
+    assert _codes(list(range(44, 200)) + [0] * 5) == [(0.0, 5)]                    # glucose
+    assert _codes(list(range(21, 82)) + [0] * 3 + [999] * 4) == [(999.0, 4), (0.0, 3)]
+    assert _codes(list(range(1, 31)) * 3 + [0] * 40) == []                          # ICU days
+    assert _codes(list(np.round(np.linspace(0.4, 3.0, 50), 2)) + [0] * 5) == []      # creatinine
+    assert _codes(list(range(3000, 300000, 3000)) + [0] * 5) == []                  # income
+    assert _codes(bmi + [0] * 2) == []                                              # on two rows only
+
+
+def test_zero_codes_are_said_and_emptied_like_the_others(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    n = 1500
+    bmi = np.round(rng.normal(32, 6, n).clip(18, 60), 1)
+    died = rng.random(n) < 0.1 + 0.3 * (bmi >= 38)
+    bmi[rng.random(n) < 0.03] = 0
+    path = tmp_path / "pima.csv"
+    pd.DataFrame({"BMI": bmi, "Age": rng.integers(21, 81, n), "died": died.astype(int)}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "died"]) == 0
+    n_zero = int((bmi == 0).sum())
+    assert f"'BMI' (0 on {n_zero} rows, far from its other values" in capsys.readouterr().out
+    assert main(["fit", str(path), "--target", "died", "--codes-as-missing"]) == 0
+    out = capsys.readouterr().out
+    assert f"BMI = 0 ({n_zero})" in out and "codes for not known: 'BMI'" not in out
+
+
 def test_the_column_reading_says_so_and_still_reads_numbers():
     frame = _export()
     reading = read_column("age", frame["age"])
