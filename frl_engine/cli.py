@@ -336,7 +336,8 @@ def number_code_note(readings) -> str | None:
     if not found:
         return None
     return (f"Warning: numbers that look like codes for not known: {'; '.join(found)}. They are read as numbers "
-            "(999 counts as a large value in a rule such as >= 75): if they mean not known, fit again with "
+            "(999 counts as a large value in a rule such as >= 75, 0 as a small one in a rule such as < 25): if they "
+            "mean not known, fit again with "
             "--codes-as-missing, or empty those cells (or write ?) in the file.")
 
 

@@ -72,7 +72,8 @@ codes = profile.attrs.get("number_codes") or {}
 if codes:
     st.warning("Numbers that look like codes for *not known*: "
                + "; ".join(f"**{ui.md(column)}**: {ui.md(note)}" for column, note in codes.items())
-               + ". They are read as numbers, so 999 counts as a large value in a rule such as ≥ 75: if they mean "
+               + ". They are read as numbers, so 999 counts as a large value in a rule such as ≥ 75 (and 0 as a small "
+                 "one, < 25): if they mean "
                  "not known, read them as missing (the button below, for this session; your file is not changed), "
                  "or empty those cells in the export.",
                icon=":material/warning:")
