@@ -105,7 +105,10 @@ MIN_CODE_LEVELS = 40
 MAX_NOMINAL_LEVELS = 60
 
 _INTERVAL = re.compile(r"^[\[(]\s*(-?\d+(?:\.\d+)?)\s*[-,;]\s*(-?\d+(?:\.\d+)?)\s*[\])]$")
-_OPEN_BAND = re.compile(r"^(?:>=?|≥)\s*(-?\d+(?:\.\d+)?)$|^(-?\d+(?:\.\d+)?)\s*\+$")
+_OPEN_BAND = re.compile(r"^(?:>=?|≥)\s*(-?\d+(?:\.\d+)?)$|^(-?\d+(?:\.\d+)?)\s*(?:\+|and (?:over|older|above)|"
+                        r"or (?:more|older|above))$", re.IGNORECASE)
+# An age group written without brackets: 18-29, 30 - 39, 40 to 49 (the lower bound below the upper).
+_BARE_RANGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)$", re.IGNORECASE)
 _PERCENT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*%$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 # A number written with its unit ("72 kg", "3 days", "120 mmHg") or a currency ("$24,247", "€ 310.50").
@@ -245,12 +248,12 @@ def _examples(values: Sequence, limit: int = 3) -> str:
 
 
 def parse_interval(text: str) -> float | None:
-    """The lower bound of a band label such as ``[70-80)``, ``(0, 10]``, ``>200`` or ``90+``; None for other text."""
+    """The lower bound of a band label such as ``[70-80)``, ``(0, 10]``, ``70-79``, ``>200``, ``90+`` or ``65 and
+    over``; None for other text."""
     if not isinstance(text, str):
         return None
-    text = text.strip()
-    match = _INTERVAL.match(text) or _OPEN_BAND.match(text)
-    return float(next(g for g in match.groups() if g is not None)) if match else None
+    bounds = band_bounds(text)
+    return bounds[0] if bounds else None
 
 
 def band_bounds(text) -> tuple[float, float] | None:
@@ -260,6 +263,9 @@ def band_bounds(text) -> tuple[float, float] | None:
     text = text.strip()
     match = _INTERVAL.match(text)
     if match:
+        return float(match.group(1)), float(match.group(2))
+    match = _BARE_RANGE.match(text)
+    if match and float(match.group(1)) < float(match.group(2)):
         return float(match.group(1)), float(match.group(2))
     match = _OPEN_BAND.match(text)
     if match:

@@ -66,6 +66,19 @@ def test_numbers_and_age_bands_are_numeric():
     assert Condition("age", ">=", 70).evaluate(pd.DataFrame({"age": bands})).tolist() == [True, False, True, False, False, True]
 
 
+@pytest.mark.parametrize("groups", [["18-29", "30-39", "40-49", "50-59", "60-69", "70-79", "80+"],
+                                    ["0 - 17", "18 - 64", "65+"], ["18 to 29", "30 to 49", "50 and over"]])
+def test_age_groups_written_without_brackets_are_bands_read_by_their_lower_bound(groups):
+    """De-identified exports write age groups as 18-29 ... 80+: bands, so a rule can say AgeGroup >= 65 rather than
+    one item per group. Day-month dates (15-03, 28-11) are not ranges (the first number is not always the lower)."""
+    values = pd.Series(groups * 20)
+    reading = read_column("AgeGroup", values)
+    assert reading.kind == "numeric" and "read by their lower bound" in reading.reason
+    lower = [float(g.split()[0].split("-")[0].rstrip("+")) for g in groups]
+    assert numeric_values(values, "AgeGroup")[:len(groups)].tolist() == lower
+    assert kind("visit_day", ["01-02", "15-03", "28-11", "05-06", "30-12", "02-01"] * 20) == "categorical"
+
+
 def test_text_labels_are_categories_and_rare_levels_make_no_item_but_are_never_refused():
     values = ["InternalMedicine"] * 40 + ["Cardiology"] * 30 + [f"Rare{i}" for i in range(60)]
     frame = pd.DataFrame({"medical_specialty": values, "x": np.arange(130) % 7})
