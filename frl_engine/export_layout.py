@@ -68,11 +68,11 @@ def units_row(frame: pd.DataFrame) -> str | None:
     """The units a report writes on the line under the column names (``years, mmol/L, mg/dL``), shown as text, when
     the table's first row is such a line; else None.
 
-    It is one when, in the columns whose other cells are numbers (at least 90% of them), the first row holds no
+    It is one when, in the columns whose next 200 cells are numbers (at least 90% of them), the first row holds no
     number, no missing marker and no lab's "no result" word (``pending``) but a short unit (:data:`_UNIT`) in at
     least two and at least half of them, and nothing else: a patient has numbers there.
     """
-    first, rest = frame.iloc[0], frame.iloc[1:]
+    first, rest = frame.iloc[0], frame.iloc[1:201]  # the rows under it tell what the columns hold
     numeric, unit_cells = 0, []
     for column in frame.columns:
         values = rest[column]
