@@ -306,8 +306,11 @@ def ruleless_note(table, candidate_columns, min_support: float) -> str | None:
     idle = table[usable & ~table["column"].astype(str).isin(used)]
     if idle.empty:
         return None
-    shown = ", ".join(f"'{name}' ({levels:,} value{'s' if levels != 1 else ''})"
-                      for name, levels in zip(idle["column"], idle["levels"].astype(int)))
+    def what(levels, missing_share):  # a flag (X or blank) by its share of patients, other columns by their values
+        return f"on {100 * (1 - missing_share):.1f}% of patients" if levels == 1 else f"{levels:,} values"
+
+    shown = ", ".join(f"'{name}' ({what(levels, missing)})" for name, levels, missing
+                      in zip(idle["column"], idle["levels"].astype(int), idle["missing_share"].astype(float)))
     return (f"In no candidate rule, as none of their values reaches the minimum support ({100 * min_support:g}% of "
             f"patients): {shown}. Group rare values into broader ones in the table, or lower --min-support.")
 
