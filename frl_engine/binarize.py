@@ -538,7 +538,7 @@ class Binarizer:
             return ColumnSpec(column, "numeric", thresholds=cuts, has_missing=has_missing), reading
         # a flag (X or Y where present, blank where not): its item, and no "is missing" item, which would be its
         # complement
-        flag = reading.reason.startswith("a flag")
+        flag = reading.flag
         if kind == "boolean":
             yes = boolean_values(series, column)[~missing]
             if not yes.any() or (yes.all() and not flag):

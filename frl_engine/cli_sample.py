@@ -123,8 +123,6 @@ def cmd_sample(args) -> int:
     return 0
 
 
-
-
 def longer_sample_line(verdict, samples: int, seconds: float) -> str:
     """What a sample long enough for the ESS asked would be: its ``--samples`` and, at this run's speed, its time
     (:func:`frl_engine.diagnostics.longer_sample_advice`); more while the chains still disagree."""

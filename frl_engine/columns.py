@@ -116,14 +116,13 @@ UNITS = ("kg", "g", "mg", "mcg", "µg", "ug", "ng", "lb", "lbs", "oz", "cm", "mm
          "µmol/l", "umol/l", "mg/dl", "g/dl", "g/l", "mmhg", "bpm", "/min", "kcal", "iu", "iu/l", "u/l",
          "d", "day", "days", "h", "hr", "hrs", "hour", "hours", "min", "mins", "minutes", "wk", "wks", "week",
          "weeks", "mo", "months", "y", "yr", "yrs", "year", "years", "yo", "°c", "°f")
-_WITH_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(" + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
-                        + r")$", re.IGNORECASE)
+_UNIT_WORDS = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
+_WITH_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(" + _UNIT_WORDS + r")$", re.IGNORECASE)
 # Lab exports: a result below (or above) what the assay measures, "<0.5" ("≤0.5", "<0.5 mg/dL"), read at that limit.
-_UNIT_SUFFIX = r"(?:\s*(?:" + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True)) + r"))?"
+_UNIT_SUFFIX = r"(?:\s*(?:" + _UNIT_WORDS + r"))?"
 _BELOW_LIMIT = re.compile(r"^(?:<=?|≤)\s*([-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
-_LIMIT = re.compile(r"^(?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?" + _UNIT_SUFFIX + "$", re.IGNORECASE)
-# A limit written with its unit (">10 mg/dL"): the limit alone, read as a limit or a band is.
-_LIMIT_AND_UNIT = re.compile(r"^((?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
+# Group 1: the limit without its unit (">10 mg/dL" is read as ">10", a limit or a band).
+_LIMIT = re.compile(r"^((?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
 # Spellings of one unit: "3 days" and "3 d" are the same unit, "72 kg" and "160 lb" are not.
 _UNIT_SPELLINGS = (("d", "day", "days"), ("h", "hr", "hrs", "hour", "hours"), ("min", "mins", "minutes"),
                    ("wk", "wks", "week", "weeks"), ("mo", "months"), ("y", "yr", "yrs", "year", "years", "yo"),
@@ -323,7 +322,7 @@ def _number_from_text(text: str) -> float | None:
     negative = _accounting_negative(text)
     if negative is not None:
         return negative
-    limit = _LIMIT_AND_UNIT.match(text)
+    limit = _LIMIT.match(text)
     if limit and limit.group(1) != text:
         return _number_from_text(limit.group(1))  # ">10 mg/dL" as ">10"
     band = parse_interval(text)
@@ -579,6 +578,9 @@ class ColumnReading:
         For a numeric column, the numbers that look like codes for not known (:func:`number_codes`: ``"999 on
         160 rows, far from its other values, 18 to 94"``), else "".  They are still
         read as numbers; the fit says so.
+    flag : bool
+        A checkbox column (:func:`is_flag`: ``X`` where a finding is present, blank where not), read as a boolean
+        or a one-level category whose blanks mean no.
     """
 
     name: str
@@ -591,6 +593,7 @@ class ColumnReading:
     declared: bool = False
     text_as_missing: str = ""
     number_codes: str = ""
+    flag: bool = False
 
     @property
     def used(self) -> bool:
@@ -883,11 +886,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         label = category_label(uniques[0])
         if is_flag(uniques[0], n_missing, n):
             # a checkbox export: 'X' (or Y, 1) where the finding is present, blank where it is not
+            share = f"a flag: '{label}' on {100 * (n - n_missing) / n:.0f}% of rows, blank on the others"
             if _as_truth(uniques[0]) is True:
-                return reading("boolean", f"a flag: '{label}' on {100 * (n - n_missing) / n:.0f}% of rows, blank on "
-                                          "the others (a blank matches no item)")
-            return reading("categorical", f"a flag: '{label}' on {100 * (n - n_missing) / n:.0f}% of rows, blank on "
-                                          "the others (an item for it; a blank matches no item)")
+                return replace(reading("boolean", f"{share} (a blank matches no item)"), flag=True)
+            return replace(reading("categorical", f"{share} (an item for it; a blank matches no item)"), flag=True)
         extra = " (and missing)" if n_missing else ""
         return reading("constant", f"a single value '{label}'{extra}: makes no item")
 

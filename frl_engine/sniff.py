@@ -224,33 +224,26 @@ def header_row(rows, max_rows: int = 20) -> int:
     return at
 
 
-# Cells that are a patient's missing values, never a column's name.
-_NOT_NAMES = {"?", "na", "n/a", "null", "none", "-", ".", "unknown"}
-
-
 def _filled(cell) -> bool:
     return cell is not None and str(cell).strip() not in ("", "nan")
-
-
-def _is_number(cell) -> bool:
-    try:
-        float(str(cell).strip().replace(",", "."))
-    except ValueError:
-        return False
-    return True
 
 
 def _names_over_data(row, below, typical: int) -> bool:
     """Whether ``row`` reads as the column names of the rows ``below``: every one of its ``typical`` cells filled,
     distinct, and text, over a column whose cells below are mostly numbers (so a row of an all-text table, or the
     first patient under a header with a blank name, is never taken for the header)."""
+    from .columns import _number_from_text, is_missing_marker, is_no_value_word  # columns imports this module
+
+    def is_number(cell) -> bool:  # a decimal comma too: this runs before the dialect's decimal mark is applied
+        return _number_from_text(str(cell).strip().replace(",", ".")) is not None
+
     names = [str(cell).strip() for cell in row if _filled(cell)]
     if (len(names) != typical or len(set(names)) != len(names)
-            or any(_is_number(name) or name.lower() in _NOT_NAMES for name in names)):
+            or any(is_number(name) or is_missing_marker(name) or is_no_value_word(name) for name in names)):
         return False
     for position in range(len(row)):
         cells = [r[position] for r in below if position < len(r) and _filled(r[position])]
-        if cells and sum(_is_number(cell) for cell in cells) >= 0.8 * len(cells):
+        if cells and sum(is_number(cell) for cell in cells) >= 0.8 * len(cells):
             return True
     return False
 

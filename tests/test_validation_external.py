@@ -375,14 +375,23 @@ def test_a_yes_no_outcome_written_another_way_is_read_as_yes_and_no(written):
     assert not event_matches(pd.Series([yes, no, "maybe"]), "Yes").any()
 
 
+def _model_with_event(event: str) -> dict:
+    """The test model, its event written ``event`` (against ``N``)."""
+    model = model_dict()
+    model["outcome"].update(positive_class=event, classes=sorted(["N", event]))
+    return model
+
+
+def _outcome_written(frame: pd.DataFrame, event: str, other: str) -> pd.DataFrame:
+    """The table with its readmissions within 30 days written ``event`` and every other outcome ``other``."""
+    return frame.assign(readmitted=np.where(frame["readmitted"] == "<30", event, other))
+
+
 def test_an_event_read_another_way_is_named_in_the_report_and_changes_no_number():
     """A model fitted on Y / N, validated on a table that writes yes / no: the events are read as yes, and the
     report says which values were read as the event, so a clinician can check the figures rest on the right ones."""
-    model = model_dict()
-    model["outcome"].update(positive_class="Y", classes=["N", "Y"])
-    frame = new_table(n=1500)
-    literal = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "Y", "N"))
-    reworded = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "yes", "no"))
+    model, frame = _model_with_event("Y"), new_table(n=1500)
+    literal, reworded = _outcome_written(frame, "Y", "N"), _outcome_written(frame, "yes", "no")
     as_written, as_yes = validate_model(model, literal), validate_model(model, reworded)
     assert as_yes.overall.auroc == as_written.overall.auroc and as_yes.overall.events == as_written.overall.events
     note = [n for n in as_yes.overall.notes if "as written" in n]
@@ -400,11 +409,8 @@ def test_a_checkbox_outcome_counts_its_blanks_as_no_event_in_the_new_table_too()
     among them still means not known."""
     from frl_engine.errors import MissingOutcomeError
 
-    model = model_dict()
-    model["outcome"].update(positive_class="X", classes=["N", "X"])
-    frame = new_table(n=1500)
-    written = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "X", "N"))
-    boxed = frame.assign(readmitted=np.where(frame["readmitted"] == "<30", "X", ""))
+    model, frame = _model_with_event("X"), new_table(n=1500)
+    written, boxed = _outcome_written(frame, "X", "N"), _outcome_written(frame, "X", "")
     full, checkbox = validate_model(model, written), validate_model(model, boxed)
     assert checkbox.overall.auroc == full.overall.auroc and checkbox.overall.events == full.overall.events
     n_blank = int((boxed["readmitted"] == "").sum())
