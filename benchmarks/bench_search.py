@@ -26,7 +26,9 @@ Run: ``.venv/bin/python benchmarks/bench_search.py`` (a few minutes; ``--quick``
 and 4; ``--spambase`` runs part 4 only, ``--logistic`` part 3 on the logistic export only).  Two more, on their own: ``--raw100k`` (five seeds of the
 default fit on the raw export at 100,000 rows, data seeds 0 and 7) and ``--spambase-chains`` (one
 round of 24 annealing chains from the prior on Spambase: how many end above the list the default
-fit prints).
+fit prints) and ``--budget`` (``sample_data/make_smooth_risk_table.py``: a table whose risk is smooth in
+age, heart rate and creatinine, written three ways: how many of six search seeds converge with the old budget of 16 chains and with the default one,
+docs/search.md section 1, step 8).
 """
 
 from __future__ import annotations
@@ -365,9 +367,55 @@ def spambase_chains(n_chains: int = 24, n_steps: int = 5000, random_state: int =
           f"{int(np.sum(values < fitted - 0.1))} below")
 
 
+def search_budget(n_seeds: int = 6) -> None:
+    """Converged searches of ``n_seeds`` seeds as before session 50 (16 chains, tail cuts only), with the drops
+    alone, and at the default (drops, and the budget of ``default_chain_budget``), on the three smooth-risk
+    tables and UCI breast cancer and mammographic masses (docs/search.md section 1, step 8)."""
+    import frl_engine.basin as basin
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.anneal import default_chain_budget
+    from frl_engine.io import read_table, split_target
+    from make_smooth_risk_table import TARGET, VARIANTS, make_smooth_risk_table
+
+    tables = {f"smooth risk, {variant}": lambda v=variant: split_target(
+        read_table(make_smooth_risk_table(v), "table.csv"), TARGET, None)[:2] for variant in VARIANTS}
+    for key in ("breast", "mammo"):
+        if UCI_DIR.is_dir():
+            tables[key] = lambda k=key: (_uci_data(k).X, _uci_data(k).y)
+    drop_cells = basin.DROP_CELLS_MAX
+    for name, load in tables.items():
+        X, y = load()
+        problem = FallingRuleListClassifier(random_state=0).fit(X, y).problem_
+        budget = default_chain_budget(problem.n_rows, problem.n_rules, 4)
+        cells = []
+        for label, max_chains, drops in (("before", 16, 0), ("drops, 16 chains", 16, drop_cells),
+                                         ("default", None, drop_cells)):
+            basin.DROP_CELLS_MAX = drops
+            rows = []
+            for seed in range(n_seeds):
+                started = time.perf_counter()
+                result = anneal(problem, n_chains=4, random_state=seed, max_chains=max_chains)
+                rows.append((result.report.converged, len(result.chain_values), result.best.log_posterior,
+                             time.perf_counter() - started))
+            cells.append(f"{label}: {sum(r[0] for r in rows)} of {n_seeds} converged ({min(r[1] for r in rows)} "
+                         f"to {max(r[1] for r in rows)} chains, {min(r[3] for r in rows):.2f} to "
+                         f"{max(r[3] for r in rows):.2f} s, best {max(r[2] for r in rows):.2f}, spread "
+                         f"{max(r[2] for r in rows) - min(r[2] for r in rows):.3f})")
+        basin.DROP_CELLS_MAX = drop_cells
+        print(f"{name} ({problem.n_rows:,} x {problem.n_rules:,}, budget {budget} chains):\n  " + "\n  ".join(cells))
+
+
+def _uci_data(key: str):
+    from frl_engine.datasets import load_dataset
+
+    return load_dataset(key, UCI_DIR)
+
+
 if __name__ == "__main__":
     if "--raw100k" in sys.argv:
         raw_export_100k()
+    elif "--budget" in sys.argv:
+        search_budget()
     elif "--spambase-chains" in sys.argv:
         spambase_chains()
     elif "--logistic" in sys.argv:

@@ -201,8 +201,29 @@ def polish(problem: PackedProblem, order) -> tuple[tuple[int, ...], float]:
 
 # Improving moves a polish may take (each strictly improves the objective, so it always ends well before).
 MAX_POLISH_MOVES = 10_000
-# Rounds of ``n_chains`` the default budget allows (``max_chains``).
+# Rounds of ``n_chains`` the default budget allows (``max_chains``) ...
 DEFAULT_ROUNDS = 4
+# ... and up to this many where chains are cheap (:func:`default_chain_budget`).
+MAX_ROUNDS = 16
+# Work the default budget allows, in chains x rows x candidate rules (a polish pass reads each rule's rows;
+# an annealing chain's steps read rows too): 64 chains of 2,000,000 cells, about 3,000 rows x 650 rules,
+# where 16 chains take about 0.2 s.  A search this cheap can afford 64 chains where its local maxima are many
+# and close (smooth risks: ages and heart rates cut at neighbouring thresholds), in under a second.
+SEARCH_CELL_BUDGET = 128_000_000
+
+
+def default_chain_budget(n_rows: int, n_rules: int, n_chains: int) -> int:
+    """The default ``max_chains`` of :func:`anneal`: ``DEFAULT_ROUNDS`` rounds of ``n_chains``, or up to
+    ``MAX_ROUNDS`` rounds while the chains' work stays within ``SEARCH_CELL_BUDGET`` (at least 4 chains).
+
+    Only a search whose chains have not converged uses more than its first round, so the budget costs time
+    only where the chains disagree.  It depends on the problem's size alone, never on the clock, so a seed
+    gives one result on any machine.
+    """
+    n_chains = max(int(n_chains), 1)
+    affordable = SEARCH_CELL_BUDGET // max(int(n_rows) * int(n_rules), 1)
+    rounds = min(max(affordable // n_chains, DEFAULT_ROUNDS), MAX_ROUNDS)
+    return max(rounds * n_chains, 4)
 # Rounds always run before the posterior walks may take over the rest of the budget (a second round is cheap
 # and converges where the first was unlucky).
 ROUNDS_BEFORE_WALKS = 2
@@ -303,10 +324,12 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         Start the first chain from the greedy list (False: every chain from the prior).
         Default: as ``polish``.
     max_chains : int or None
-        Budget of chains, restarts included (default ``4 * n_chains``, at least 4, when
-        polishing: data whose chains agree stop after the first round, and data with many
-        local maxima get up to three more rounds, or posterior walks after the second).  ``n_chains`` when ``polish`` is False: the paper's plain annealing
-        runs exactly the chains asked for.
+        Budget of chains, restarts included (default :func:`default_chain_budget`: ``4 * n_chains``, at
+        least 4, up to ``16 * n_chains`` on small problems, when polishing: data whose chains agree stop
+        after the first round, and data with many local maxima get more rounds, or posterior walks after the
+        second).  Where the chains proposed every rule often and a short walk then found a list better than
+        every chain's, the rest of the budget runs too, to see whether two independent chains reach it.
+        ``n_chains`` when ``polish`` is False: the paper's plain annealing runs exactly the chains asked for.
     hop_patience : int or None, default 0
         Basin hopping after the polish: random kicks in a row without improvement before a
         chain stops (0: tail re-growth only; None: no basin hopping, polish only).  Ignored
@@ -347,7 +370,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     temperatures = temperature_schedule(n_steps, temperature, cooling)
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     if max_chains is None:
-        max_chains = max(DEFAULT_ROUNDS * n_chains, 4) if polish else n_chains
+        max_chains = default_chain_budget(problem.n_rows, problem.n_rules, n_chains) if polish else n_chains
     max_chains = max(int(max_chains), n_chains)
     if greedy_start is None:
         greedy_start = polish
@@ -355,37 +378,45 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     if walks is None:
         walks = DEFAULT_WALKS if hopped else 0
     greedy = cache.polish(problem, ())[0] if greedy_start else None   # greedy_list(problem), through the cache
-    runs, starts = [], []
+    runs, starts, stages = [], [], []
     converged = sparse = False
-    while len(runs) < max_chains:
-        size = min(n_chains, max_chains - len(runs))
-        tell(f"searching {problem.n_rules:,} candidate rules: chains {len(runs) + 1} to {len(runs) + size}"
-             + (f" of at most {max_chains} (the chains so far ended at different lists)" if runs else ""))
-        chain_rngs = rng.spawn(size)
-        chain_starts = [greedy if (greedy_start and not runs and k == 0) else None for k in range(size)]
-        if size == 1 or n_jobs == 1:
-            batch = [_run_chain(r, problem, temperatures, s, polish, hop_patience, cache)
-                     for r, s in zip(chain_rngs, chain_starts)]
-        else:
-            # The kernels release the GIL: plain threads, without joblib's pool set-up and polling
-            # (which cost more than the 5,000 steps themselves on Spambase-size data).
-            batch = list(_thread_pool(_worker_count(size, n_jobs)).map(
-                lambda r, s: _run_chain(r, problem, temperatures, s, polish, hop_patience, cache),
-                chain_rngs, chain_starts))
-        runs.extend(batch)
-        starts.extend("greedy" if s is not None else "prior" for s in chain_starts)
-        converged = search_report([run[1] for run in runs]).converged
-        leader = max(runs, key=lambda run: run[1])[0]
-        sparse = targeted_proposals(n_steps, problem.n_rules, len(leader)) < MIN_TARGETED_PROPOSALS
-        if converged:
-            break
-        if polish and walks and len(runs) >= ROUNDS_BEFORE_WALKS * n_chains and sparse:
-            break   # more annealing would rarely propose what a better list needs: the walks take over
+
+    def run_rounds(why: str):
+        """Rounds of ``n_chains`` chains until the search converges, the budget is spent, or (sparse data,
+        before the walks) the walks should take over."""
+        nonlocal converged, sparse
+        while len(runs) < max_chains:
+            size = min(n_chains, max_chains - len(runs))
+            tell(f"searching {problem.n_rules:,} candidate rules: chains {len(runs) + 1} to {len(runs) + size}"
+                 + (f" of at most {max_chains} ({why})" if runs else ""))
+            chain_rngs = rng.spawn(size)
+            chain_starts = [greedy if (greedy_start and not runs and k == 0) else None for k in range(size)]
+            if size == 1 or n_jobs == 1:
+                batch = [_run_chain(r, problem, temperatures, s, polish, hop_patience, cache)
+                         for r, s in zip(chain_rngs, chain_starts)]
+            else:
+                # The kernels release the GIL: plain threads, without joblib's pool set-up and polling
+                # (which cost more than the 5,000 steps themselves on Spambase-size data).
+                batch = list(_thread_pool(_worker_count(size, n_jobs)).map(
+                    lambda r, s: _run_chain(r, problem, temperatures, s, polish, hop_patience, cache),
+                    chain_rngs, chain_starts))
+            runs.extend(batch)
+            starts.extend("greedy" if s is not None else "prior" for s in chain_starts)
+            walk_values = [v for stage in stages for v in stage.values]
+            converged = search_report([run[1] for run in runs], walk_values=walk_values,
+                                      n_walks=len(stages)).converged
+            leader = max(runs, key=lambda run: run[1])[0]
+            sparse = targeted_proposals(n_steps, problem.n_rules, len(leader)) < MIN_TARGETED_PROPOSALS
+            if converged:
+                break
+            if polish and walks and len(runs) >= ROUNDS_BEFORE_WALKS * n_chains and sparse:
+                break   # more annealing would rarely propose what a better list needs: the walks take over
+
+    run_rounds("the chains so far ended at different lists")
     values = [run[1] for run in runs]
     polished = tuple(run[3] for run in runs) if polish else ()
     winner = int(np.argmax(values))
     best_order, best_value = runs[winner][0], values[winner]
-    stages = []
     n_walks, n_picks = walk_plan(problem.n_rows, walks) if walks else (0, 0)
     # Where annealing proposes every rule often (not sparse), the walks are short stages, repeated while each
     # finds a better list: they also check chains that agreed (CHECK_WALK_SWEEPS; docs/search.md section 1,
@@ -414,6 +445,16 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
             for order, value in zip(stage.ends, stage.values):
                 if value > best_value + AGREEMENT_TOL:
                     best_order, best_value, improved = order, value, True
+    if polish and stages and not sparse and best_value > values[winner] + AGREEMENT_TOL and len(runs) < max_chains:
+        # A short check found a list better than every chain's.  Where annealing proposes every rule often,
+        # independent chains can still reach it: run the rest of the budget to see whether two do (the
+        # search has converged only then), rather than report a list no chain confirmed.
+        run_rounds("checking the better list a walk found")
+        values = [run[1] for run in runs]
+        polished = tuple(run[3] for run in runs)
+        winner = int(np.argmax(values))
+        if values[winner] > best_value + AGREEMENT_TOL:
+            best_order, best_value = runs[winner][0], values[winner]
     best = fit_list(original, best_order)
     walk_values = tuple(v for stage in stages for v in stage.values) if stages else None
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(run[0] for run in runs),

@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frl_engine.anneal import anneal, temperature_schedule
+from frl_engine.anneal import (DEFAULT_ROUNDS, MAX_ROUNDS, SEARCH_CELL_BUDGET, anneal, default_chain_budget,
+                                temperature_schedule)
 from frl_engine.errors import FRLError
 from frl_engine.model import Hyperparameters, PackedProblem, fit_list
 from frl_engine.simulate import edit_distance, simulate_rule_list_data
@@ -301,7 +302,7 @@ def test_the_search_restarts_while_its_chains_end_at_too_many_different_lists():
     assert report.converged or report.n_chains == report.max_chains
     eight = search_report(values[:8])
     assert eight.n_reached_best >= 2 and eight.unseen_share > UNSEEN_SHARE_MAX   # "two agree" alone stopped here
-    assert len(values) > 8 and report.max_chains == 16
+    assert len(values) > 8 and report.max_chains == default_chain_budget(683, 1441, 4)
 
 
 def test_restarts_are_reproducible_whatever_the_number_of_workers():
@@ -427,3 +428,21 @@ def test_a_long_start_list_stays_inside_the_kernels_memory(tmp_path):
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(root)}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_the_chain_budget_grows_only_where_chains_are_cheap():
+    """The default budget is 4 rounds of chains, and up to 16 where a round's chains x rows x candidate rules
+    fit SEARCH_CELL_BUDGET: a table of 3,000 rows and a few hundred rules may run 64 chains, UCI Spambase
+    (4,601 x 5,000) and larger exports keep 16.  It depends on the problem's size only (one seed, one answer on
+    any machine), and never falls below 4 chains."""
+    assert default_chain_budget(3_000, 462, 4) == 4 * MAX_ROUNDS == 64
+    assert default_chain_budget(4_601, 5_000, 4) == 4 * DEFAULT_ROUNDS == 16
+    assert default_chain_budget(100_000, 5_000, 4) == 16
+    assert default_chain_budget(3_000, 1_000, 4) == 4 * (SEARCH_CELL_BUDGET // 3_000_000 // 4) == 40
+    assert default_chain_budget(3_000, 462, 1) == 16 and default_chain_budget(10 ** 6, 10 ** 4, 1) == 4
+    assert default_chain_budget(3_000, 462, 16) == 16 * (SEARCH_CELL_BUDGET // (3_000 * 462) // 16)
+    # the search uses it (tests/test_walk.py: a cheap search that runs 28 chains)
+    data = simulate_rule_list_data(np.random.default_rng(2), 1500, n_rules=80)
+    problem = PackedProblem.from_arrays(data.coverage, data.y, Hyperparameters())
+    result = anneal(problem, n_steps=20, n_chains=2, hop_patience=None, walks=0, random_state=3)
+    assert result.report.max_chains == default_chain_budget(1500, 80, 2) == 32
