@@ -26,9 +26,9 @@ Run: ``.venv/bin/python benchmarks/bench_search.py`` (a few minutes; ``--quick``
 and 4; ``--spambase`` runs part 4 only, ``--logistic`` part 3 on the logistic export only).  Two more, on their own: ``--raw100k`` (five seeds of the
 default fit on the raw export at 100,000 rows, data seeds 0 and 7) and ``--spambase-chains`` (one
 round of 24 annealing chains from the prior on Spambase: how many end above the list the default
-fit prints) and ``--budget`` (``sample_data/make_smooth_risk_table.py``: a table whose risk is smooth in
-age, heart rate and creatinine, written three ways: how many of six search seeds converge with the old budget of 16 chains and with the default one,
-docs/search.md section 1, step 8).
+fit prints) and ``--budget`` (``sample_data/make_smooth_risk_table.py``: tables whose risk is smooth in
+age, heart rate and creatinine: how many of six search seeds converge, and on which list, as before session 50
+and at the default; docs/search.md section 1, step 8).
 """
 
 from __future__ import annotations
@@ -368,29 +368,34 @@ def spambase_chains(n_chains: int = 24, n_steps: int = 5000, random_state: int =
 
 
 def search_budget(n_seeds: int = 6) -> None:
-    """Converged searches of ``n_seeds`` seeds as before session 50 (16 chains, tail cuts only), with the drops
-    alone, and at the default (drops, and the budget of ``default_chain_budget``), on the three smooth-risk
-    tables and UCI breast cancer and mammographic masses (docs/search.md section 1, step 8)."""
+    """Converged searches of ``n_seeds`` seeds as before session 50 (16 chains, tail cuts only, unseen-share bar
+    0.2) and at the default (drops, the budget of ``default_chain_budget``, bar 0.1), on smooth-risk tables
+    (3,000 rows written three ways, 20,000 and 50,000 rows) and UCI breast cancer and mammographic masses
+    (docs/search.md section 1, step 8)."""
     import frl_engine.basin as basin
+    import frl_engine.search_report as search_report_module
     from frl_engine import FallingRuleListClassifier
     from frl_engine.anneal import default_chain_budget
     from frl_engine.io import read_table, split_target
     from make_smooth_risk_table import TARGET, VARIANTS, make_smooth_risk_table
 
-    tables = {f"smooth risk, {variant}": lambda v=variant: split_target(
-        read_table(make_smooth_risk_table(v), "table.csv"), TARGET, None)[:2] for variant in VARIANTS}
+    def smooth(variant, n_rows=3000, seed=0):
+        return split_target(read_table(make_smooth_risk_table(variant, n_rows, seed), "table.csv"), TARGET, None)[:2]
+
+    tables = {f"smooth risk, {variant}": lambda v=variant: smooth(v) for variant in VARIANTS}
+    tables["smooth risk, null, 20,000 rows (seed 1)"] = lambda: smooth("null", 20_000, 1)
+    tables["smooth risk, percent, 50,000 rows (seed 1)"] = lambda: smooth("percent", 50_000, 1)
     for key in ("breast", "mammo"):
         if UCI_DIR.is_dir():
             tables[key] = lambda k=key: (_uci_data(k).X, _uci_data(k).y)
-    drop_cells = basin.DROP_CELLS_MAX
+    drop_cells, bar = basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX
     for name, load in tables.items():
         X, y = load()
         problem = FallingRuleListClassifier(random_state=0).fit(X, y).problem_
         budget = default_chain_budget(problem.n_rows, problem.n_rules, 4)
         cells = []
-        for label, max_chains, drops in (("before", 16, 0), ("drops, 16 chains", 16, drop_cells),
-                                         ("default", None, drop_cells)):
-            basin.DROP_CELLS_MAX = drops
+        for label, max_chains, drops, unseen in (("before", 16, 0, 0.2), ("default", None, drop_cells, bar)):
+            basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX = drops, unseen
             rows = []
             for seed in range(n_seeds):
                 started = time.perf_counter()
@@ -401,8 +406,9 @@ def search_budget(n_seeds: int = 6) -> None:
                          f"to {max(r[1] for r in rows)} chains, {min(r[3] for r in rows):.2f} to "
                          f"{max(r[3] for r in rows):.2f} s, best {max(r[2] for r in rows):.2f}, spread "
                          f"{max(r[2] for r in rows) - min(r[2] for r in rows):.3f})")
-        basin.DROP_CELLS_MAX = drop_cells
-        print(f"{name} ({problem.n_rows:,} x {problem.n_rules:,}, budget {budget} chains):\n  " + "\n  ".join(cells))
+        basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX = drop_cells, bar
+        print(f"{name} ({problem.n_rows:,} x {problem.n_rules:,}, budget {budget} chains):\n  " + "\n  ".join(cells),
+              flush=True)
 
 
 def _uci_data(key: str):

@@ -300,7 +300,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     tail re-growth and random kicks, each kept only if it improves).  The first chain starts from the greedy list
     (:func:`greedy_list`), every other from its own draw of the prior.  Rounds are
     repeated until the search has converged (the best objective reached by at least two
-    chains, and at most a fifth of further chains expected to end at a list not found
+    chains, and at most a tenth of further chains expected to end at a list not found
     yet: :func:`frl_engine.search_report.unseen_share`) or ``max_chains`` chains have
     run; :attr:`AnnealResult.report` says which.
 
