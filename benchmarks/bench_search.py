@@ -28,7 +28,7 @@ default fit on the raw export at 100,000 rows, data seeds 0 and 7) and ``--spamb
 round of 24 annealing chains from the prior on Spambase: how many end above the list the default
 fit prints) and ``--budget`` (``sample_data/make_smooth_risk_table.py``: tables whose risk is smooth in
 age, heart rate and creatinine: how many of six search seeds converge, and on which list, as before session 50
-and at the default; docs/search.md section 1, step 8).
+and at the default; docs/search.md section 1, step 8) and ``--smooth`` (part 3 on four such tables).
 """
 
 from __future__ import annotations
@@ -411,6 +411,22 @@ def search_budget(n_seeds: int = 6) -> None:
               flush=True)
 
 
+def _smooth_risk(variant: str, n_rows: int, seed: int):
+    from frl_engine.io import read_table, split_target
+    from make_smooth_risk_table import TARGET, make_smooth_risk_table
+
+    X, y, _ = split_target(read_table(make_smooth_risk_table(variant, n_rows, seed), "table.csv"), TARGET, None)
+    return X, y, {}
+
+
+SMOOTH_RISK_TABLES = {
+    "smooth risk, NULL cells (3,000 rows)": lambda: _smooth_risk("null", 3_000, 0),
+    "smooth risk, 95% and $ (3,000 rows)": lambda: _smooth_risk("percent", 3_000, 0),
+    "smooth risk, NULL cells (20,000 rows, data seed 1)": lambda: _smooth_risk("null", 20_000, 1),
+    "smooth risk, 95% and $ (50,000 rows, data seed 1)": lambda: _smooth_risk("percent", 50_000, 1),
+}
+
+
 def _uci_data(key: str):
     from frl_engine.datasets import load_dataset
 
@@ -422,6 +438,10 @@ if __name__ == "__main__":
         raw_export_100k()
     elif "--budget" in sys.argv:
         search_budget()
+    elif "--smooth" in sys.argv:
+        print("Tables whose risk is smooth (sample_data/make_smooth_risk_table.py): five seeds, then the default posterior")
+        for name, loader in SMOOTH_RISK_TABLES.items():
+            print_real_size(name, real_size(name, loader))
     elif "--spambase-chains" in sys.argv:
         spambase_chains()
     elif "--logistic" in sys.argv:
