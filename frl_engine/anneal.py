@@ -210,6 +210,17 @@ MAX_ROUNDS = 16
 # where 16 chains take about 0.2 s.  A search this cheap can afford 64 chains where its local maxima are many
 # and close (smooth risks: ages and heart rates cut at neighbouring thresholds), in under a second.
 SEARCH_CELL_BUDGET = 128_000_000
+# Rounds always run before the posterior walks may take over the rest of the budget (a second round is cheap
+# and converges where the first was unlucky).
+ROUNDS_BEFORE_WALKS = 2
+# Below this many proposals, per chain, of one given rule at one given place (:func:`targeted_proposals`), more
+# rounds of annealing rarely add the rule a better list needs: the search goes on with posterior walks.  UCI
+# Spambase: 0.014 (5,000 rules, L = 17); breast cancer 0.17, the planted problem 0.32, car 0.54.
+MIN_TARGETED_PROPOSALS = 0.05
+# On such data agreeing chains are weak evidence (on Spambase, 2 of 16 seeds' chains agreed on the common local
+# maximum, 2.7 nats below the best known list): a converged search is checked by this many walk stages, and
+# the rest of ``walks`` follow only when the check finds a better list.
+CHECK_WALKS = 1
 
 
 def default_chain_budget(n_rows: int, n_rules: int, n_chains: int) -> int:
@@ -224,17 +235,6 @@ def default_chain_budget(n_rows: int, n_rules: int, n_chains: int) -> int:
     affordable = SEARCH_CELL_BUDGET // max(int(n_rows) * int(n_rules), 1)
     rounds = min(max(affordable // n_chains, DEFAULT_ROUNDS), MAX_ROUNDS)
     return max(rounds * n_chains, 4)
-# Rounds always run before the posterior walks may take over the rest of the budget (a second round is cheap
-# and converges where the first was unlucky).
-ROUNDS_BEFORE_WALKS = 2
-# Below this many proposals, per chain, of one given rule at one given place (:func:`targeted_proposals`), more
-# rounds of annealing rarely add the rule a better list needs: the search goes on with posterior walks.  UCI
-# Spambase: 0.014 (5,000 rules, L = 17); breast cancer 0.17, the planted problem 0.32, car 0.54.
-MIN_TARGETED_PROPOSALS = 0.05
-# On such data agreeing chains are weak evidence (on Spambase, 2 of 16 seeds' chains agreed on the common local
-# maximum, 2.7 nats below the best known list): a converged search is checked by this many walk stages, and
-# the rest of ``walks`` follow only when the check finds a better list.
-CHECK_WALKS = 1
 
 
 def targeted_proposals(n_steps: int, n_rules: int, length: int) -> float:
