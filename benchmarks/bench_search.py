@@ -367,6 +367,22 @@ def spambase_chains(n_chains: int = 24, n_steps: int = 5000, random_state: int =
           f"{int(np.sum(values < fitted - 0.1))} below")
 
 
+def _smooth_risk(variant: str, n_rows: int = 3_000, seed: int = 0):
+    from frl_engine.io import read_table, split_target
+    from make_smooth_risk_table import TARGET, make_smooth_risk_table
+
+    X, y, _ = split_target(read_table(make_smooth_risk_table(variant, n_rows, seed), "table.csv"), TARGET, None)
+    return X, y, {}
+
+
+SMOOTH_RISK_TABLES = {
+    "smooth risk, NULL cells (3,000 rows)": lambda: _smooth_risk("null"),
+    "smooth risk, 95% and $ (3,000 rows)": lambda: _smooth_risk("percent"),
+    "smooth risk, NULL cells (20,000 rows, data seed 1)": lambda: _smooth_risk("null", 20_000, 1),
+    "smooth risk, 95% and $ (50,000 rows, data seed 1)": lambda: _smooth_risk("percent", 50_000, 1),
+}
+
+
 def search_budget(n_seeds: int = 6) -> None:
     """Converged searches of ``n_seeds`` seeds as before session 50 (16 chains, tail cuts only, unseen-share bar
     0.2) and at the default (drops, the budget of ``default_chain_budget``, bar 0.1), on smooth-risk tables
@@ -376,61 +392,36 @@ def search_budget(n_seeds: int = 6) -> None:
     import frl_engine.search_report as search_report_module
     from frl_engine import FallingRuleListClassifier
     from frl_engine.anneal import default_chain_budget
-    from frl_engine.io import read_table, split_target
-    from make_smooth_risk_table import TARGET, VARIANTS, make_smooth_risk_table
 
-    def smooth(variant, n_rows=3000, seed=0):
-        return split_target(read_table(make_smooth_risk_table(variant, n_rows, seed), "table.csv"), TARGET, None)[:2]
-
-    tables = {f"smooth risk, {variant}": lambda v=variant: smooth(v) for variant in VARIANTS}
-    tables["smooth risk, null, 20,000 rows (seed 1)"] = lambda: smooth("null", 20_000, 1)
-    tables["smooth risk, percent, 50,000 rows (seed 1)"] = lambda: smooth("percent", 50_000, 1)
-    for key in ("breast", "mammo"):
-        if UCI_DIR.is_dir():
-            tables[key] = lambda k=key: (_uci_data(k).X, _uci_data(k).y)
+    tables = {**SMOOTH_RISK_TABLES, "smooth risk, semicolons and decimal commas (3,000 rows)": lambda: _smooth_risk("euro"),
+              "UCI breast cancer": lambda: _uci("breast"), "UCI mammographic masses": lambda: _uci("mammo")}
     drop_cells, bar = basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX
     for name, load in tables.items():
-        X, y = load()
-        problem = FallingRuleListClassifier(random_state=0).fit(X, y).problem_
+        loaded = load()
+        if isinstance(loaded, str):
+            print(f"{name}: not run ({loaded})")
+            continue
+        X, y, options = loaded
+        problem = FallingRuleListClassifier(random_state=0, **options).fit(X, y).problem_
         budget = default_chain_budget(problem.n_rows, problem.n_rules, 4)
         cells = []
         for label, max_chains, drops, unseen in (("before", 16, 0, 0.2), ("default", None, drop_cells, bar)):
             basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX = drops, unseen
-            rows = []
-            for seed in range(n_seeds):
-                started = time.perf_counter()
-                result = anneal(problem, n_chains=4, random_state=seed, max_chains=max_chains)
-                rows.append((result.report.converged, len(result.chain_values), result.best.log_posterior,
-                             time.perf_counter() - started))
+            try:
+                rows = []
+                for seed in range(n_seeds):
+                    started = time.perf_counter()
+                    result = anneal(problem, n_chains=4, random_state=seed, max_chains=max_chains)
+                    rows.append((result.report.converged, len(result.chain_values), result.best.log_posterior,
+                                 time.perf_counter() - started))
+            finally:
+                basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX = drop_cells, bar
             cells.append(f"{label}: {sum(r[0] for r in rows)} of {n_seeds} converged ({min(r[1] for r in rows)} "
                          f"to {max(r[1] for r in rows)} chains, {min(r[3] for r in rows):.2f} to "
                          f"{max(r[3] for r in rows):.2f} s, best {max(r[2] for r in rows):.2f}, spread "
                          f"{max(r[2] for r in rows) - min(r[2] for r in rows):.3f})")
-        basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX = drop_cells, bar
         print(f"{name} ({problem.n_rows:,} x {problem.n_rules:,}, budget {budget} chains):\n  " + "\n  ".join(cells),
               flush=True)
-
-
-def _smooth_risk(variant: str, n_rows: int, seed: int):
-    from frl_engine.io import read_table, split_target
-    from make_smooth_risk_table import TARGET, make_smooth_risk_table
-
-    X, y, _ = split_target(read_table(make_smooth_risk_table(variant, n_rows, seed), "table.csv"), TARGET, None)
-    return X, y, {}
-
-
-SMOOTH_RISK_TABLES = {
-    "smooth risk, NULL cells (3,000 rows)": lambda: _smooth_risk("null", 3_000, 0),
-    "smooth risk, 95% and $ (3,000 rows)": lambda: _smooth_risk("percent", 3_000, 0),
-    "smooth risk, NULL cells (20,000 rows, data seed 1)": lambda: _smooth_risk("null", 20_000, 1),
-    "smooth risk, 95% and $ (50,000 rows, data seed 1)": lambda: _smooth_risk("percent", 50_000, 1),
-}
-
-
-def _uci_data(key: str):
-    from frl_engine.datasets import load_dataset
-
-    return load_dataset(key, UCI_DIR)
 
 
 if __name__ == "__main__":

@@ -414,7 +414,6 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
 
     run_rounds("the chains so far ended at different lists")
     values = [run[1] for run in runs]
-    polished = tuple(run[3] for run in runs) if polish else ()
     winner = int(np.argmax(values))
     best_order, best_value = runs[winner][0], values[winner]
     n_walks, n_picks = walk_plan(problem.n_rows, walks) if walks else (0, 0)
@@ -451,11 +450,11 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         # search has converged only then), rather than report a list no chain confirmed.
         run_rounds("checking the better list a walk found")
         values = [run[1] for run in runs]
-        polished = tuple(run[3] for run in runs)
         winner = int(np.argmax(values))
         if values[winner] > best_value + AGREEMENT_TOL:
             best_order, best_value = runs[winner][0], values[winner]
     best = fit_list(original, best_order)
+    polished = tuple(run[3] for run in runs) if polish else ()
     walk_values = tuple(v for stage in stages for v in stage.values) if stages else None
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(run[0] for run in runs),
                         acceptance_rates=tuple(run[2] for run in runs),

@@ -238,8 +238,8 @@ def test_one_polish_move_goes_to_the_best_neighbour(seed):
             assert n_moves == 0 and list(moved) == start
 
 
-def _smooth_risk_model():
-    """The smooth-risk ward table (sample_data/make_smooth_risk_table.py, NULL cells; 3,000 patients)."""
+def _smooth_risk_model(variant: str = "null", n_rows: int = 3000, seed: int = 0):
+    """The default fit of the smooth-risk ward table (sample_data/make_smooth_risk_table.py)."""
     import sys
     from pathlib import Path
 
@@ -249,7 +249,7 @@ def _smooth_risk_model():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
     from make_smooth_risk_table import TARGET, make_smooth_risk_table
 
-    X, y, _ = split_target(read_table(make_smooth_risk_table("null"), "table.csv"), TARGET, None)
+    X, y, _ = split_target(read_table(make_smooth_risk_table(variant, n_rows, seed), "table.csv"), TARGET, None)
     return FallingRuleListClassifier(random_state=0).fit(X, y)
 
 
@@ -304,18 +304,9 @@ def test_four_agreeing_chains_are_too_few_where_the_best_list_is_long():
     staircase of age, heart rate and creatinine cuts.  On search seed 2 the four chains of the first round all
     end at one 12-rule list; with the old bar (unseen share 1/6 <= 0.2) the search stopped there, 7.9 nats below
     the 15-rule list that more chains reach.  At 0.1 a second round runs and every seed of 0 to 2 prints it."""
-    import sys
-    from pathlib import Path
-
-    from frl_engine import FallingRuleListClassifier
-    from frl_engine.io import read_table, split_target
     from frl_engine.search_report import UNSEEN_SHARE_MAX, search_report
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
-    from make_smooth_risk_table import TARGET, make_smooth_risk_table
-
-    X, y, _ = split_target(read_table(make_smooth_risk_table("percent", 50_000, 1), "table.csv"), TARGET, None)
-    problem = FallingRuleListClassifier(random_state=0).fit(X, y).problem_
+    problem = _smooth_risk_model("percent", 50_000, 1).problem_
     results = [anneal(problem, n_chains=4, random_state=seed) for seed in range(3)]
     values = [result.best.log_posterior for result in results]
     assert max(values) - min(values) < 1e-6 and all(len(result.best.order) == 15 for result in results)
