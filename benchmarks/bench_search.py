@@ -28,7 +28,9 @@ default fit on the raw export at 100,000 rows, data seeds 0 and 7) and ``--spamb
 round of 24 annealing chains from the prior on Spambase: how many end above the list the default
 fit prints) and ``--budget`` (``sample_data/make_smooth_risk_table.py``: tables whose risk is smooth in
 age, heart rate and creatinine: how many of six search seeds converge, and on which list, as before session 50
-and at the default; docs/search.md section 1, step 8) and ``--smooth`` (part 3 on four such tables).
+and at the default; docs/search.md section 1, steps 8 and 9), ``--smooth`` (part 3 on four such tables) and
+``--tails`` (the search with and without the beam over the tail on every set above, the raw export at 100,000
+rows and the smooth-risk tables: time, best objective, spread, converged; docs/search.md section 1, step 9).
 """
 
 from __future__ import annotations
@@ -127,12 +129,12 @@ def chain_speed() -> dict:
 # Real-size data sets: (name, X, y, estimator options) or a reason they cannot run.
 
 
-def _raw_export():
+def _raw_export(n_rows: int = 20_000):
     try:
         from make_raw_export import make_raw_export
     except ImportError:
         return "sample_data/make_raw_export.py not on this branch yet (merge main)"
-    frame = make_raw_export(n_rows=20_000, seed=0)
+    frame = make_raw_export(n_rows=n_rows, seed=0)
     y = frame.pop("readmitted").astype(str) == "<30"
     exclude = [c for c in ("encounter_id", "patient_nbr") if c in frame.columns]
     return frame, y.to_numpy(), {"exclude": exclude}
@@ -385,9 +387,9 @@ SMOOTH_RISK_TABLES = {
 
 def search_budget(n_seeds: int = 6) -> None:
     """Converged searches of ``n_seeds`` seeds as before session 50 (16 chains, tail cuts only, unseen-share bar
-    0.2) and at the default (drops, the budget of ``default_chain_budget``, bar 0.1), on smooth-risk tables
-    (3,000 rows written three ways, 20,000 and 50,000 rows) and UCI breast cancer and mammographic masses
-    (docs/search.md section 1, step 8)."""
+    0.2), as after it (drops, the budget of ``default_chain_budget``, bar 0.1) and at the default (the same and
+    the beam over the tail, session 51), on smooth-risk tables (3,000 rows written three ways, 20,000 and 50,000
+    rows) and UCI breast cancer and mammographic masses (docs/search.md section 1, steps 8 and 9)."""
     import frl_engine.basin as basin
     import frl_engine.search_report as search_report_module
     from frl_engine import FallingRuleListClassifier
@@ -395,7 +397,7 @@ def search_budget(n_seeds: int = 6) -> None:
 
     tables = {**SMOOTH_RISK_TABLES, "smooth risk, semicolons and decimal commas (3,000 rows)": lambda: _smooth_risk("euro"),
               "UCI breast cancer": lambda: _uci("breast"), "UCI mammographic masses": lambda: _uci("mammo")}
-    drop_cells, bar = basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX
+    drop_cells, bar, tail_cuts = basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX, basin.TAIL_CUTS
     for name, load in tables.items():
         loaded = load()
         if isinstance(loaded, str):
@@ -405,8 +407,10 @@ def search_budget(n_seeds: int = 6) -> None:
         problem = FallingRuleListClassifier(random_state=0, **options).fit(X, y).problem_
         budget = default_chain_budget(problem.n_rows, problem.n_rules, 4)
         cells = []
-        for label, max_chains, drops, unseen in (("before", 16, 0, 0.2), ("default", None, drop_cells, bar)):
-            basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX = drops, unseen
+        for label, max_chains, drops, unseen, cuts in (("before", 16, 0, 0.2, 0),
+                                                       ("session 50", None, drop_cells, bar, 0),
+                                                       ("default", None, drop_cells, bar, tail_cuts)):
+            basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX, basin.TAIL_CUTS = drops, unseen, cuts
             try:
                 rows = []
                 for seed in range(n_seeds):
@@ -415,7 +419,7 @@ def search_budget(n_seeds: int = 6) -> None:
                     rows.append((result.report.converged, len(result.chain_values), result.best.log_posterior,
                                  time.perf_counter() - started))
             finally:
-                basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX = drop_cells, bar
+                basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX, basin.TAIL_CUTS = drop_cells, bar, tail_cuts
             cells.append(f"{label}: {sum(r[0] for r in rows)} of {n_seeds} converged ({min(r[1] for r in rows)} "
                          f"to {max(r[1] for r in rows)} chains, {min(r[3] for r in rows):.2f} to "
                          f"{max(r[3] for r in rows):.2f} s, best {max(r[2] for r in rows):.2f}, spread "
@@ -424,11 +428,51 @@ def search_budget(n_seeds: int = 6) -> None:
               flush=True)
 
 
+def tail_beam(n_seeds: int = 5) -> None:
+    """The search with and without the beam over the tail (``basin.TAIL_CUTS`` 4 and 0), from the same mined
+    problem of each data set: median search time of ``n_seeds`` seeds, the best objective, the spread, and how
+    many seeds converged (docs/search.md section 1, step 9)."""
+    import frl_engine.basin as basin
+    from frl_engine import FallingRuleListClassifier
+
+    tables = {"planted problem (4,601 x 550)": lambda: planted_problem()[1], **DATASETS,
+              "raw export (100,000 rows)": lambda: _raw_export(100_000), **SMOOTH_RISK_TABLES}
+    tail_cuts = basin.TAIL_CUTS
+    for name, load in tables.items():
+        loaded = load()
+        if isinstance(loaded, str):
+            print(f"{name}: not run ({loaded})")
+            continue
+        if isinstance(loaded, PackedProblem):
+            problem = loaded
+        else:
+            X, y, options = loaded
+            problem = FallingRuleListClassifier(random_state=0, **options).fit(X, y).problem_
+        cells = []
+        for label, cuts in (("without the beam", 0), ("with it (default)", tail_cuts)):
+            basin.TAIL_CUTS = cuts
+            try:
+                rows = []
+                for seed in range(n_seeds):
+                    started = time.perf_counter()
+                    result = anneal(problem, n_chains=4, random_state=seed)
+                    rows.append((time.perf_counter() - started, result.best.log_posterior, result.report.converged))
+            finally:
+                basin.TAIL_CUTS = tail_cuts
+            values = [row[1] for row in rows]
+            cells.append(f"{label}: median {np.median([row[0] for row in rows]):.2f} s, best {max(values):.3f}, "
+                         f"spread {max(values) - min(values):.3f}, {sum(row[2] for row in rows)} of {n_seeds} converged")
+        print(f"{name} ({problem.n_rows:,} x {problem.n_rules:,}):\n  " + "\n  ".join(cells), flush=True)
+
+
 if __name__ == "__main__":
     if "--raw100k" in sys.argv:
         raw_export_100k()
     elif "--budget" in sys.argv:
         search_budget()
+    elif "--tails" in sys.argv:
+        anneal(planted_problem()[1], n_steps=50, n_chains=1, random_state=0)  # compile / load the kernels
+        tail_beam()
     elif "--smooth" in sys.argv:
         print("Tables whose risk is smooth (sample_data/make_smooth_risk_table.py): five seeds, then the default posterior")
         for name, loader in SMOOTH_RISK_TABLES.items():

@@ -16,7 +16,9 @@ improvement of the exact objective, so the result is never worse than its start:
    better is taken and the sweep starts again from the new list, until no cut
    helps.  On small problems (``DROP_CELLS_MAX``) the sweep also drops each
    other rule in turn and polishes again: a rule in the middle that a better one
-   should replace lower down.  This is deterministic.
+   should replace lower down.  When neither improves, a beam search grows new
+   tails below the last ``TAIL_CUTS`` cuts (:mod:`frl_engine.tails`): a better
+   tail of several rules whose shorter parts are all worse.  This is deterministic.
 2. **Random kicks** (optional; ``patience = 0`` in the default search, where
    they cost more than they found on Spambase): remove 2 or 3 rules chosen at
    random (or a block of 2 to 4 consecutive rules), polish, re-grow tails; keep
@@ -38,6 +40,7 @@ import numpy as np
 
 from .model import PackedProblem
 from .polish import IMPROVEMENT_TOL, polish_list
+from .tails import beam_tail
 
 # Improving moves one polish may take (each strictly improves the objective, so it always ends well before).
 MAX_POLISH_MOVES = 10_000
@@ -48,6 +51,9 @@ DEFAULT_PATIENCE = 0
 # 5,000) they took the search from 20 to 22-25 s and changed no chain's end but one, by 0.07 nats, where the
 # posterior walks do that work (docs/search.md section 1, step 8).
 DROP_CELLS_MAX = 8_000_000
+# :func:`regrow_tails` grows new tails by beam search (:mod:`frl_engine.tails`) below this many cuts: the whole
+# list and the list without its last 1, 2 and 3 rules (docs/search.md section 1, step 9).
+TAIL_CUTS = 4
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,7 @@ class PolishCache:
 
     def __init__(self) -> None:
         self._results: dict[tuple[int, ...], tuple[np.ndarray, float]] = {}
+        self._tails: dict[tuple[int, ...], tuple[np.ndarray, float]] = {}
         self._lock = threading.Lock()
         self.n_polishes = 0
         self.n_passes = 0
@@ -108,24 +115,41 @@ class PolishCache:
         return found
 
 
+    def beam_tail(self, problem: PackedProblem, prefix) -> tuple[np.ndarray, float]:
+        """:func:`frl_engine.tails.beam_tail` of ``prefix``, computed once per search."""
+        key = tuple(int(i) for i in prefix)
+        with self._lock:
+            found = self._tails.get(key)
+            if found is not None:
+                return found
+        found = beam_tail(problem, np.asarray(key, dtype=np.int64))
+        with self._lock:
+            self._tails[key] = found
+        return found
+
+
 def polish_order(problem: PackedProblem, order, cache: PolishCache | None = None) -> tuple[np.ndarray, float]:
     """Steepest ascent from ``order`` to a local maximum (:func:`frl_engine.polish.polish_list`)."""
     return (cache or PolishCache()).polish(problem, order)
 
 
-def regrow_tails(problem: PackedProblem, order, value: float,
-                 cache: PolishCache | None = None) -> tuple[np.ndarray, float, int, int]:
+def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache | None = None,
+                 beam: bool = True) -> tuple[np.ndarray, float, int, int]:
     """Cut the tail at each position from the bottom up and polish again, then drop each other rule in turn
-    and polish again; repeat while a cut or a drop improves.
+    and polish again, then grow new tails by beam search below the last ``TAIL_CUTS`` cuts and polish them;
+    repeat while any of them improves.
 
     A drop reaches lists a cut cannot: a rule in the middle of the list that a better rule should replace
     lower down (``A, B, C, D`` -> ``A, B, D, C'``: no single move improves ``A, B, C, D``, while ``A, B, D``
     polishes to the better list by adding ``C'`` at the end).
 
-    The drops run on problems of at most ``DROP_CELLS_MAX`` rows x candidate rules.
+    The drops run on problems of at most ``DROP_CELLS_MAX`` rows x candidate rules.  The beam
+    (:func:`frl_engine.tails.beam_tail`, ``beam=False`` for none) reaches a tail of several rules whose every
+    shorter part is worse than the list's own tail, which neither a cut nor a drop does.
 
     Returns ``(order, value, n_polishes, n_improvements)``; ``value`` is never below the start's.
     """
+    cache = cache or PolishCache()
     order = np.asarray(order, dtype=np.int64)
     n_polishes = n_improvements = 0
     improved = True
@@ -143,6 +167,17 @@ def regrow_tails(problem: PackedProblem, order, value: float,
                 n_improvements += 1
                 improved = True
                 break
+        if improved or not beam:
+            continue
+        for cut in range(length, max(length - TAIL_CUTS, -1), -1):
+            start, start_value = cache.beam_tail(problem, order[:cut])
+            if start_value <= value + IMPROVEMENT_TOL:
+                continue
+            order, value = polish_order(problem, start, cache)      # steepest ascent: never below its start
+            n_polishes += 1
+            n_improvements += 1
+            improved = True
+            break
     return order, value, n_polishes, n_improvements
 
 

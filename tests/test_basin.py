@@ -276,24 +276,28 @@ def test_a_middle_rule_that_a_better_one_should_replace_lower_down_is_dropped_an
     assert improved >= 1 and better_value - value == pytest.approx(0.36, abs=0.01)
     assert better_value == pytest.approx(fit_list(problem, better).log_posterior, abs=1e-9)
     monkeypatch.setattr(basin, "DROP_CELLS_MAX", 0)
-    cuts_only, cuts_value, n_polishes, _ = regrow_tails(problem, order, value)
+    cuts_only, cuts_value, n_polishes, _ = regrow_tails(problem, order, value, beam=False)
     assert list(cuts_only) == trapped and cuts_value == value and n_polishes == len(trapped) - len(trapped) // 2
+    # the beam over the last cuts (frl_engine.tails) reaches the same list without the drops
+    by_beam, beam_value, _, _ = regrow_tails(problem, order, value)
+    assert list(by_beam) == list(better) and beam_value == pytest.approx(better_value, abs=1e-9)
 
 
 def test_every_seed_of_the_default_search_agrees_on_a_smooth_risk_table(monkeypatch):
     """The same table: with 16 chains and tail cuts only, seeds ended 0.36 nats apart and most said 'not
-    converged'; the default search (drops, and up to 64 chains on a problem this small) converges on one list
-    on every seed of 0 to 5."""
+    converged'; the default search (drops, the tail beam, and up to 64 chains on a problem this small)
+    converges on one list on every seed of 0 to 5."""
     model = _smooth_risk_model()
     results = [anneal(model.problem_, n_chains=4, random_state=seed) for seed in range(6)]
     values = [result.best.log_posterior for result in results]
     assert max(values) - min(values) < 1e-6
     assert all(result.report.converged for result in results)
     assert model.log_posterior_ == pytest.approx(max(values), abs=1e-6)
-    # as before: tail cuts only, 16 chains
+    # as before: tail cuts only (no drops, no beam), 16 chains
     import frl_engine.basin as basin
 
     monkeypatch.setattr(basin, "DROP_CELLS_MAX", 0)
+    monkeypatch.setattr(basin, "TAIL_CUTS", 0)
     before = [anneal(model.problem_, n_chains=4, max_chains=16, random_state=seed) for seed in range(6)]
     assert max(values) - min(result.best.log_posterior for result in before) > 0.3
     assert sum(result.report.converged for result in before) <= 3
