@@ -114,7 +114,6 @@ class PolishCache:
             self.n_passes += int(moves) + 1
         return found
 
-
     def beam_tail(self, problem: PackedProblem, prefix) -> tuple[np.ndarray, float]:
         """:func:`frl_engine.tails.beam_tail` of ``prefix``, computed once per search."""
         key = tuple(int(i) for i in prefix)

@@ -22,11 +22,12 @@ rows split the same way written with other rules (``Age >= 37`` and ``Age >= 37
 AND Heart rate < 120`` once the faster hearts are taken), so only the first of
 each value is kept, which leaves room in the beam for tails that differ.
 Appending a rule changes only the default rule's rows, so a candidate's counts
-are two popcounts over the rows that reach the default, and the cheap bound
-a bound whose rates fall as the MAP's must (``_append_bounds``) spares the exact
-solve of almost every candidate.  The search is deterministic (ties go to the lower rule
-index), so its result is a function of the prefix alone and is cached per search
-like the polish (:class:`frl_engine.basin.PolishCache`).
+are two popcounts over the rows that reach the default, and an upper bound whose
+rates fall as the MAP's must (``_append_bounds``) spares the exact solve of almost
+every candidate.  Tails far below the best list seen (``BEAM_MARGIN``) are not
+grown further.  The search is deterministic (ties go to the lower rule index), so
+its result is a function of the prefix alone and is cached per search like the
+polish (:class:`frl_engine.basin.PolishCache`).
 
 The basin step (:func:`frl_engine.basin.regrow_tails`) calls it once cuts and
 drops no longer improve a list, at the last ``TAIL_CUTS`` cuts, and polishes what
@@ -47,6 +48,12 @@ from .model import PackedProblem, log_list_prior, log_posterior_from_counts, par
 # reaches the better tail at depth 3 and a width of 4 (without merging equal tails) did not.
 BEAM_WIDTH = 8
 BEAM_DEPTH = 4
+# Tails more than this many nats below the best list the beam has seen are not grown further.  The better
+# tail of the smooth-risk table above passes 3.2 nats below the list it replaces (a margin of 3 misses it); on
+# 50,000 rows of that table a margin of 6 or 8 left two of six seeds "not converged" where 10 and more
+# converge on all six; below a long list whose default holds few events every appended rule costs its prior
+# (8 to 10 nats on UCI Spambase) and the tails sink from there (30 nats in 3 rules).
+BEAM_MARGIN = 10.0
 # Exact objectives solved at each depth, at most: the candidates come best bound first, and below a list whose
 # default holds few events thousands of them tie within a nat (each adds a rule's prior cost and nothing else):
 # on UCI Spambase a beam solved up to 37,000 a depth (0.7 s) for tails 30 nats below the list.
@@ -64,8 +71,8 @@ def _binomial_max(n, s):
 
 
 @numba.njit(nogil=True, cache=True)
-def _append_bounds(rules, y, order, length, remaining, n_cap, n_pos, in_list, cum_weights, log_weights, consts,
-                   bounds, caps, positives):
+def _append_bounds(rules_by_word, y, order, length, remaining, n_cap, n_pos, in_list, cum_weights, log_weights,
+                   consts, bounds, caps, positives):
     """For every rule not in the list: its captures when appended after ``order[:length]``, and an upper bound
     of the longer list's objective (``-inf`` for a rule that would capture no row).
 
@@ -77,7 +84,7 @@ def _append_bounds(rules, y, order, length, remaining, n_cap, n_pos, in_list, cu
     them.  It is tighter than :func:`frl_engine.model.log_posterior_upper_bound`, whose rates need not fall,
     which matters here: below a long list most rules catch patients riskier than the last rule's.
     """
-    n_rules, n_words = rules.shape
+    n_words, n_rules = rules_by_word.shape
     proposal = np.empty(length + 1, dtype=np.int64)
     for pos in range(length):
         proposal[pos] = order[pos]
@@ -101,37 +108,33 @@ def _append_bounds(rules, y, order, length, remaining, n_cap, n_pos, in_list, cu
     default_cap = n_cap[length]
     default_pos = n_pos[length]
     parameters = parameter_prior_bound(length + 1, consts)
-    # Only the words that hold rows reaching the default: the search sorts the rows by its reference list's
-    # groups (frl_engine.row_order), so near the bottom of a list they are a fraction of all.
-    words = np.empty(n_words, dtype=np.int64)
-    n_live = 0
+    # Every rule's captures, a word at a time over the words that hold rows reaching the default (the search
+    # sorts the rows by its reference list's groups, frl_engine.row_order, so near the bottom of a list they
+    # are a fraction of all); one word's bits of every rule lie side by side.
+    captured = np.zeros(n_rules, dtype=np.uint64)
+    positive = np.zeros(n_rules, dtype=np.uint64)
     for w in range(n_words):
-        if remaining[w] != 0:
-            words[n_live] = w
-            n_live += 1
+        rem = remaining[w]
+        if rem == 0:
+            continue
+        events = rem & y[w]
+        row = rules_by_word[w]
+        for r in range(n_rules):
+            captured[r] += popcount(row[r] & rem)
+            positive[r] += popcount(row[r] & events)
     for r in range(n_rules):
         bounds[r] = -np.inf
-        if in_list[r]:
+        if in_list[r] or captured[r] == 0:
             continue
-        captured = np.uint64(0)
-        positive = np.uint64(0)
-        rule = rules[r]
-        for i in range(n_live):
-            w = words[i]
-            cap = rule[w] & remaining[w]
-            captured += popcount(cap)
-            positive += popcount(cap & y[w])
-        if captured == 0:
-            continue
-        caps[r] = captured
-        positives[r] = positive
-        n, s = float(captured), float(positive)
+        caps[r] = captured[r]
+        positives[r] = positive[r]
+        n, s = float(captured[r]), float(positive[r])
         t = n_blocks
         while t > 0 and block_s[t - 1] * n < s * block_n[t - 1]:
             t -= 1
             n += block_n[t]
             s += block_s[t]
-        rest_n, rest_s = default_cap - captured, default_pos - positive
+        rest_n, rest_s = default_cap - caps[r], default_pos - positives[r]
         likelihood = 0.0
         if rest_n > 0.0:
             if s * rest_n < rest_s * n:                   # the default riskier than the new rule: pool them
@@ -239,7 +242,7 @@ def _children(problem: PackedProblem, parents: list[_Tail], width: int) -> list[
         n_poss[k, :length + 1] = parent.n_pos
         in_list = np.zeros(n_rules, dtype=np.bool_)
         in_list[parent.order] = True
-        _append_bounds(problem.rules, problem.y, parent.order, length, parent.remaining, parent.n_cap,
+        _append_bounds(problem.rules_by_word, problem.y, parent.order, length, parent.remaining, parent.n_cap,
                        parent.n_pos, in_list, problem.cum_weights, problem.log_weights, problem.consts, bounds[k],
                        caps[k], positives[k])
     # Best bound first; ties by parent rank, then rule index (the flat index's order, kept by a stable sort).
@@ -261,8 +264,8 @@ def _children(problem: PackedProblem, parents: list[_Tail], width: int) -> list[
     return kept
 
 
-def beam_tail(problem: PackedProblem, prefix, *, width: int = BEAM_WIDTH,
-              depth: int = BEAM_DEPTH) -> tuple[np.ndarray, float]:
+def beam_tail(problem: PackedProblem, prefix, *, width: int = BEAM_WIDTH, depth: int = BEAM_DEPTH,
+              margin: float = BEAM_MARGIN) -> tuple[np.ndarray, float]:
     """The best list that keeps ``prefix`` and appends at most ``depth`` rules, by beam search of ``width``.
 
     Parameters
@@ -274,6 +277,8 @@ def beam_tail(problem: PackedProblem, prefix, *, width: int = BEAM_WIDTH,
         Tails kept at each depth (one per distinct objective).
     depth : int
         Most rules appended.
+    margin : float
+        Tails more than ``margin`` nats below the best list seen are not grown further.
 
     Returns
     -------
@@ -286,8 +291,9 @@ def beam_tail(problem: PackedProblem, prefix, *, width: int = BEAM_WIDTH,
     beam = [best]
     for _ in range(depth):
         beam = _children(problem, beam, width)
+        if beam and beam[0].value > best.value:
+            best = beam[0]
+        beam = [tail for tail in beam if tail.value >= best.value - margin]
         if not beam:
             break
-        if beam[0].value > best.value:
-            best = beam[0]
     return best.order.copy(), best.value

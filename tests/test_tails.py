@@ -20,8 +20,8 @@ def _problem(seed, n_rows=600, n_rules=10):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_beam_wide_enough_to_keep_every_tail_finds_the_best_tail_of_an_enumeration(seed):
-    """With room for every tail, the beam is an exhaustive search: its answer is the best of the prefix and
-    every list of at most 3 more rules below it, each scored by the exact objective."""
+    """With room for every tail and no margin, the beam is an exhaustive search: its answer is the best of the
+    prefix and every list of at most 3 more rules below it, each scored by the exact objective."""
     problem = _problem(seed)
     prefix = [int(np.argmax(problem.rules.sum(axis=1) > 0))]
     others = [r for r in range(problem.n_rules) if r not in prefix]
@@ -29,7 +29,7 @@ def test_a_beam_wide_enough_to_keep_every_tail_finds_the_best_tail_of_an_enumera
     for size in (1, 2, 3):
         for tail in itertools.permutations(others, size):
             best = max(best, fit_list(problem, prefix + list(tail)).log_posterior)
-    order, value = beam_tail(problem, prefix, width=10_000, depth=3)
+    order, value = beam_tail(problem, prefix, width=10_000, depth=3, margin=np.inf)
     assert value == pytest.approx(best, abs=1e-8)
     assert list(order[:1]) == prefix and len(order) <= 4
 
@@ -77,6 +77,9 @@ def test_a_better_tail_of_three_rules_that_single_moves_cuts_and_drops_miss_is_f
     for size in (1, 2):                                                # nor any shorter tail of the better list
         for tail in itertools.permutations(best[7:], size):
             assert fit_list(problem, best[:7] + list(tail)).log_posterior < value
+    # the better tail passes 3.2 nats below the chains' list on its way: a margin of 3 stops the beam there
+    assert beam_tail(problem, best[:7], margin=3.0)[1] == pytest.approx(value, abs=1e-8)
+    assert beam_tail(problem, best[:7])[1] == pytest.approx(model.log_posterior_, abs=1e-8)
     found, found_value, _, improved = regrow_tails(problem, order, value)
     assert improved >= 1 and found_value - value == pytest.approx(0.44, abs=0.01)
     assert found_value == pytest.approx(model.log_posterior_, abs=1e-8)
