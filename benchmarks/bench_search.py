@@ -30,7 +30,9 @@ fit prints) and ``--budget`` (``sample_data/make_smooth_risk_table.py``: tables 
 age, heart rate and creatinine: how many of six search seeds converge, and on which list, as before session 50
 and at the default; docs/search.md section 1, steps 8 and 9), ``--smooth`` (part 3 on four such tables) and
 ``--tails`` (the search with and without the beam over the tail on every set above, the raw export at 100,000
-rows and the smooth-risk tables: time, best objective, spread, converged; docs/search.md section 1, step 9).
+rows and the smooth-risk tables: time, best objective, spread, converged; docs/search.md section 1, step 9),
+``--wording`` (five seeds of the default fit on every set: how many cards they print with the search's wording
+and with the simplest; docs/search.md section 1, step 10).
 """
 
 from __future__ import annotations
@@ -465,8 +467,44 @@ def tail_beam(n_seeds: int = 5) -> None:
         print(f"{name} ({problem.n_rows:,} x {problem.n_rules:,}):\n  " + "\n  ".join(cells), flush=True)
 
 
+def wording(n_seeds: int = 5) -> None:
+    """How many different cards ``n_seeds`` seeds of the default fit print with the search's own wording and with
+    the simplest one (frl_engine.wording), on every set above: the spread of the objectives, how many rules the
+    wording rewrote, and what it cost (docs/search.md section 1, step 10)."""
+    from frl_engine import FallingRuleListClassifier
+    from frl_engine.model import drop_unreached_rules
+    from frl_engine.wording import simplest_wording
+
+    tables = {**DATASETS, "raw export (100,000 rows)": lambda: _raw_export(100_000), **SMOOTH_RISK_TABLES}
+    for name, load in tables.items():
+        loaded = load()
+        if isinstance(loaded, str):
+            print(f"{name}: not run ({loaded})")
+            continue
+        X, y, options = loaded
+        searched, printed, values, rewritten, seconds = set(), set(), [], 0, []
+        for seed in range(n_seeds):
+            model = FallingRuleListClassifier(random_state=seed, **options).fit(X, y)
+            own = drop_unreached_rules(model.problem_, model.anneal_result_.best)[0]
+            sizes = [len(conditions) for conditions in model.candidate_conditions_]
+            started = time.perf_counter()
+            worded = simplest_wording(model.problem_, own, sizes)
+            seconds.append(time.perf_counter() - started)
+            assert worded.order == model.map_fit_.order
+            searched.add(own.order)
+            printed.add(model.map_fit_.order)
+            values.append(model.log_posterior_)
+            rewritten += sum(a != b for a, b in zip(own.order, worded.order))
+        print(f"{name} ({model.problem_.n_rows:,} x {model.problem_.n_rules:,}): spread {max(values) - min(values):.3f} "
+              f"nats; the search's wording {len(searched)} card(s), the simplest {len(printed)}; {rewritten} rule(s) "
+              f"rewritten over {n_seeds} seeds; the wording took {1000 * float(np.median(seconds)):.1f} ms (median)",
+              flush=True)
+
+
 if __name__ == "__main__":
-    if "--raw100k" in sys.argv:
+    if "--wording" in sys.argv:
+        wording()
+    elif "--raw100k" in sys.argv:
         raw_export_100k()
     elif "--budget" in sys.argv:
         search_budget()

@@ -28,6 +28,7 @@ from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_p
                  rows_fingerprint, save_model, to_jsonable)
 from .io import event_label as event_text, event_values
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules
+from .wording import simplest_wording
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
 from .siblings import condition_ids
@@ -164,7 +165,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     rules_ : list of str
-        The list's rules, top first (default excluded).
+        The list's rules, top first (default excluded); each the candidate with the fewest conditions that
+        catches the same training rows at its place (:func:`frl_engine.wording.simplest_wording`), so seeds
+        that find the same list print the same rules.
     rule_objects_ : list of Rule
         The same rules as conditions that can be evaluated on new data.
     probabilities_ : ndarray, shape (L+1,)
@@ -361,7 +364,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             if candidates.note and self.rule_prior == "mined" else "")
         self.n_mined_rules_ = candidates.n_mined
         problem, result = self._search_list(candidates, event, progress)
-        best, dropped = self._final_list(problem, result)
+        best, dropped = self._final_list(problem, result, candidates)
 
         self.n_features_in_ = frame.shape[1]
         self.codes_read_as_missing_ = _recorded_codes(X)
@@ -441,12 +444,13 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                         polish=self.search == "restarts", progress=progress)
         return problem, result
 
-    def _final_list(self, problem, result):
+    def _final_list(self, problem, result, candidates):
         """``(ListFit, dropped rule indices)``: the search's best list, without the rules no training
-        row reaches when ``drop_unreached`` (:func:`~frl_engine.model.drop_unreached_rules`)."""
-        if not self.drop_unreached:
-            return result.best, ()
-        return drop_unreached_rules(problem, result.best)
+        row reaches when ``drop_unreached`` (:func:`~frl_engine.model.drop_unreached_rules`), each rule
+        written as the simplest candidate that catches the same rows at its place
+        (:func:`~frl_engine.wording.simplest_wording`): one card for every seed that finds the MAP."""
+        best, dropped = (drop_unreached_rules(problem, result.best) if self.drop_unreached else (result.best, ()))
+        return simplest_wording(problem, best, [len(rule.conditions) for rule in candidates.rules]), dropped
 
     def _set_list(self, rules, probabilities, supports, positives) -> None:
         self.rule_objects_ = list(rules)

@@ -214,7 +214,7 @@ def run_task(X: pd.DataFrame, y: np.ndarray, train, test, min_support: float, ma
         for lam in lams:
             started = time.perf_counter()
             estimator = FallingRuleListClassifier(**{**settings, "lam": lam})
-            best = estimator._final_list(*estimator._search_list(candidates, np.asarray(y_train, bool)))[0]
+            best = estimator._final_list(*estimator._search_list(candidates, np.asarray(y_train, bool)), candidates)[0]
             rules = [candidates.rules[i] for i in best.order]
             cell = {"lam": lam, "rules": [r.name for r in rules], "n_conditions": sum(len(r.conditions) for r in rules),
                     "probabilities": [float(p) for p in best.probabilities],

@@ -1,5 +1,6 @@
 """Basin hopping after the polish (frl_engine.basin) and the default search it belongs to."""
 
+import functools
 import itertools
 
 import numpy as np
@@ -239,18 +240,30 @@ def test_one_polish_move_goes_to_the_best_neighbour(seed):
 
 
 def _smooth_risk_model(variant: str = "null", n_rows: int = 3000, seed: int = 0):
-    """The default fit of the smooth-risk ward table (sample_data/make_smooth_risk_table.py)."""
+    """The default fit (seed 0) of the smooth-risk ward table (sample_data/make_smooth_risk_table.py)."""
+    return _smooth_risk_fit(variant, n_rows, seed, 0)
+
+
+def _smooth_risk_fit(variant: str, n_rows: int, table_seed: int, fit_seed: int):
+    """The default fit of seed ``fit_seed`` of the smooth-risk ward table made with ``table_seed``."""
+    from frl_engine import FallingRuleListClassifier
+
+    X, y = _smooth_risk_table(variant, n_rows, table_seed)
+    return FallingRuleListClassifier(random_state=fit_seed).fit(X, y)
+
+
+@functools.lru_cache(maxsize=4)
+def _smooth_risk_table(variant: str, n_rows: int, seed: int):
     import sys
     from pathlib import Path
 
-    from frl_engine import FallingRuleListClassifier
     from frl_engine.io import read_table, split_target
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
     from make_smooth_risk_table import TARGET, make_smooth_risk_table
 
     X, y, _ = split_target(read_table(make_smooth_risk_table(variant, n_rows, seed), "table.csv"), TARGET, None)
-    return FallingRuleListClassifier(random_state=0).fit(X, y)
+    return X, y
 
 
 def test_a_middle_rule_that_a_better_one_should_replace_lower_down_is_dropped_and_regrown(monkeypatch):
