@@ -328,7 +328,9 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         least 4, up to ``16 * n_chains`` on small problems, when polishing: data whose chains agree stop
         after the first round, and data with many local maxima get more rounds, or posterior walks after the
         second).  Where the chains proposed every rule often and a short walk then found a list better than
-        every chain's, the rest of the budget runs too, to see whether two independent chains reach it.
+        every chain's, the rest of the budget runs too, to see whether two independent chains reach it; where
+        the rounds gave way to walks that found nothing better than the chains' best list, the rest of the
+        budget runs as chains while the search has not converged.
         ``n_chains`` when ``polish`` is False: the paper's plain annealing runs exactly the chains asked for.
     hop_patience : int or None, default 0
         Basin hopping after the polish: random kicks in a row without improvement before a
@@ -381,7 +383,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     runs, starts, stages = [], [], []
     converged = sparse = False
 
-    def run_rounds(why: str):
+    def run_rounds(why: str, walks_may_take_over: bool = True):
         """Rounds of ``n_chains`` chains until the search converges, the budget is spent, or (sparse data,
         before the walks) the walks should take over."""
         nonlocal converged, sparse
@@ -409,7 +411,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
             sparse = targeted_proposals(n_steps, problem.n_rules, len(leader)) < MIN_TARGETED_PROPOSALS
             if converged:
                 break
-            if polish and walks and len(runs) >= ROUNDS_BEFORE_WALKS * n_chains and sparse:
+            if polish and walks and walks_may_take_over and len(runs) >= ROUNDS_BEFORE_WALKS * n_chains and sparse:
                 break   # more annealing would rarely propose what a better list needs: the walks take over
 
     run_rounds("the chains so far ended at different lists")
@@ -444,6 +446,18 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
             for order, value in zip(stage.ends, stage.values):
                 if value > best_value + AGREEMENT_TOL:
                     best_order, best_value, improved = order, value, True
+    if (polish and stages and sparse and best_value <= values[winner] + AGREEMENT_TOL and len(runs) < max_chains
+            and not search_report(values, max_chains, walk_values=[v for stage in stages for v in stage.values],
+                                  n_walks=len(stages)).converged):
+        # The walks took over from the chains (sparse data) and found nothing better than the chains' best list,
+        # but too few chains have ended for the unseen share to say the search converged: the rest of the
+        # budget runs as chains, which can only confirm that list or find a better one (docs/search.md
+        # section 1, step 6; the logistic export: 8 chains at 3 or 4 lists, then 12 or 16 at 3 or 4, converged).
+        run_rounds("confirming the best list with more chains", walks_may_take_over=False)
+        values = [run[1] for run in runs]
+        winner = int(np.argmax(values))
+        if values[winner] > best_value + AGREEMENT_TOL:
+            best_order, best_value = runs[winner][0], values[winner]
     if polish and stages and not sparse and best_value > values[winner] + AGREEMENT_TOL and len(runs) < max_chains:
         # A short check found a list better than every chain's.  Where annealing proposes every rule often,
         # independent chains can still reach it: run the rest of the budget to see whether two do (the

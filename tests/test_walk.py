@@ -124,12 +124,20 @@ def test_the_rounds_give_way_to_walks_when_annealing_rarely_proposes_a_given_rul
     assert model.search_report_.n_chains == 12 and search_report(model.anneal_result_.chain_values).converged
     # the agreed list is checked by a short walk stage (no long ones: annealing proposes every rule often)
     assert model.search_report_.n_walks == len(model.anneal_result_.walks) >= 1
-    short = anneal(model.problem_, n_steps=500, n_chains=4, walks=1, random_state=1)
+    told = []
+    short = anneal(model.problem_, n_steps=500, n_chains=4, walks=1, random_state=1, progress=told.append)
     assert targeted_proposals(500, model.problem_.n_rules, len(short.best.order)) < MIN_TARGETED_PROPOSALS
-    assert len(short.chain_values) == 8 and len(short.walks) == 1
-    assert not short.report.converged and short.report.n_walks == 1
     # the budget allowed 64 chains (a small problem); the rounds gave way to the walk after 8
     assert short.report.max_chains == default_chain_budget(683, 1441, 4) == 64
+    walk_line = next(i for i, line in enumerate(told) if "walk 1" in line)
+    assert "chains 5 to 8" in told[walk_line - 1] and len(short.walks) == 1 and short.report.n_walks == 1
+    # 8 chains at 3 lists are too few to converge (unseen share 12/56); the walk found nothing better than
+    # their best, so more chains ran after it, confirming that list, until the unseen share fell below 0.1
+    assert not search_report(short.chain_values[:8]).converged and short.report.walk_gain_nats == 0.0
+    assert "chains 9 to 12" in told[walk_line + 1] and "confirming the best list" in told[walk_line + 1]
+    assert 8 < len(short.chain_values) < 64 and short.report.converged
+    assert short.best.log_posterior == pytest.approx(max(short.chain_values), abs=1e-9)
+    assert short.best.log_posterior >= max(short.chain_values[:8]) - 1e-9
 
 
 def test_agreeing_chains_on_sparse_data_are_checked_by_one_walk(monkeypatch):
@@ -300,8 +308,12 @@ def test_on_spambase_a_walker_from_another_top_rule_finds_what_walkers_from_the_
 
     data = load_dataset("spam", UCI)
     model = FallingRuleListClassifier(random_state=0, n_steps=500, search="paper").fit(data.X, data.y)
-    result = anneal(model.problem_, n_chains=4, random_state=2, walks=1)
+    told = []
+    result = anneal(model.problem_, n_chains=4, random_state=2, walks=1, progress=told.append)
     stage = result.walks[0]
+    # the walk found a list no chain reached, which more chains would not confirm: none runs after it
+    assert len(result.chain_values) == 8 < result.report.max_chains and "walk 1" in told[-1]
+    assert not any("confirming" in line for line in told) and not result.report.converged
     tops = [order[0] for order in stage.starts]
     assert len(set(tops)) > 1                                          # another top rule got a walker
     assert result.report.walk_found_better and result.report.walk_gain_nats > 0.3
