@@ -27,7 +27,7 @@ from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  rows_fingerprint, save_model, to_jsonable)
 from .io import event_label as event_text, event_values
-from .model import Hyperparameters, PackedProblem, drop_unreached_rules
+from .model import Hyperparameters, PackedProblem, drop_unreached_rules, fit_list
 from .wording import simplest_wording
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
@@ -553,13 +553,22 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         elif extend:
             run = sample_posterior_continued_until_converged
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
-                     starts=dispersed_starts(self.map_fit_.order, chain_orders, n_chains),
+                     starts=dispersed_starts(self.map_fit_.order, self._as_printed(chain_orders), n_chains),
                      random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,
                      focus=focus_rules(self.problem_, (self.map_fit_.order, *chain_orders)),
                      jumps=(self.map_fit_.order, *chain_orders),
                      siblings=getattr(self, "candidate_conditions_", None))
         self.posterior_summary_ = result.map_risk_summary()
         return result
+
+    def _as_printed(self, orders) -> list[tuple[int, ...]]:
+        """The search's lists ``orders`` each written as the MAP list is (:func:`~frl_engine.wording.simplest_wording`),
+        so that a chain's end that is the MAP list in other words does not take a dispersed start of its own."""
+        conditions = getattr(self, "candidate_conditions_", None)
+        if conditions is None:
+            return [tuple(order) for order in orders]
+        sizes = [len(c) for c in conditions]
+        return [simplest_wording(self.problem_, fit_list(self.problem_, order), sizes).order for order in orders]
 
     # ------------------------------------------------------------------ validation
     def cross_validate(self, X, y, *, n_folds: int = 5, random_state=0, n_jobs=None, cancel=None, groups=None):

@@ -138,6 +138,10 @@ def test_the_rounds_give_way_to_walks_when_annealing_rarely_proposes_a_given_rul
     assert 8 < len(short.chain_values) < 64 and short.report.converged
     assert short.best.log_posterior == pytest.approx(max(short.chain_values), abs=1e-9)
     assert short.best.log_posterior >= max(short.chain_values[:8]) - 1e-9
+    # the confirming chains come from the same seed: one thread gives the same search
+    alone = anneal(model.problem_, n_steps=500, n_chains=4, walks=1, random_state=1, n_jobs=1)
+    assert alone.chain_values == short.chain_values and alone.best.order == short.best.order
+    assert alone.report == short.report
 
 
 def test_agreeing_chains_on_sparse_data_are_checked_by_one_walk(monkeypatch):

@@ -112,3 +112,24 @@ def test_seeds_that_reach_the_map_print_one_card_on_a_table_whose_risk_is_smooth
         remaining &= ~problem.rules[rule]
     for m in models:                                        # the printed list is what the model predicts with
         assert [m.candidate_names_[i] for i in m.map_fit_.order] == m.rules_
+
+
+def test_a_search_chain_that_ended_at_the_map_list_in_other_words_takes_no_dispersed_start_of_its_own():
+    """The posterior's chains start from the MAP list and the other lists the search's first round ended at.
+    Seed 4 of the 20,000-row smooth table: two chains ended at the MAP list written another way; read as printed,
+    it is the MAP list, so the chains start from as many different lists as the round's ends group the rows."""
+    from frl_engine.bits import same_row_groups
+    from test_basin import _smooth_risk_fit
+
+    model = _smooth_risk_fit("null", 20_000, 1, 4)
+    problem, printed_map = model.problem_, model.map_fit_.order
+    search = model.anneal_result_
+    ends = search.chain_orders[:search.round_size]
+    groups = row_groups(problem.rules, problem.all_rows, printed_map)
+    reworded = [order for order in ends if order != printed_map
+                and same_row_groups(problem.rules, problem.all_rows, np.asarray(order, dtype=np.int64), groups)]
+    assert reworded                                           # the MAP list in other words, as the search wrote it
+    assert printed_map in model._as_printed(ends)
+    different = {row_groups(problem.rules, problem.all_rows, order).tobytes() for order in (printed_map, *ends)}
+    sample = model.sample_posterior(20, n_chains=4, burn_in=0, random_state=0, extend=False)
+    assert sample.n_starts == min(4, len(different))
