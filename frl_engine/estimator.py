@@ -28,11 +28,11 @@ from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_p
                  rows_fingerprint, save_model, to_jsonable)
 from .io import event_label as event_text, event_values
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules, fit_list
-from .wording import simplest_wording
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
 from .siblings import condition_ids
 from .terminal import display_width, pad_right
+from .wording import simplest_wording
 
 
 def _check_number(name, value, *, low=None, high=None, integer=False, low_open=False):
@@ -562,8 +562,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return result
 
     def _as_printed(self, orders) -> list[tuple[int, ...]]:
-        """The search's lists ``orders`` each written as the MAP list is (:func:`~frl_engine.wording.simplest_wording`),
-        so that a chain's end that is the MAP list in other words does not take a dispersed start of its own."""
+        """The search's lists ``orders``, each written as the MAP list is (:func:`~frl_engine.wording.simplest_wording`),
+        so that a chain that ended at the MAP list in other words takes no dispersed start of its own."""
         conditions = getattr(self, "candidate_conditions_", None)
         if conditions is None:
             return [tuple(order) for order in orders]
