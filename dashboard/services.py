@@ -40,8 +40,9 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
-from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
+from frl_engine.io import NO_EVENT_TOKENS, TABLE_EXTENSIONS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
+from frl_engine.sniff import COMPRESSED_SUFFIXES
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
 warnings.filterwarnings("ignore", category=PossibleLeakWarning)
@@ -52,7 +53,6 @@ if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit,
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_PATH = REPO_ROOT / "sample_data" / "readmission.csv"
 SAMPLE_TARGET = "Readmitted30d"
-TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
 MAX_CATEGORIES = 30  # the Binarizer's default: more distinct values than this cannot be categories
 MAX_EVENT_CHOICES = 50  # an outcome with more distinct values than this is not offered as an event picker
 DEFAULT_UPLOAD_MB = 200
@@ -110,7 +110,7 @@ def _read_table_cached(raw: bytes, name: str) -> pd.DataFrame:
 
 
 def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int | None = None) -> LoadedData:
-    """Read an uploaded table (CSV, Excel, Parquet) from memory.
+    """Read an uploaded table (CSV, Excel, Parquet; also gzip-compressed or alone in a ZIP) from memory.
 
     Raises
     ------
@@ -122,9 +122,9 @@ def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int 
         raise DataError(f"{name} is {len(raw) / 1024 / 1024:.0f} MB; the dashboard accepts files up to {limit_mb} MB: "
                         "drop columns or rows you do not need, or save it as Parquet")
     suffix = Path(name).suffix.lower()
-    if suffix not in TABLE_EXTENSIONS:
+    if suffix not in TABLE_EXTENSIONS + COMPRESSED_SUFFIXES:
         raise DataError(f"{name}: unsupported file type '{suffix or 'none'}': use a .csv (or .tsv, .txt), .xlsx or "
-                        ".parquet file")
+                        ".parquet file (also compressed: .csv.gz, or a .zip holding one table)")
     frame = _read_table_cached(raw, name)
     return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample,
                       sha256=hashlib.sha256(raw).hexdigest())

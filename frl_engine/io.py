@@ -24,7 +24,7 @@ from .errors import DataError, MissingOutcomeError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
 from .export_layout import check_header, drop_export_debris, european_thousands
 from .sniff import (DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure,
-                    text_dialect, text_encoding)
+                    text_dialect, text_encoding, unpack_compressed)
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
 MODEL_FORMAT = "frl-model"
@@ -130,6 +130,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
     else:
         raw = source.read()
     filename = filename or "data.csv"
+    raw, filename, unpacked = unpack_compressed(raw, filename, TABLE_EXTENSIONS)   # export.csv.gz, export.zip
     suffix = Path(filename).suffix.lower()
     text_names = set(text_columns)
 
@@ -138,7 +139,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
 
     if suffix not in TABLE_EXTENSIONS:
         raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}': use a .csv (or .tsv, .txt), .xlsx "
-                        "or .parquet file")
+                        "or .parquet file (also compressed: .csv.gz, or a .zip holding one table)")
     check_content(raw, filename, suffix)  # a plain message when the bytes are not what the name says
     try:
         if suffix in TEXT_SUFFIXES:
@@ -197,6 +198,8 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients") from None
     except Exception as exc:  # noqa: BLE001 - any parser failure becomes one plain message, never its jargon
         raise parse_failure(exc, filename, suffix) from exc
+    if unpacked:
+        frame.attrs["read_as"] = "; ".join(filter(None, [unpacked, frame.attrs.get("read_as")]))
     if frame.shape[1] == 0:
         raise DataError(f"{filename} has no columns: it needs a header row and at least one row of patients")
     if frame.shape[0] == 0:

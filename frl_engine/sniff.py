@@ -11,9 +11,13 @@ what to do. :func:`parse_failure` turns a parser's own failure into such a messa
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import re
+import zipfile
+import zlib
 from collections import Counter
+from pathlib import Path
 
 from .errors import DataError
 
@@ -68,6 +72,73 @@ def detect_content(raw: bytes) -> str:
         return "json"
     control = sum(1 for byte in head if byte < 32 and byte not in (9, 10, 12, 13))
     return "binary" if control > 0.05 * len(head) else "text"
+
+
+#: Extensions of a compressed file that holds one table (``export.csv.gz``, ``export.zip``).
+COMPRESSED_SUFFIXES = (".gz", ".zip")
+#: The largest table a compressed file may unpack to (a 100,000-row export is about 20 MB): a shared
+#: server must not fill its memory from a small upload that expands without end.
+MAX_UNPACKED_BYTES = 2 * 1024 ** 3
+
+
+def unpack_compressed(raw: bytes, filename: str, table_suffixes) -> tuple[bytes, str, str | None]:
+    """The table inside a gzip or ZIP file: ``(its bytes, its name, what was done)``; anything else as it is.
+
+    Exports of 100,000 patients are often sent compressed.  ``export.csv.gz`` (or a ``.csv`` that is
+    gzip inside, as some servers send it) is decompressed and read by its inner name (``export.csv``; a
+    name without a table extension is read as delimited text).  A ``.zip`` must hold exactly one file
+    with a table extension (folders and the ``__MACOSX`` copies macOS adds are ignored).  An Excel
+    workbook is a ZIP too, but it is named ``.xlsx`` and never reaches here.  The third value says
+    what was unpacked, for the "Read ... as" line; ``None`` when nothing was.
+
+    Raises
+    ------
+    DataError
+        A ``.gz`` or ``.zip`` that is not one, a damaged one, or a ZIP without exactly one table.
+    """
+    suffix = Path(filename).suffix.lower()
+    content = detect_content(raw)
+    if suffix == ".gz" or (content == "gzip" and suffix in TEXT_SUFFIXES):
+        if content != "gzip":
+            raise DataError(f"{filename} could not be read: it is named .gz but is {CONTENT_NAMES[content]}, not a "
+                            "gzip file: rename it without .gz")
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
+                inner = stream.read(MAX_UNPACKED_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataError(f"{filename} could not be read: the gzip file is damaged or cut short ({type(exc).__name__}): "
+                            "compress the table again, or send it uncompressed") from None
+        _check_unpacked_size(len(inner), filename)
+        name = filename[:-3] if suffix == ".gz" else filename
+        if Path(name).suffix.lower() not in table_suffixes:
+            name += ".csv"
+        return inner, name, "a gzip-compressed table"
+    if suffix == ".zip":
+        if content != "zip":
+            raise DataError(f"{filename} could not be read: it is named .zip but is {CONTENT_NAMES[content]}, not a "
+                            "ZIP file: rename it without .zip")
+        try:
+            with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+                members = [m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")
+                           and not Path(m.filename).name.startswith(".")]
+                tables = [m for m in members if Path(m.filename).suffix.lower() in table_suffixes]
+                if len(tables) != 1:
+                    listed = ", ".join(Path(m.filename).name for m in members[:6]) + (", ..." if len(members) > 6 else "")
+                    found = f"{len(tables)} tables" if tables else "no table (.csv, .tsv, .txt, .xlsx or .parquet)"
+                    raise DataError(f"{filename} holds {found} among its {len(members)} file(s) ({listed or 'none'}): "
+                                    "unzip it and give the one table of patients")
+                _check_unpacked_size(tables[0].file_size, filename)
+                return archive.read(tables[0]), Path(tables[0].filename).name, f"the table {tables[0].filename} inside it"
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, zlib.error) as exc:
+            raise DataError(f"{filename} could not be read: the ZIP file is damaged, encrypted or uses an unknown "
+                            f"compression ({type(exc).__name__}): unzip it and give the table itself") from None
+    return raw, filename, None
+
+
+def _check_unpacked_size(n_bytes: int, filename: str) -> None:
+    if n_bytes > MAX_UNPACKED_BYTES:
+        raise DataError(f"{filename} unpacks to more than {MAX_UNPACKED_BYTES // 1024 ** 3} GB: give a smaller table "
+                        "(fewer columns or rows), or save it as Parquet")
 
 
 def check_content(raw: bytes, filename: str, suffix: str) -> str:

@@ -2,6 +2,7 @@
 stray spaces and missing-value markers in the outcome (frl_engine/io.py, frl_engine/sniff.py)."""
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -271,3 +272,91 @@ def test_frl_predict_keeps_the_users_cells_and_writes_the_way_the_file_was_writt
     cells = [line.split(";") for line in lines[1:]]
     assert cells[0][2] == cells[2][2] != cells[1][2]  # "f " is scored as "F"
     assert "," in cells[0][2]  # a decimal comma, as in the input
+
+
+# ---------------------------------------------------------------- compressed exports
+def _zip(members: dict) -> bytes:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_gzip_compressed_or_zipped_export_reads_as_the_same_table_and_says_so():
+    """Large exports are sent compressed: ``export.csv.gz``, a ``.csv`` that is gzip inside, a ``.zip`` holding the
+    one table (in a folder, with the ``__MACOSX`` copies macOS adds), a workbook or a semicolon file inside."""
+    import gzip
+
+    plain = read_table(_text(";", ","), "export.csv")
+    for raw, name, said in (
+            (gzip.compress(_text(";", ",")), "export.csv.gz", "a gzip-compressed table; semicolon-separated"),
+            (gzip.compress(_text(";", ",")), "export.csv", "a gzip-compressed table; semicolon-separated"),
+            (gzip.compress(_text(";", ",")), "export.gz", "a gzip-compressed table; semicolon-separated"),
+            (_zip({"export/ward.csv": _text(";", ","), "__MACOSX/export/._ward.csv": b"\x00\x05"}), "export.zip",
+             "the table export/ward.csv inside it; semicolon-separated")):
+        frame = read_table(raw, name)
+        pd.testing.assert_frame_equal(frame, plain)
+        assert frame.attrs["read_as"] == said + ", decimal comma"
+    workbook = io.BytesIO()
+    plain.to_excel(workbook, index=False)
+    from_zip = read_table(_zip({"ward.xlsx": workbook.getvalue(), "notes.pdf": b"%PDF-1.4"}), "ward.zip")
+    np.testing.assert_array_equal(from_zip["Weight (kg)"].to_numpy(float), plain["Weight (kg)"].to_numpy(float))
+    assert from_zip.attrs["read_as"].startswith("the table ward.xlsx inside it")
+
+
+@pytest.mark.parametrize("raw, name, message", [
+    (_zip({"a.csv": _text(","), "b.csv": _text(",")}), "two.zip", "two.zip holds 2 tables among its 2 file(s) (a.csv, b.csv)"),
+    (_zip({"readme.pdf": b"%PDF-1.4"}), "docs.zip", "docs.zip holds no table (.csv, .tsv, .txt, .xlsx or .parquet)"),
+    (_text(","), "export.csv.gz", "it is named .gz but is plain text, not a gzip file: rename it without .gz"),
+    (_text(","), "export.zip", "it is named .zip but is plain text, not a ZIP file"),
+    (b"PK\x03\x04" + b"\x00" * 60, "export.zip", "the ZIP file is damaged"),
+])
+def test_a_compressed_file_that_is_not_one_table_gets_a_plain_message(raw, name, message):
+    with pytest.raises(DataError, match=re.escape(message)):
+        read_table(raw, name)
+
+
+def test_a_cut_short_gzip_file_gets_a_plain_message_and_frl_fit_reads_a_compressed_export(tmp_path, capsys):
+    import gzip
+
+    rng = np.random.default_rng(1)
+    n = 400
+    age = rng.integers(20, 90, n)
+    outcome = np.where(rng.random(n) < 0.1 + 0.5 * (age > 70), "yes", "no")
+    text = ("Age,Outcome\n" + "\n".join(f"{a},{o}" for a, o in zip(age, outcome)) + "\n").encode()
+    path = tmp_path / "export.csv.gz"
+    path.write_bytes(gzip.compress(text))
+    assert main(["fit", str(path), "--target", "Outcome"]) == 0
+    printed = capsys.readouterr().out
+    assert "Read export.csv.gz as a gzip-compressed table." in printed and "Age >=" in printed
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(gzip.compress(text)[:200])
+    assert main(["fit", str(cut), "--target", "Outcome"]) != 0
+    err = capsys.readouterr().err
+    assert "cut.csv.gz could not be read: the gzip file is damaged or cut short" in err and "Traceback" not in err
+
+
+def test_the_dashboard_takes_a_zipped_export_and_refuses_other_kinds_plainly():
+    from dashboard import services
+
+    loaded = services.load_table(_zip({"ward.csv": _text(",")}), "ward.zip")
+    pd.testing.assert_frame_equal(loaded.frame, read_table(_text(","), "ward.csv"))
+    with pytest.raises(DataError, match=r"unsupported file type '\.7z'.*\.csv\.gz, or a \.zip holding one table"):
+        services.load_table(b"7z\xbc\xaf\x27\x1c", "ward.7z")
+
+
+def test_a_small_compressed_file_that_unpacks_past_the_limit_is_refused_before_it_fills_the_memory(monkeypatch):
+    import gzip
+
+    import frl_engine.sniff as sniff
+
+    monkeypatch.setattr(sniff, "MAX_UNPACKED_BYTES", 1000)
+    big = b"Age,Outcome\n" + b"61,yes\n" * 1000                    # 7 kB of text, far less compressed
+    for raw, name in ((gzip.compress(big), "export.csv.gz"), (_zip({"export.csv": big}), "export.zip")):
+        assert len(raw) < 1000
+        with pytest.raises(DataError, match=re.escape(f"{name} unpacks to more than")):
+            read_table(raw, name)
+    assert len(read_table(gzip.compress(big[:900]), "export.csv.gz")) == 127
