@@ -93,7 +93,8 @@ def simplest_wording(problem: PackedProblem, fit: ListFit, n_conditions) -> List
 
 def _simplest(problem: PackedProblem, order: list[int], place: int, same: list[int], sizes: np.ndarray,
               equal_weights: bool) -> int:
-    """The rule of ``same`` for ``place``: the best objective (ties within SAME_OBJECTIVE_TOL), fewest conditions, lowest index."""
+    """The rule of ``same`` for ``place``: the best objective (ties within ``SAME_OBJECTIVE_TOL``), then the
+    fewest conditions, then the lowest index."""
     if equal_weights:
         return min(same, key=lambda c: (sizes[c], c))
     values = {}
