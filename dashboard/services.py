@@ -40,9 +40,8 @@ import streamlit as st
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
-from frl_engine.io import NO_EVENT_TOKENS, TABLE_EXTENSIONS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
+from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
 from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
-from frl_engine.sniff import COMPRESSED_SUFFIXES
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
 warnings.filterwarnings("ignore", category=PossibleLeakWarning)
@@ -121,11 +120,7 @@ def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int 
     if len(raw) > limit_mb * 1024 * 1024:
         raise DataError(f"{name} is {len(raw) / 1024 / 1024:.0f} MB; the dashboard accepts files up to {limit_mb} MB: "
                         "drop columns or rows you do not need, or save it as Parquet")
-    suffix = Path(name).suffix.lower()
-    if suffix not in TABLE_EXTENSIONS + COMPRESSED_SUFFIXES:
-        raise DataError(f"{name}: unsupported file type '{suffix or 'none'}': use a .csv (or .tsv, .txt), .xlsx or "
-                        ".parquet file (also compressed: .csv.gz, or a .zip holding one table)")
-    frame = _read_table_cached(raw, name)
+    frame = _read_table_cached(raw, name)   # the engine's messages for a file that is not a table
     return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample,
                       sha256=hashlib.sha256(raw).hexdigest())
 

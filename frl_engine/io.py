@@ -23,10 +23,13 @@ import pandas as pd
 from .errors import DataError, MissingOutcomeError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
 from .export_layout import check_header, drop_export_debris, european_thousands
-from .sniff import (DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, header_row, parse_failure,
-                    text_dialect, text_encoding, unpack_compressed)
+from .sniff import (CONTENT_NAMES, DELIMITER_NAMES, TEXT_SUFFIXES, check_content, decode_text, detect_content,
+                    header_row, parse_failure, text_dialect, text_encoding, unpack_compressed)
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet")
+# Other names of delimited text exports (database and lab-system extracts), read as such when they hold text;
+# "" is a name without extension.
+TEXT_EXPORT_SUFFIXES = (".dat", ".data", ".asc", ".prn", ".psv", ".dsv", "")
 MODEL_FORMAT = "frl-model"
 MODEL_FORMAT_VERSION = 1
 #: An outcome of numbers with more distinct values than this is a measurement (length of stay), not an outcome.
@@ -138,8 +141,16 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         return has_code_name(name) or name in text_names
 
     if suffix not in TABLE_EXTENSIONS:
-        raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}': use a .csv (or .tsv, .txt), .xlsx "
-                        "or .parquet file (also compressed: .csv.gz, or a .zip holding one table)")
+        # A text export under a name text exports use (export.dat, extract.data, .asc, .prn, a name without
+        # extension) is read as the delimited text it holds; anything else is refused, saying what it holds.
+        content = detect_content(raw)
+        if content != "text" or suffix not in TEXT_EXPORT_SUFFIXES:
+            what = "" if content == "empty" else f" (it holds {CONTENT_NAMES[content]})"
+            raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}'{what}: use a .csv (or .tsv, .txt), "
+                            ".xlsx or .parquet file (also compressed: .csv.gz, or a .zip holding one table)")
+        named = f"its name ends in '{suffix}'" if suffix else "its name has no extension"
+        unpacked = "; ".join(filter(None, [unpacked, f"delimited text ({named})"]))
+        suffix = ".csv"
     check_content(raw, filename, suffix)  # a plain message when the bytes are not what the name says
     try:
         if suffix in TEXT_SUFFIXES:

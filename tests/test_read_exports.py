@@ -360,3 +360,30 @@ def test_a_small_compressed_file_that_unpacks_past_the_limit_is_refused_before_i
         with pytest.raises(DataError, match=re.escape(f"{name} unpacks to more than")):
             read_table(raw, name)
     assert len(read_table(gzip.compress(big[:900]), "export.csv.gz")) == 127
+
+
+@pytest.mark.parametrize("name, said", [("extract.dat", "its name ends in '.dat'"),
+                                        ("LAB_EXPORT", "its name has no extension"),
+                                        ("ward.asc", "its name ends in '.asc'")])
+def test_a_text_export_under_a_name_text_exports_use_is_read_as_delimited_text_and_said(name, said):
+    frame = read_table(_text(";", ","), name)
+    pd.testing.assert_frame_equal(frame, read_table(_text(";", ","), "export.csv"))
+    assert frame.attrs["read_as"] == f"delimited text ({said}); semicolon-separated, decimal comma"
+
+
+def test_a_file_under_another_name_is_refused_saying_what_it_holds():
+    with pytest.raises(DataError, match=re.escape("notes.sav: unsupported file type '.sav' (it holds plain text): use a .csv")):
+        read_table(_text(","), "notes.sav")
+    with pytest.raises(DataError, match=re.escape("extract.dat: unsupported file type '.dat' (it holds a PDF document)")):
+        read_table(b"%PDF-1.4\n...", "extract.dat")
+
+
+def test_a_uci_data_file_is_read_as_text_and_its_missing_header_is_named():
+    """The paper's UCI files end in .data and have no header line: read as text, then the plain header message."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "uci" / "spambase.data"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    with pytest.raises(DataError, match=re.escape("spambase.data: the first line holds numbers (0, 0.64, 0.64, 0, 0.32, ...)")):
+        read_table(path)
