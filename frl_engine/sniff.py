@@ -74,8 +74,6 @@ def detect_content(raw: bytes) -> str:
     return "binary" if control > 0.05 * len(head) else "text"
 
 
-#: Extensions of a compressed file that holds one table (``export.csv.gz``, ``export.zip``).
-COMPRESSED_SUFFIXES = (".gz", ".zip")
 #: The largest table a compressed file may unpack to (a 100,000-row export is about 20 MB): a shared
 #: server must not fill its memory from a small upload that expands without end.
 MAX_UNPACKED_BYTES = 2 * 1024 ** 3
