@@ -387,6 +387,16 @@ SMOOTH_RISK_TABLES = {
 }
 
 
+def _loaded_tables(tables: dict):
+    """``(name, X, y, options)`` of each table that loads; the others are named as not run."""
+    for name, load in tables.items():
+        loaded = load()
+        if isinstance(loaded, str):
+            print(f"{name}: not run ({loaded})")
+            continue
+        yield (name, *loaded)
+
+
 def search_budget(n_seeds: int = 6) -> None:
     """Converged searches of ``n_seeds`` seeds as before session 50 (16 chains, tail cuts only, unseen-share bar
     0.2), as after it (drops, the budget of ``default_chain_budget``, bar 0.1) and at the default (the same and
@@ -400,12 +410,7 @@ def search_budget(n_seeds: int = 6) -> None:
     tables = {**SMOOTH_RISK_TABLES, "smooth risk, semicolons and decimal commas (3,000 rows)": lambda: _smooth_risk("euro"),
               "UCI breast cancer": lambda: _uci("breast"), "UCI mammographic masses": lambda: _uci("mammo")}
     drop_cells, bar, tail_cuts = basin.DROP_CELLS_MAX, search_report_module.UNSEEN_SHARE_MAX, basin.TAIL_CUTS
-    for name, load in tables.items():
-        loaded = load()
-        if isinstance(loaded, str):
-            print(f"{name}: not run ({loaded})")
-            continue
-        X, y, options = loaded
+    for name, X, y, options in _loaded_tables(tables):
         problem = FallingRuleListClassifier(random_state=0, **options).fit(X, y).problem_
         budget = default_chain_budget(problem.n_rows, problem.n_rules, 4)
         cells = []
@@ -476,12 +481,7 @@ def wording(n_seeds: int = 5) -> None:
     from frl_engine.wording import simplest_wording
 
     tables = {**DATASETS, "raw export (100,000 rows)": lambda: _raw_export(100_000), **SMOOTH_RISK_TABLES}
-    for name, load in tables.items():
-        loaded = load()
-        if isinstance(loaded, str):
-            print(f"{name}: not run ({loaded})")
-            continue
-        X, y, options = loaded
+    for name, X, y, options in _loaded_tables(tables):
         searched, printed, values, rewritten, seconds = set(), set(), [], 0, []
         for seed in range(n_seeds):
             model = FallingRuleListClassifier(random_state=seed, **options).fit(X, y)

@@ -446,9 +446,8 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
             for order, value in zip(stage.ends, stage.values):
                 if value > best_value + AGREEMENT_TOL:
                     best_order, best_value, improved = order, value, True
-    if (polish and stages and sparse and best_value <= values[winner] + AGREEMENT_TOL and len(runs) < max_chains
-            and not search_report(values, max_chains, walk_values=[v for stage in stages for v in stage.values],
-                                  n_walks=len(stages)).converged):
+    if polish and stages and sparse and not converged and best_value <= values[winner] + AGREEMENT_TOL \
+            and len(runs) < max_chains:
         # The walks took over from the chains (sparse data) and found nothing better than the chains' best list,
         # but too few chains have ended for the unseen share to say the search converged: the rest of the
         # budget runs as chains, which can only confirm that list or find a better one (docs/search.md

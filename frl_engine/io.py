@@ -133,7 +133,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
     else:
         raw = source.read()
     filename = filename or "data.csv"
-    raw, filename, unpacked = unpack_compressed(raw, filename, TABLE_EXTENSIONS)   # export.csv.gz, export.zip
+    raw, filename, how_read = unpack_compressed(raw, filename, TABLE_EXTENSIONS)   # export.csv.gz, export.zip
     suffix = Path(filename).suffix.lower()
     text_names = set(text_columns)
 
@@ -149,7 +149,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}'{what}: use a .csv (or .tsv, .txt), "
                             ".xlsx or .parquet file (also compressed: .csv.gz, or a .zip holding one table)")
         named = f"its name ends in '{suffix}'" if suffix else "its name has no extension"
-        unpacked = "; ".join(filter(None, [unpacked, f"delimited text ({named})"]))
+        how_read = "; ".join(filter(None, [how_read, f"delimited text ({named})"]))
         suffix = ".csv"
     check_content(raw, filename, suffix)  # a plain message when the bytes are not what the name says
     try:
@@ -209,8 +209,8 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients") from None
     except Exception as exc:  # noqa: BLE001 - any parser failure becomes one plain message, never its jargon
         raise parse_failure(exc, filename, suffix) from exc
-    if unpacked:
-        frame.attrs["read_as"] = "; ".join(filter(None, [unpacked, frame.attrs.get("read_as")]))
+    if how_read:   # unpacked, or read as text under another name: said before the dialect
+        frame.attrs["read_as"] = "; ".join(filter(None, [how_read, frame.attrs.get("read_as")]))
     if frame.shape[1] == 0:
         raise DataError(f"{filename} has no columns: it needs a header row and at least one row of patients")
     if frame.shape[0] == 0:

@@ -77,11 +77,10 @@ def simplest_wording(problem: PackedProblem, fit: ListFit, n_conditions) -> List
     if sizes.shape != (problem.n_rules,):
         raise ValueError(f"n_conditions must hold one count per candidate rule ({problem.n_rules}), got {sizes.shape}")
     order = [int(rule) for rule in fit.order]
-    equal_weights = bool(np.all(problem.log_weights == problem.log_weights[0]))
+    equal_weights = bool(np.ptp(problem.log_weights) == 0.0) if problem.n_rules else True
     remaining = problem.all_rows.copy()
     for place, rule in enumerate(order):
-        caught = problem.rules[rule] & remaining
-        if caught.any():
+        if (problem.rules[rule] & remaining).any():
             others = set(order) - {rule}
             same = [int(c) for c in same_catch(problem, remaining, rule) if int(c) not in others]
             order[place] = _simplest(problem, order, place, same, sizes, equal_weights)
