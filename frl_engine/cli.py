@@ -66,7 +66,7 @@ def _parse_kinds(values) -> dict[str, str] | None:
 
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
-    parser.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
+    parser.add_argument("data", help="CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS table (also .csv.gz or .zip), one row per patient")
     parser.add_argument("--target", required=True, help="the outcome column")
     parser.add_argument("--positive", default=None, action="append", metavar="VALUE",
                         help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event (--positive '<30' --positive '>30': any readmission)")
@@ -419,12 +419,16 @@ def cmd_predict(args) -> int:
     from .io import load_model_dict
 
     from .estimator import FallingRuleListClassifier
+    from .sniff import STAT_SUFFIXES
+    from .stat_files import check_writable, write_stat_file
 
     model = load_model_dict(args.model)
     estimator = FallingRuleListClassifier.from_dict(model)
     if args.out and Path(args.out).resolve() == Path(args.data).resolve():
         raise FRLError(f"--out {args.out} is the table being scored: write the scores to another file, so your "
                        "export stays as it is")
+    if args.out and Path(args.out).suffix.lower() in STAT_SUFFIXES:
+        check_writable(args.out)  # before the scoring, not after
     frame = read_table(args.data)  # read as fit reads
     original = read_table(args.data, tidy=False, as_written=True)  # the same rows, every cell as written
     if frame.attrs.get("left_out"):
@@ -458,6 +462,8 @@ def cmd_predict(args) -> int:
             scored.to_excel(args.out, index=False)
         elif suffix == ".parquet":
             scored.to_parquet(args.out, index=False)
+        elif suffix in STAT_SUFFIXES:  # an SPSS, Stata or SAS user gets the file their package opens
+            write_stat_file(scored, args.out)
         else:  # in the input's encoding too (Latin-1, UTF-16, UTF-8 with Excel's mark), so accents survive
             scored.to_csv(args.out, index=False, encoding=frame.attrs.get("encoding", "utf-8"), errors="replace",
                           **style)
@@ -513,11 +519,11 @@ def build_parser() -> argparse.ArgumentParser:
                              description="Add a risk column and the number of the rule each row falls into "
                                          "(1 = top rule; the last number is the ELSE rule).")
     predict.add_argument("model", help="model JSON file")
-    predict.add_argument("data", help="CSV, Excel or Parquet table to score")
+    predict.add_argument("data", help="CSV, Excel, Parquet, SPSS, Stata or SAS table to score")
     predict.add_argument("--codes-as-missing", action="store_true",
                          help="read numbers that look like codes for not known (999 among ages 18 to 94) as missing, "
                               "as `frl fit --codes-as-missing` does; said on standard error")
-    predict.add_argument("--out", help="write the scored table here: CSV in the input's delimiter and decimal mark, or Excel (.xlsx) or Parquet by the name; never the input itself; default: standard output")
+    predict.add_argument("--out", help="write the scored table here: CSV in the input's delimiter and decimal mark, or Excel (.xlsx), Parquet, SPSS (.sav), Stata (.dta) or SAS transport (.xpt) by the name; never the input itself; default: standard output")
     predict.set_defaults(handler=cmd_predict)
 
     for module_name in EXTRA_COMMANDS:

@@ -228,7 +228,7 @@ def register(subparsers) -> None:
                     "(stratified folds, AUROC); print the table sorted by AUROC with the recommended cell (the "
                     "shortest list within one standard error of the best) and the Pareto-best cells marked. "
                     "--scheduler runs it on a dask.distributed cluster; the table is the same.")
-    explore.add_argument("data", help="CSV, Excel (.xlsx) or Parquet table, one row per patient")
+    explore.add_argument("data", help="CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS table, one row per patient")
     explore.add_argument("--target", required=True, help="the outcome column")
     explore.add_argument("--positive", default=None, action="append", metavar="VALUE",
                          help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event")

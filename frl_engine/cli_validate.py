@@ -96,7 +96,7 @@ def register(subparsers) -> None:
                     "the AUROC (95% CI, DeLong), Brier score, calibration intercept and slope, each rule's "
                     "observed rate against the model's risk, and the decision curve. Extra columns are ignored.")
     validate.add_argument("model", help="model JSON file written by `frl fit --out`")
-    validate.add_argument("data", help="the new patients: CSV, Excel (.xlsx) or Parquet, with the outcome column")
+    validate.add_argument("data", help="the new patients: CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS, with the outcome column")
     validate.add_argument("--target", metavar="COLUMN", default=None,
                           help="the new table's outcome column, when it is named differently from the training data's")
     validate.add_argument("--positive", metavar="VALUE", default=None, action="append",

@@ -209,7 +209,7 @@ def bad_inputs(tmp_path):
     cases["model not ours"] = (["show", write(tmp_path, "m.json", json.dumps({"weights": [1, 2]}))], "not a falling rule list model")
     cases["model not json"] = (["predict", write(tmp_path, "m.txt", "hello"), write(tmp_path, "d.csv", good.to_csv(index=False))], "not valid JSON")
     cases["missing file"] = (["fit", tmp_path / "nope.csv", "--target", "Readmitted"], "not found")
-    cases["wrong extension"] = (["fit", write(tmp_path, "data.sav", "a,b\n1,2\n"), "--target", "b"], "unsupported file type")
+    cases["wrong extension"] = (["fit", write(tmp_path, "data.rds", "a,b\n1,2\n"), "--target", "b"], "unsupported file type")
     return cases
 
 

@@ -232,7 +232,7 @@ BAD_FILES = [
     ("empty.csv", b"", "is empty"),
     ("header.csv", b"Age,Outcome\n", "header but no rows"),
     ("dups.csv", b"Age,Age,Outcome\n1,2,yes\n", "duplicate column names"),
-    ("notes.sav", b"Age,Outcome\n1,yes\n", "unsupported file type"),
+    ("notes.rds", b"Age,Outcome\n1,yes\n", "unsupported file type"),
     ("garbage.xlsx", b"this is not a spreadsheet", "could not be read"),
 ]
 

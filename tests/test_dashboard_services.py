@@ -46,7 +46,8 @@ def test_load_table_reads_csv_in_memory():
     (b"", "empty.csv", "is empty"),
     (b"a,b,c\n", "header.csv", "header but no rows"),
     (b"a,a,b\n1,2,3\n", "dups.csv", "duplicate column names"),
-    (b"a,b\n1,2\n", "notes.sav", "unsupported file type"),
+    (b"a,b\n1,2\n", "notes.rds", "unsupported file type"),
+    (b"a,b\n1,2\n", "notes.sav", "it is not an SPSS data file but plain text"),
 ])
 def test_load_table_refuses_bad_files_with_one_line(raw, name, words):
     with pytest.raises(DataError, match=words) as info:

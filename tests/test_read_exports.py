@@ -309,7 +309,7 @@ def test_a_gzip_compressed_or_zipped_export_reads_as_the_same_table_and_says_so(
 
 @pytest.mark.parametrize("raw, name, message", [
     (_zip({"a.csv": _text(","), "b.csv": _text(",")}), "two.zip", "two.zip holds 2 tables among its 2 file(s) (a.csv, b.csv)"),
-    (_zip({"readme.pdf": b"%PDF-1.4"}), "docs.zip", "docs.zip holds no table (.csv, .tsv, .txt, .xlsx or .parquet)"),
+    (_zip({"readme.pdf": b"%PDF-1.4"}), "docs.zip", "docs.zip holds no table (.csv, .tsv, .txt, .xlsx, .parquet, or an SPSS, Stata or SAS file)"),
     (_text(","), "export.csv.gz", "it is named .gz but is plain text, not a gzip file: rename it without .gz"),
     (_text(","), "export.zip", "it is named .zip but is plain text, not a ZIP file"),
     (b"PK\x03\x04" + b"\x00" * 60, "export.zip", "the ZIP file is damaged"),
@@ -372,8 +372,8 @@ def test_a_text_export_under_a_name_text_exports_use_is_read_as_delimited_text_a
 
 
 def test_a_file_under_another_name_is_refused_saying_what_it_holds():
-    with pytest.raises(DataError, match=re.escape("notes.sav: unsupported file type '.sav' (it holds plain text): use a .csv")):
-        read_table(_text(","), "notes.sav")
+    with pytest.raises(DataError, match=re.escape("notes.rds: unsupported file type '.rds' (it holds plain text): use a .csv")):
+        read_table(_text(","), "notes.rds")
     with pytest.raises(DataError, match=re.escape("extract.dat: unsupported file type '.dat' (it holds a PDF document)")):
         read_table(b"%PDF-1.4\n...", "extract.dat")
 

@@ -73,7 +73,8 @@ with left:
 
 with right:
     st.markdown("**2. The new patients**")
-    upload = st.file_uploader("New patients: CSV, Excel (.xlsx) or Parquet (also .csv.gz or .zip), with the outcome column",
+    upload = st.file_uploader("New patients: CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS (also .csv.gz or "
+                              ".zip), with the outcome column",
                               key=state.W_EXT_DATA, label_visibility="collapsed",
                               help="One row per patient; the columns the rules use and the model's outcome. "
                                    "Other columns are ignored.")
