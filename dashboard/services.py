@@ -795,7 +795,7 @@ def patient_fields(model: dict) -> list[PatientField]:
         if kind in ("categorical", "nominal"):
             options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
             fields.append(PatientField(column, "categorical", options=options))
-        elif kind == "code" or "starts with" in column_ops:
+        elif kind in ("code", "code list") or column_ops & {"starts with", "includes", "includes code starting with"}:
             fields.append(PatientField(column, "code", example=_code_example(spec, values.get(column, ()))))
         elif kind == "numeric":
             cuts = sorted(float(v) for v in values.get(column, ()) if isinstance(v, (int, float)))

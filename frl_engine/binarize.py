@@ -33,6 +33,9 @@ clinician can read. How a column is read (its *kind*, and why) is decided in
   (``diag_1 = 250.83``) and per frequent code group by prefix
   (``diag_1 starts with 428``, ``diag_1 starts with 25``), most specific
   first, so rare codes still count through their group.
+- **code list** (several codes in one cell: ``428|250.01``, ``I50.9; E11.65``): the same items, each true when
+  the cell's list holds the code (``diagnoses includes 428``) or a code of the group (``diagnoses includes a
+  code starting with 25``); a code's support counts each patient once, however often the list repeats it.
 
 A missing value (NaN, blank, ``?``, ``NA``, ``NULL``...) matches no item
 (``is not`` included) except ``<column> is missing``, which exists when the fitting data had missing values
@@ -64,6 +67,7 @@ from .columns import (
     category_label,
     code_label,
     code_prefixes,
+    listed_codes,
     has_identifier_name,
     is_number,
     looks_like_identifier,
@@ -125,15 +129,15 @@ class ColumnSpec:
     Parameters
     ----------
     name : str
-    kind : {"numeric", "categorical", "boolean", "code", "nominal"}
+    kind : {"numeric", "categorical", "boolean", "code", "nominal", "code list"}
     thresholds : tuple of float
         Cut points, ascending (numeric only).
     categories : tuple of str
-        Levels with an item (categorical, nominal), or whole codes with an item (code).
+        Levels with an item (categorical, nominal), or whole codes with an item (code, code list).
     has_missing : bool
         Whether the column has an ``is missing`` item.
     prefixes : tuple of str
-        Code groups with an item (code only), most specific first.
+        Code groups with an item (code and code list only), most specific first.
     negated : tuple of str
         Levels whose negation is an item, ``<column> is not <level>``
         (categorical and nominal only).
@@ -168,7 +172,7 @@ class ColumnSpec:
                 raise ValueError(f"Thresholds of '{self.name}' must increase, got {self.thresholds!r}")
         elif thresholds:
             raise ValueError(f"Only numeric columns have thresholds ('{self.name}' is {self.kind})")
-        if self.kind in ("categorical", "nominal", "code"):
+        if self.kind in ("categorical", "nominal", "code", "code list"):
             if not all(isinstance(c, str) and c for c in categories + prefixes):
                 raise ValueError(f"Column '{self.name}' needs text levels, got {self.categories!r}")
             if not (categories or prefixes or self.has_missing):
@@ -177,7 +181,7 @@ class ColumnSpec:
                 raise ValueError(f"Levels of '{self.name}' repeat: {self.categories!r}")
         elif categories:
             raise ValueError(f"Only categorical, nominal and code columns have levels ('{self.name}' is {self.kind})")
-        if prefixes and self.kind != "code":
+        if prefixes and self.kind not in ("code", "code list"):
             raise ValueError(f"Only code columns have code groups ('{self.name}' is {self.kind})")
         if negated and self.kind not in ("categorical", "nominal"):
             raise ValueError(f"Only categorical and nominal columns have 'is not' items ('{self.name}' is {self.kind})")
@@ -196,6 +200,9 @@ class ColumnSpec:
         """The column's items, in order (the columns of :meth:`item_matrix`)."""
         if self.kind == "numeric":
             items = [Condition(self.name, op, t) for t in self.thresholds for op in (">=", "<")]
+        elif self.kind == "code list":
+            items = [Condition(self.name, "includes", c) for c in self.categories]
+            items += [Condition(self.name, "includes code starting with", p) for p in self.prefixes]
         elif self.kind in ("categorical", "nominal", "code"):
             items = [Condition(self.name, "==", c) for c in self.categories]
             items += [Condition(self.name, "!=", c) for c in self.negated]
@@ -223,6 +230,16 @@ class ColumnSpec:
                     out[:, 2 * j + 1] = values < t
         elif self.kind == "boolean":
             out[:, 0] = boolean_values(series, self.name)
+        elif self.kind == "code list":
+            codes, uniques = pd.factorize(series, use_na_sentinel=True)
+            lists = [listed_codes(v) for v in np.asarray(uniques, dtype=object)]
+            present = (codes >= 0) & ~missing
+            truth = np.zeros((len(lists) + 1, n_items), dtype=bool)  # last row: NaN cells
+            wanted = [(c.upper(), False) for c in self.categories] + [(p.upper(), True) for p in self.prefixes]
+            for j, (want, is_group) in enumerate(wanted):
+                truth[: len(lists), j] = [any(code.startswith(want) for code in listed) if is_group else want in listed
+                                          for listed in lists]
+            out[:] = truth[np.where(present, codes, len(lists))]
         else:
             codes, uniques = pd.factorize(series, use_na_sentinel=True)
             labels = [category_label(v) for v in np.asarray(uniques, dtype=object)]
@@ -363,7 +380,7 @@ class Binarizer:
         Your own thresholds for some columns, used as given (``{"Age": [45, 60]}``).
     column_kinds : dict of str to str, optional
         Force a kind for some columns (``"numeric"``, ``"categorical"``,
-        ``"boolean"``, ``"code"``, ``"nominal"``, or ``"identifier"`` to leave
+        ``"boolean"``, ``"code"``, ``"nominal"``, ``"code list"``, or ``"identifier"`` to leave
         it out) instead of inferring it (:mod:`frl_engine.columns`).
     exclude : sequence of str, default ()
         Columns to leave out (identifiers, the outcome).
@@ -418,7 +435,7 @@ class Binarizer:
         declared = dict(self.column_kinds or {})
         for name in user_thresholds:
             inferred = read_column(str(name), frame[name]) if name not in declared else None
-            if inferred is not None and inferred.kind in ("categorical", "code", "boolean"):
+            if inferred is not None and inferred.kind in ("categorical", "code", "boolean", "code list"):
                 raise DataError(f"Thresholds are given for column '{name}', which holds {inferred.kind} values such "
                                 f"as {inferred.examples}, not numbers: drop its thresholds (or clean the column)")
         n_rows = len(frame)
@@ -546,8 +563,8 @@ class Binarizer:
             return ColumnSpec(column, "boolean", has_missing=has_missing and not flag, flag=flag), reading
         labels = series[~missing].map(category_label)
         counts = labels.value_counts()
-        if kind == "code":
-            return self._fit_codes(column, counts, has_missing, min_count, reading, skipped)
+        if kind in ("code", "code list"):
+            return self._fit_codes(column, kind, counts, has_missing, min_count, reading, skipped)
         levels = sorted((label for label in counts.index if counts[label] >= min_count and counts[label] < n),
                         key=lambda label: (-counts[label], label))
         kept = levels[: self.max_categories]
@@ -582,13 +599,19 @@ class Binarizer:
                 chosen.append(level)
         return tuple(chosen)
 
-    def _fit_codes(self, column, counts, has_missing, min_count, reading, skipped):
+    def _fit_codes(self, column, kind, counts, has_missing, min_count, reading, skipped):
+        """Codes and code groups with an item: those on at least ``min_count`` rows and not on every row.
+
+        For a code list a row counts once for each code its list holds and once for each group of those
+        codes (``I50.9; I50.1`` is one row of the group ``I50``), so a count is the support of the item.
+        """
         code_counts: dict[str, int] = {}
         group_counts: dict[str, int] = {}
         for label, count in counts.items():
-            code = code_label(label)
-            code_counts[label] = code_counts.get(label, 0) + int(count)
-            for prefix in code_prefixes(code):
+            codes = listed_codes(label) if kind == "code list" else (label,)
+            for code in codes:
+                code_counts[code] = code_counts.get(code, 0) + int(count)
+            for prefix in dict.fromkeys(p for code in codes for p in code_prefixes(code_label(code))):
                 group_counts[prefix] = group_counts.get(prefix, 0) + int(count)
         total = int(counts.sum())
         codes = sorted((c for c, k in code_counts.items() if k >= min_count and k < total),
@@ -599,10 +622,10 @@ class Binarizer:
         groups = sorted(groups, key=lambda g: (-len(g), -group_counts[g], g))[: self.max_categories]
         if not (codes or groups or has_missing):
             return skipped(f"{reading.reason}; no code or group reaches the support threshold")
-        reading = ColumnReading(column, "code", f"{reading.reason}; {len(codes)} codes and {len(groups)} groups "
+        reading = ColumnReading(column, kind, f"{reading.reason}; {len(codes)} codes and {len(groups)} groups "
                                 "with an item", reading.missing_share, reading.n_levels, reading.top_share,
                                 reading.examples, reading.declared)
-        return ColumnSpec(column, "code", categories=tuple(codes), prefixes=tuple(groups), has_missing=has_missing), reading
+        return ColumnSpec(column, kind, categories=tuple(codes), prefixes=tuple(groups), has_missing=has_missing), reading
 
     # ---- applying -------------------------------------------------------
 

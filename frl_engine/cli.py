@@ -59,7 +59,7 @@ def _parse_kinds(values) -> dict[str, str] | None:
     for text in values:
         column, sep, kind = text.partition("=")
         if not sep or not column.strip() or not kind.strip():
-            raise FRLError(f"--kind takes COLUMN=KIND (numeric, categorical, boolean, code, nominal or identifier); got {text!r}")
+            raise FRLError(f"--kind takes COLUMN=KIND (numeric, categorical, boolean, code, nominal, code_list or identifier); got {text!r}")
         kinds[column.strip()] = canonical_kind(kind, column.strip())
     return kinds
 
@@ -103,8 +103,8 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="your own thresholds for a numeric column, e.g. Age=45,60 (repeatable)")
     parser.add_argument("--kind", action="append", default=[], metavar="COLUMN=KIND",
                         help="how to read a column instead of the inferred kind: numeric, categorical, boolean, code "
-                             "(ICD/ATC codes with groups), nominal (integer labels) or identifier (leave it out); "
-                             "repeatable")
+                             "(ICD/ATC codes with groups), code_list (several codes in a cell: 428|250.01), "
+                             "nominal (integer labels) or identifier (leave it out); repeatable")
     parser.add_argument("--explain-columns", action="store_true",
                         help="print how each column was read (kind, items, missing share, levels, why)")
     parser.add_argument("--no-mining", action="store_true",
@@ -135,7 +135,7 @@ def load_training_data(args):
         return args._training_data
     declared = _parse_kinds(getattr(args, "kind", None)) or {}
     frame = read_table(args.data, text_columns=[c for c, kind in declared.items() if kind in ("code", "categorical",
-                                                                                             "nominal")])
+                                                                                             "nominal", "code list")])
     if frame.attrs.get("read_as"):
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
     if frame.attrs.get("left_out"):
@@ -302,7 +302,7 @@ def ruleless_note(table, candidate_columns, min_support: float) -> str | None:
     if table is None or not len(table) or candidate_columns is None:
         return None
     used = {str(column) for column in candidate_columns}
-    usable = table["kind"].isin(["categorical", "code", "nominal", "boolean", "numeric"])
+    usable = table["kind"].isin(["categorical", "code", "nominal", "boolean", "numeric", "code list"])
     idle = table[usable & ~table["column"].astype(str).isin(used)]
     if idle.empty:
         return None

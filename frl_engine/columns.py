@@ -56,7 +56,7 @@ __all__ = [
     "MISSING_MARKERS", "ITEM_KINDS", "SKIPPED_KINDS", "KIND_ALIASES", "NEAR_CONSTANT_SHARE",
     "ColumnReading", "read_column", "read_columns", "canonical_kind", "is_missing_marker",
     "format_number", "category_label", "missing_mask", "numeric_values", "unreadable_mask", "boolean_values", "is_number",
-    "band_bounds", "code_label", "code_prefixes", "has_code_name", "has_identifier_name", "looks_like_identifier", "parse_interval",
+    "band_bounds", "code_label", "code_prefixes", "listed_codes", "has_code_name", "has_identifier_name", "looks_like_identifier", "parse_interval",
 ]
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
@@ -67,13 +67,14 @@ TRUE_WORDS = frozenset({"yes", "true", "y", "t", "1", "ja", "j", "oui", "si", "s
 FALSE_WORDS = frozenset({"no", "false", "n", "f", "0", "nein", "nee", "nej", "nei", "non", "não", "nao", "falsch",
                          "faux"})
 #: Kinds that make items.
-ITEM_KINDS = ("numeric", "categorical", "boolean", "code", "nominal")
+ITEM_KINDS = ("numeric", "categorical", "boolean", "code", "nominal", "code list")
 #: Kinds that make none (the column is left out, with the reason).
 SKIPPED_KINDS = ("identifier", "near-constant", "constant", "empty", "unsupported")
 #: Other words users may type for a kind.
 KIND_ALIASES = {"category": "categorical", "categories": "categorical", "number": "numeric", "bool": "boolean",
                 "yes/no": "boolean", "codes": "code", "nominal code": "nominal", "nominal-code": "nominal",
-                "nominal_code": "nominal", "id": "identifier", "ignore": "identifier", "near_constant": "near-constant"}
+                "nominal_code": "nominal", "code_list": "code list", "code-list": "code list",
+                "list of codes": "code list", "codes list": "code list", "id": "identifier", "ignore": "identifier", "near_constant": "near-constant"}
 #: A column whose most common value (missing counts as a value) covers this share of rows makes no item.
 NEAR_CONSTANT_SHARE = 0.99
 #: Share of non-missing values that must read as numbers for a text column to be numeric (with some junk).
@@ -137,8 +138,9 @@ def same_unit(unit: str) -> str:
 
 
 _CURRENCY = re.compile(r"^[$€£]\s*([-+]?[\d,]+(?:\.\d+)?)$")
-# Several codes in one cell, joined by "|" or ";" ("043|039.55", "I50.9; E11.65").
-_CODE_LIST = re.compile(r"^[A-Za-z0-9.]+(\s*[|;]\s*[A-Za-z0-9.]+)+$")
+# Several codes in one cell, joined by "|", ";" or "," ("043|039.55", "I50.9; E11.65", "I10, E11.9"; numbers with
+# thousands separators, "12,345", were read as numbers before this is asked).
+_CODE_LIST = re.compile(r"^[A-Za-z0-9.]+(\s*[|;,]\s*[A-Za-z0-9.]+)+$")
 # ICD-9 (428, 250.83, V57, E909), ICD-10 (I50.9, E11.65), ATC (C07AB02), OPCS/CPT-like alphanumerics.
 _CODE = re.compile(r"^[A-Z]{0,2}\d{1,3}[A-Z0-9]{0,4}(\.[A-Z0-9]{1,4})?$")
 # A name that says "codes": a word such as diag, diag_1, icd10, dx2, atc, cpt, drg, code (not "diagnoses", a count).
@@ -494,6 +496,19 @@ def code_label(value) -> str:
     return category_label(value).upper()
 
 
+#: What joins the codes of one cell in a column of code lists (``043|039.55``, ``I50.9; E11.65``, ``I10, E11.9``).
+CODE_LIST_SEPARATORS = re.compile(r"\s*[|;,]\s*")
+
+
+def listed_codes(value) -> tuple[str, ...]:
+    """The codes of one cell of a code list, as compared (:func:`code_label`), each once, in order.
+
+    ``"I50.9; e11.65|I50.9"`` -> ``("I50.9", "E11.65")``; a single code is a list of one.
+    """
+    codes = (part.strip().upper() for part in CODE_LIST_SEPARATORS.split(category_label(value)))
+    return tuple(dict.fromkeys(code for code in codes if code))
+
+
 def code_prefixes(label: str) -> list[str]:
     """The groups a code belongs to, most specific first: ``250.83`` -> ``250``, ``25``; ``V57`` -> ``V57``, ``V5``, ``V``.
 
@@ -619,7 +634,7 @@ def canonical_kind(kind: str, column: str = "") -> str:
     if word not in ITEM_KINDS + ("identifier",):
         where = f" for column '{column}'" if column else ""
         raise DataError(f"Unknown column kind {kind!r}{where}: use one of numeric, categorical, boolean, code, "
-                        "nominal, or identifier (to leave it out)")
+                        "nominal, code_list, or identifier (to leave it out)")
     return word
 
 
@@ -1024,10 +1039,11 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         return numeric
     listed = [lab for lab in labels if _CODE_LIST.match(lab)]
     if n_levels >= 20 and 2 * len(listed) > n_levels and all(
-            _CODE.match(part.strip().upper()) for lab in listed[:200] for part in re.split(r"[|;]", lab)):
-        # "043|039.55|V45": several diagnoses in one cell; an item per whole list would match nobody.
-        return reading("unsupported", f"lists of codes such as '{listed[0]}' (several codes in one cell): make a "
-                                      "column per code or code group of interest (yes/no) to use them")
+            _CODE.match(part) for lab in listed[:200] for part in listed_codes(lab)):
+        # "043|039.55|V45": several diagnoses in one cell; an item per whole list would match nobody, so an item
+        # holds when the cell's list holds a frequent code or a code of a frequent group.
+        return reading("code list", f"lists of codes such as '{listed[0]}' (several codes in one cell): items for "
+                                    "frequent codes and code groups, each true when the list holds one")
     if _looks_like_codes(labels, name, n_levels):
         return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "
                                "items for frequent codes and code groups")

@@ -114,7 +114,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         Your own thresholds per numeric column, e.g. ``{"Age": [45, 60]}``.
     column_kinds : dict, optional
         Override the inferred kind of a column (:mod:`frl_engine.columns`): "numeric",
-        "categorical", "boolean", "code", "nominal", or "identifier" to leave it out.
+        "categorical", "boolean", "code", "nominal", "code list", or "identifier" to leave it out.
     exclude : sequence of str
         Columns not to use.
     mine_rules : bool, default True

@@ -37,6 +37,7 @@ from .columns import (  # noqa: F401  (re-exported: the readers used to live her
     category_label,
     format_number,
     is_number,
+    listed_codes,
     missing_mask,
     numeric_values,
 )
@@ -57,7 +58,11 @@ __all__ = [
     "is_number",
 ]
 
-OPS = (">=", "<", "==", "starts with", "is true", "is missing", "!=")
+OPS = (">=", "<", "==", "starts with", "is true", "is missing", "!=", "includes", "includes code starting with")
+#: The operators of a column of code lists (several codes in one cell): the list holds the code, or a code of the group.
+LIST_OPS = ("includes", "includes code starting with")
+#: The operators whose value is a text (a category, a code or a code group).
+TEXT_OPS = ("==", "!=", "starts with") + LIST_OPS
 
 
 def __getattr__(name):  # mining moved to frl_engine.mining; keep the old imports working
@@ -129,6 +134,13 @@ def _shown_level(value) -> str:
     return json.dumps(text, ensure_ascii=False) if _NEEDS_QUOTES.search(text) else text
 
 
+def _list_holds(codes: tuple[str, ...], want: str, op: str) -> bool:
+    """Whether a cell's codes hold ``want`` (``includes``) or a code of the group ``want``."""
+    if op == "includes":
+        return want in codes
+    return any(code.startswith(want) for code in codes)
+
+
 @dataclass(frozen=True)
 class Condition:
     """One readable test on one column.
@@ -138,11 +150,13 @@ class Condition:
     column : str
         Column name in the patients' table.
     op : str
-        One of ``">="``, ``"<"``, ``"=="``, ``"!="``, ``"starts with"``, ``"is true"``, ``"is missing"``.
+        One of ``">="``, ``"<"``, ``"=="``, ``"!="``, ``"starts with"``, ``"is true"``, ``"is missing"``, and for
+        a column of code lists (``I50.9; E11.65``) ``"includes"`` and ``"includes code starting with"``.
     value : float or str or None
         The threshold (float) for ``>=`` and ``<``, the category (str) for
         ``==`` and ``!=`` (read "is not": any other known value), the code group (str, compared case-insensitively) for
-        ``starts with``, None otherwise.
+        ``starts with``, the code (``includes``) or code group (``includes code starting with``) a cell's list must
+        hold (case-insensitively), None otherwise.
     """
 
     column: str
@@ -158,7 +172,7 @@ class Condition:
             if not is_number(self.value) or not math.isfinite(self.value):
                 raise ValueError(f"Condition '{self.column} {self.op}' needs a finite number, got {self.value!r}")
             object.__setattr__(self, "value", float(self.value))
-        elif self.op in ("==", "!=", "starts with"):
+        elif self.op in TEXT_OPS:
             if not isinstance(self.value, str) or not self.value:
                 raise ValueError(f"Condition '{self.column} {self.op}' needs a category or code, got {self.value!r}")
         elif self.value is not None:
@@ -167,7 +181,8 @@ class Condition:
     @property
     def name(self) -> str:
         """How the condition reads: ``Age >= 60``, ``Shape = irregular``, ``safety is not low``,
-        ``diag_1 starts with 428``, ``BedSores``, ``Age is missing``."""
+        ``diag_1 starts with 428``, ``diagnoses includes I50.9``, ``diagnoses includes a code starting with I50``,
+        ``BedSores``, ``Age is missing``."""
         column = _shown_column(self.column)
         if self.op in (">=", "<"):
             return f"{column} {self.op} {format_number(self.value)}"
@@ -177,6 +192,10 @@ class Condition:
             return f"{column} is not {_shown_level(self.value)}"
         if self.op == "starts with":
             return f"{column} starts with {_shown_level(self.value)}"
+        if self.op == "includes":
+            return f"{column} includes {_shown_level(self.value)}"
+        if self.op == "includes code starting with":
+            return f"{column} includes a code starting with {_shown_level(self.value)}"
         if self.op == "is true":
             return column
         return f"{column} is missing"
@@ -205,9 +224,12 @@ class Condition:
             return missing_mask(series)
         if self.op == "is true":
             return boolean_values(series, self.column)
-        if self.op in ("==", "!=", "starts with"):
+        if self.op in TEXT_OPS:
             missing = missing_mask(series)
-            if self.op == "starts with":
+            if self.op in LIST_OPS:
+                want = self.value.upper()
+                matching = [v for v in _distinct(series) if _list_holds(listed_codes(v), want, self.op)]
+            elif self.op == "starts with":
                 prefix = self.value.upper()
                 matching = [v for v in _distinct(series) if category_label(v).upper().startswith(prefix)]
             else:  # without case: "f" in new data is the "F" of the training data

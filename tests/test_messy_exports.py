@@ -991,13 +991,14 @@ def test_an_outcome_of_unknown_is_missing_not_a_non_event():
     assert event.tolist() == [True, False, False] and features.attrs["outcome_missing_left_out"] == 2
 
 
-def test_a_column_of_code_lists_is_left_out_with_what_to_do():
+def test_a_column_of_code_lists_is_read_as_code_lists_whatever_the_separator():
     rng = np.random.default_rng(4)
     codes = ["428", "250.01", "V45", "038", "401.9", "414", "786", "E878", "009", "486"]
     lists = pd.Series(["|".join(rng.choice(codes, rng.integers(1, 4), replace=False)) for _ in range(800)])
     reading = read_column("dx_all", lists)
-    assert reading.kind == "unsupported" and "lists of codes" in reading.reason and "a column per code" in reading.reason
-    assert read_column("dx_all", lists.str.replace("|", "; ")).kind == "unsupported"
+    assert reading.kind == "code list" and "lists of codes" in reading.reason and "frequent codes" in reading.reason
+    assert read_column("dx_all", lists.str.replace("|", "; ")).kind == "code list"
+    assert read_column("dx_all", lists.str.replace("|", ", ")).kind == "code list"   # quoted in a CSV: "428, V45"
     # one code per cell stays codes
     assert read_column("diag_1", pd.Series(rng.choice(codes * 5 + [f"{i:03d}" for i in range(100)], 800))).kind == "code"
 

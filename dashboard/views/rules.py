@@ -131,7 +131,8 @@ else:
             elif field.kind == "code":
                 box.text_input(field.column, key=key,
                                placeholder=f"unknown, e.g. {field.example}" if field.example else "unknown",
-                               help="The code as written in the record (ICD, ATC...); groups match by prefix.")
+                               help="The code as written in the record (ICD, ATC...); groups match by prefix. "
+                                    "Several codes: separate them with ; or |.")
             else:
                 box.selectbox(field.column, ["yes", "no"], index=None, key=key, placeholder="unknown")
         st.form_submit_button("Find the rule", type="primary", icon=":material/search:", key="patient_submit",

@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -96,12 +97,15 @@ NYSTROEM_COMPONENTS = 300
 RF_MAX_SAMPLES = 10_000
 MAX_LEVELS = 20
 MISSING_LEVEL = "(missing)"  # a missing category is a level of its own for the baselines
+#: A column of code lists gives the baselines a yes/no column for each of this many of its most frequent codes.
+BASELINE_LIST_CODES = 50
 #: Cell values that mean "missing" in hospital exports (besides empty cells), compared after stripping blanks.
 BASELINE_PREPROCESSING = ("columns read as the falling rule list reads them (missing markers, kinds; identifiers "
                           "and near-constant columns left out); numeric columns: median imputation (+ standardisation for SVM and LogReg; HGB keeps "
                           "missing values as such); categorical columns: missing as a level of its own + one-hot of the "
-                          f"{MAX_LEVELS} most frequent levels (the rest as one 'other' level); fitted on each "
-                          "training fold only")
+                          f"{MAX_LEVELS} most frequent levels (the rest as one 'other' level); a column of code "
+                          f"lists: a yes/no column for each of its {BASELINE_LIST_CODES} most frequent codes; fitted "
+                          "on each training fold only")
 
 
 def mean_roc_curve(fold_results, n_points: int = 101) -> tuple[np.ndarray, np.ndarray]:
@@ -216,7 +220,7 @@ def _baseline_frame(X: pd.DataFrame, column_kinds: dict | None = None,
     bands are numbers, integer codes are labels (missing is a level of its own); identifiers,
     (near-)constant, empty and date columns are left out.  A type conversion only; nothing is learned from the data here.
     """
-    from ..columns import boolean_values, missing_mask, numeric_values, read_columns
+    from ..columns import boolean_values, listed_codes, missing_mask, numeric_values, read_columns
 
     out = {}
     numeric, categorical = [], []
@@ -231,6 +235,17 @@ def _baseline_frame(X: pd.DataFrame, column_kinds: dict | None = None,
             values[missing_mask(series)] = np.nan
             out[name] = values
             numeric.append(name)
+        elif reading.kind == "code list":
+            # A list is no level (few patients share one whole list): a yes/no column per frequent code instead,
+            # the codes chosen by how many patients have them (the outcome is not looked at).
+            missing = missing_mask(series)
+            lists = [() if gone else listed_codes(v) for v, gone in zip(series, missing)]
+            counts = Counter(code for codes in lists for code in codes)
+            for code, _ in counts.most_common(BASELINE_LIST_CODES):
+                column_name = f"{name} includes {code}"
+                out[column_name] = np.array([code in codes for codes in lists], dtype=float)
+                out[column_name][missing] = np.nan
+                numeric.append(column_name)
         elif reading.kind in ("categorical", "code", "nominal"):
             missing = missing_mask(series)
             labels = series.astype(str).str.strip().astype(object)

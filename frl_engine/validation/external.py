@@ -381,9 +381,9 @@ def _model_categories(model: dict) -> tuple[dict[str, set[str]], dict[str, set[s
             prefixes.setdefault(name, set()).update(str(p).upper() for p in spec.get("prefixes") or ())
     for rule in model["rules"]:
         for c in rule.get("conditions", []):
-            if c.get("op") in ("==", "!="):
+            if c.get("op") in ("==", "!=", "includes"):
                 known.setdefault(c["column"], set()).add(str(c["value"]))
-            elif c.get("op") == "starts with":
+            elif c.get("op") in ("starts with", "includes code starting with"):
                 known.setdefault(c["column"], set())
                 prefixes.setdefault(c["column"], set()).add(str(c["value"]).upper())
     return known, prefixes
@@ -424,8 +424,8 @@ def _shown(values, limit=3) -> str:
 
 def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
     """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
-    from ..columns import _as_truth, category_label, missing_mask, unreadable_mask
-    from ..rules import Condition
+    from ..columns import _as_truth, category_label, listed_codes, missing_mask, unreadable_mask
+    from ..rules import LIST_OPS, TEXT_OPS, Condition
 
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
     used = list(dict.fromkeys(c["column"] for c in conditions))
@@ -443,7 +443,8 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
     categories, prefix_sets = _model_categories(model)
     # Codes are an open set (thousands of diagnoses): the model knows only the frequent ones, so a few
     # patients may all have others by chance.  A category column's levels are the ones it had.
-    code_columns = {name for name, kind in _column_kinds(model).items() if kind == "code"}
+    kinds = _column_kinds(model)
+    code_columns = {name for name, kind in kinds.items() if kind in ("code", "code list")}
     problems = []
     for column in used:
         series = frame[column]
@@ -479,10 +480,12 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
             else:
                 problems.append(f"column {column!r}: {exc}")
             continue
-        if (any(c["op"] in ("==", "!=", "starts with") for c in own) and column in categories
+        if (any(c["op"] in TEXT_OPS for c in own) and column in categories
                 and (column not in code_columns or _too_many_to_miss_by_chance(len(present), model))):
             levels, prefixes = categories[column], prefix_sets.get(column, set())
-            labels = {category_label(v) for v in pd.unique(present)}
+            labels = ({code for v in pd.unique(present) for code in listed_codes(v)}
+                      if kinds.get(column) == "code list" or any(c["op"] in LIST_OPS for c in own)
+                      else {category_label(v) for v in pd.unique(present)})
             folded = {label.casefold() for label in labels}  # "icu" is the model's "ICU", as a rule matches it
             if not ({level.casefold() for level in levels} & folded
                     or any(label.upper().startswith(p) for label in labels for p in prefixes)):
