@@ -71,6 +71,30 @@ def test_a_workbook_is_read_from_its_sheet_of_patients_not_its_cover_sheet():
     assert frame.attrs["read_as"].startswith("sheet 'Patients' of 2")
 
 
+def test_a_workbooks_cells_keep_their_types_text_numbers_dates_and_yes_no():
+    """Read by calamine (ten times faster than openpyxl on 100,000 rows): each cell as Excel typed it."""
+    import datetime
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["MRN", "Age", "Weight", "Admitted", "Diabetic", "Lactate", "Died"])
+    sheet.append(["00012", 61, 75.3, datetime.date(2024, 3, 4), True, "=1/0", "Yes"])   # a formula not computed
+    sheet.append(["00013", 72, 80.0, datetime.datetime(2024, 3, 5, 10, 30), False, 1.5, "No"])
+    sheet.append(["00014", 55, None, datetime.date(2024, 3, 6), True, 2.25, "No"])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    frame = read_table(buffer.getvalue(), "export.xlsx")
+    assert frame["MRN"].tolist() == ["00012", "00013", "00014"]          # text stays text: its zeros kept
+    assert frame["Age"].tolist() == [61, 72, 55] and pd.api.types.is_integer_dtype(frame["Age"])
+    assert frame["Weight"].tolist()[:2] == [75.3, 80.0] and np.isnan(frame["Weight"][2])
+    assert frame["Admitted"].tolist() == [pd.Timestamp(2024, 3, 4), pd.Timestamp(2024, 3, 5, 10, 30),
+                                          pd.Timestamp(2024, 3, 6)]
+    assert frame["Diabetic"].tolist() == [True, False, True]
+    assert np.isnan(frame["Lactate"][0]) and frame["Lactate"].tolist()[1:] == [1.5, 2.25]
+
+
 def test_a_missing_value_marker_in_the_outcome_is_missing_not_an_outcome_value():
     frame = pd.DataFrame({"Age": [61, 72, 55, 80], "Outcome": ["yes", "no", "?", "yes"]})
     with pytest.raises(DataError) as info:
