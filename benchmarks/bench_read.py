@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import re
 import statistics
 import sys
 import tempfile
@@ -60,9 +61,10 @@ def main(argv=None) -> int:
         files["export.xlsx"] = (folder / "export.xlsx").read_bytes()
         table.to_parquet(folder / "export.parquet", index=False)
         files["export.parquet"] = (folder / "export.parquet").read_bytes()
-        pyreadstat.write_sav(table, str(folder / "export.sav"))
+        named = table.rename(columns=lambda name: re.sub(r"\W", "_", name)[:32])  # SPSS and Stata names: no '-'
+        pyreadstat.write_sav(named, str(folder / "export.sav"))
         files["export.sav"] = (folder / "export.sav").read_bytes()
-        pyreadstat.write_dta(table, str(folder / "export.dta"))
+        pyreadstat.write_dta(named, str(folder / "export.dta"))
         files["export.dta"] = (folder / "export.dta").read_bytes()
 
         print(f"Reading the raw export ({args.rows:,} rows x {table.shape[1]} columns), median of {args.repeats}:")
