@@ -796,7 +796,12 @@ def patient_fields(model: dict) -> list[PatientField]:
             options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
             fields.append(PatientField(column, "categorical", options=options))
         elif kind in ("code", "code list") or column_ops & {"starts with", "includes", "includes code starting with"}:
-            fields.append(PatientField(column, "code", example=_code_example(spec, values.get(column, ()))))
+            tested = values.get(column, ())
+            example = _code_example(spec, tested)
+            if kind == "code list":  # a list of codes, as the table writes them: two the list tests
+                other = _code_example(spec, [v for v in tested if not example.startswith(str(v))])
+                example = "; ".join(dict.fromkeys(filter(None, [example, other])))
+            fields.append(PatientField(column, "code", example=example))
         elif kind == "numeric":
             cuts = sorted(float(v) for v in values.get(column, ()) if isinstance(v, (int, float)))
             fields.append(PatientField(column, kind, thresholds=tuple(cuts)))

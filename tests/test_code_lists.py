@@ -152,6 +152,8 @@ def test_the_patient_form_asks_for_a_list_and_finds_the_rule():
     model = FallingRuleListClassifier(random_state=0).fit(frame.drop(columns="died"), frame["died"]).to_dict()
     fields = {field.column: field for field in services.patient_fields(model)}
     assert fields["diagnoses"].kind == "code"
+    example = fields["diagnoses"].example.split("; ")         # a list, as the table writes one: two codes it tests
+    assert len(example) == 2 and any(code.startswith("428") for code in example) and "038.9" in example
     heart = services.explain_patient(model, {"diagnoses": "250.01; 428.9", "age": 60})
     fired = heart.steps[-1]
     assert fired[1] and "428" in fired[0]
