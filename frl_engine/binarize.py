@@ -314,7 +314,7 @@ def _cuts(values: np.ndarray, levels: np.ndarray, low: float, high: float, order
     otherwise lose its cuts (sodium's quartiles 131, 138, 143 round to 130 and 140), while quantiles
     bunched in a wide range (ages 59.6, 60.1, 60.4 of 50 to 90) still read as one ``Age >= 60``.
     """
-    quantiles = np.quantile(values, levels)
+    quantiles = np.quantile(ordered if len(ordered) == len(values) else values, levels)  # sorted: a quick select
     above_min = ordered[np.searchsorted(ordered, low, side="right")]
     wanted = len({int(np.searchsorted(ordered, max(q, above_min))) for q in quantiles if q < high})
     top = max(abs(float(low)), abs(float(high)))
@@ -349,8 +349,9 @@ def _quantile_thresholds(values: np.ndarray, n_thresholds: int, min_count: int =
     ordered = np.sort(values)
     levels = np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
     chosen = _cuts(values, levels, low, high, ordered)
-    _, tie_counts = np.unique(values, return_counts=True)
-    if len(chosen) < n_thresholds and tie_counts.max() >= len(values) / (n_thresholds + 1):
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1], [True]]))
+    largest_tie = int(np.diff(starts).max())  # the most rows sharing one value
+    if len(chosen) < n_thresholds and largest_tie >= len(values) / (n_thresholds + 1):
         # Ties (a count that is mostly 0): cut the values above the top threshold found so far too.
         tail = values[values >= max(chosen)]
         if len(tail) and tail.min() < tail.max():
