@@ -24,10 +24,11 @@ from .errors import DataError, MissingOutcomeError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
 from .export_layout import check_header, drop_export_debris, european_thousands
 from .stat_files import read_stat_file
-from .sniff import (CONTENT_NAMES, DELIMITER_NAMES, STAT_SUFFIXES, TEXT_SUFFIXES, check_content, decode_text,
-                    detect_content, header_row, parse_failure, text_dialect, text_encoding, unpack_compressed)
+from .sniff import (CONTENT_NAMES, DELIMITER_NAMES, STAT_SUFFIXES, TEXT_SUFFIXES, WORKBOOK_SUFFIXES, check_content,
+                    decode_text, detect_content, header_row, parse_failure, text_dialect, text_encoding,
+                    unpack_compressed)
 
-TABLE_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".parquet") + tuple(STAT_SUFFIXES)
+TABLE_EXTENSIONS = (".csv", ".tsv", ".txt") + WORKBOOK_SUFFIXES + (".parquet",) + tuple(STAT_SUFFIXES)
 # Other names of delimited text exports (database and lab-system extracts), read as such when they hold text;
 # "" is a name without extension.
 TEXT_EXPORT_SUFFIXES = (".dat", ".data", ".asc", ".prn", ".psv", ".dsv", "")
@@ -148,7 +149,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         if content != "text" or suffix not in TEXT_EXPORT_SUFFIXES:
             what = "" if content == "empty" else f" (it holds {CONTENT_NAMES[content]})"
             raise DataError(f"{filename}: unsupported file type '{suffix or 'none'}'{what}: use a .csv (or .tsv, .txt), "
-                            ".xlsx or .parquet file, an SPSS (.sav), Stata (.dta) or SAS (.sas7bdat, .xpt) file "
+                            ".xlsx, .ods or .parquet file, an SPSS (.sav), Stata (.dta) or SAS (.sas7bdat, .xpt) file "
                             "(also compressed: .csv.gz, or a .zip holding one table)")
         named = f"its name ends in '{suffix}'" if suffix else "its name has no extension"
         how_read = "; ".join(filter(None, [how_read, f"delimited text ({named})"]))
@@ -186,7 +187,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
                             "above it skipped)")
             if said:
                 frame.attrs["read_as"] = "; ".join(said)
-        elif suffix in (".xlsx", ".xls"):
+        elif suffix in WORKBOOK_SUFFIXES:
             frame, sheet, sheets, header_at = _read_workbook(raw, filename)
             said = []
             if len(sheets) > 1:

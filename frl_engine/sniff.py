@@ -47,6 +47,8 @@ _STAT_RENAME = {"spss": "rename it to .sav", "stata": "rename it to .dta", "sas"
 STAT_SUFFIXES = {".sav": "SPSS", ".zsav": "SPSS", ".por": "SPSS", ".dta": "Stata", ".sas7bdat": "SAS", ".xpt": "SAS"}
 #: The content kind (:func:`detect_content`) of each package's files.
 STAT_CONTENT = {"SPSS": "spss", "Stata": "stata", "SAS": "sas"}
+#: Extensions of spreadsheets (read by calamine): Excel's and LibreOffice's (OpenDocument).
+WORKBOOK_SUFFIXES = (".xlsx", ".xls", ".ods")
 #: Extensions of delimited text tables (comma, semicolon, tab or vertical bar: :func:`text_dialect`).
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
 
@@ -180,12 +182,13 @@ def check_content(raw: bytes, filename: str, suffix: str) -> str:
     if suffix in (".xlsx", ".xls") and content == "ole2":  # also what Excel writes for a password-protected file
         raise DataError(f"{filename} could not be read: it is an old Excel 97-2003 workbook or a password-protected "
                         "one: open it in Excel, remove any password, and save it as Excel Workbook (.xlsx) or CSV")
-    if suffix in (".xlsx", ".xls") and content != "zip":
+    if suffix in WORKBOOK_SUFFIXES and content != "zip":
         hint = ({
             "text": "if it is comma-separated, rename it to .csv",
             "parquet": "rename it to .parquet",
         } | _STAT_RENAME).get(content, _HOW_TO_SAVE)
-        raise DataError(f"{filename} could not be read: it is not an Excel workbook but {what}: {hint}")
+        kind = "a LibreOffice spreadsheet" if suffix == ".ods" else "an Excel workbook"
+        raise DataError(f"{filename} could not be read: it is not {kind} but {what}: {hint}")
     if suffix == ".parquet" and content != "parquet":
         hint = ({"text": "if it is comma-separated, rename it to .csv",
                  "zip": "if it is an Excel workbook, rename it to .xlsx"} | _STAT_RENAME).get(content, _HOW_TO_SAVE)
@@ -223,7 +226,10 @@ def parse_failure(exc: BaseException, filename: str, suffix: str) -> DataError:
                              "closed: check the quoting")
         return DataError(f"{filename} could not be read as a CSV table: check that it is comma-separated text "
                          "with a header row")
-    if suffix in (".xlsx", ".xls"):
+    if suffix == ".ods":
+        return DataError(f"{filename} could not be read as a spreadsheet: it may be damaged or incomplete; save it "
+                         "again from LibreOffice as .ods or .xlsx, or as CSV")
+    if suffix in WORKBOOK_SUFFIXES:
         return DataError(f"{filename} could not be read as an Excel workbook: it may be damaged, incomplete or "
                          "password-protected; save it again from Excel as .xlsx, or as CSV")
     return DataError(f"{filename} could not be read as a Parquet file: it may be damaged or incomplete; "

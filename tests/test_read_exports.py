@@ -3,6 +3,7 @@ stray spaces and missing-value markers in the outcome (frl_engine/io.py, frl_eng
 
 import io
 import re
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -300,8 +301,6 @@ def test_frl_predict_keeps_the_users_cells_and_writes_the_way_the_file_was_writt
 
 # ---------------------------------------------------------------- compressed exports
 def _zip(members: dict) -> bytes:
-    import zipfile
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in members.items():
@@ -411,3 +410,42 @@ def test_a_uci_data_file_is_read_as_text_and_its_missing_header_is_named():
         pytest.skip(f"{path} not found")
     with pytest.raises(DataError, match=re.escape("spambase.data: the first line holds numbers (0, 0.64, 0.64, 0, 0.32, ...)")):
         read_table(path)
+
+
+def _ods(rows) -> bytes:
+    """A LibreOffice (OpenDocument) spreadsheet of ``rows``, written as the format says: a ZIP holding its XML."""
+    def cell(value):
+        if isinstance(value, (int, float)):
+            return f'<table:table-cell office:value-type="float" office:value="{value}"><text:p>{value}</text:p></table:table-cell>'
+        if value is None:
+            return "<table:table-cell/>"
+        return f'<table:table-cell office:value-type="string"><text:p>{value}</text:p></table:table-cell>'
+    body = "".join("<table:table-row>" + "".join(cell(v) for v in row) + "</table:table-row>" for row in rows)
+    content = ('<?xml version="1.0" encoding="UTF-8"?><office:document-content '
+               'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+               'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+               'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body>'
+               f'<office:spreadsheet><table:table table:name="Patients">{body}</table:table></office:spreadsheet>'
+               '</office:body></office:document-content>')
+    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+                'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">'
+                '<manifest:file-entry manifest:full-path="/" '
+                'manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/>'
+                '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+                '</manifest:manifest>')
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet", compress_type=zipfile.ZIP_STORED)
+        archive.writestr("META-INF/manifest.xml", manifest)
+        archive.writestr("content.xml", content)
+    return buffer.getvalue()
+
+
+def test_a_libreoffice_spreadsheet_reads_as_the_same_table_as_its_csv():
+    rows = [["MRN", "Age", "Lactate", "Outcome"], ["M1", 61, 2.5, "yes"], ["M2", 72, None, "no"], ["M3", 55, 1.25, "no"]]
+    frame = read_table(_ods(rows), "ward.ods")
+    text = "\n".join(",".join("" if v is None else str(v) for v in row) for row in rows).encode()
+    pd.testing.assert_frame_equal(frame, read_table(text, "ward.csv"), check_dtype=False)
+    with pytest.raises(DataError, match=re.escape("ward.ods could not be read: it is not a LibreOffice spreadsheet but "
+                                                  "plain text: if it is comma-separated, rename it to .csv")):
+        read_table(text, "ward.ods")

@@ -22,7 +22,7 @@ source = st.radio("Data source", [state.SOURCE_SAMPLE, state.SOURCE_UPLOAD], key
                   persist_state=state.PERSIST, horizontal=True, label_visibility="collapsed")
 if source == state.SOURCE_UPLOAD:
     upload = st.file_uploader(
-        "Table of patients: CSV (also ;- or tab-separated), Excel (.xlsx), Parquet, SPSS (.sav), Stata (.dta) or "
+        "Table of patients: CSV (also ;- or tab-separated), Excel (.xlsx, .ods), Parquet, SPSS (.sav), Stata (.dta) or "
         "SAS (.sas7bdat, .xpt); also .csv.gz or .zip",
         key=state.W_UPLOAD,
         help="The first row must hold the column names; one row per patient.")
