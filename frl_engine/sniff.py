@@ -41,8 +41,18 @@ CONTENT_NAMES = {
 _HOW_TO_SAVE = "save the table as CSV (comma-separated text), .xlsx or .parquet"
 #: The first bytes of a SAS7BDAT file (after 12 zero bytes).
 _SAS7BDAT_MAGIC = b"\xc2\xea\x81\x60\xb3\x14\x11\xcf\xbd\x92\x08\x00\x09\xc7\x31\x8c\x18\x1f\x10\x11"
-#: Where each statistics package's files are renamed to, in hints.
-_STAT_RENAME = {"spss": "rename it to .sav", "stata": "rename it to .dta", "sas": "rename it to .sas7bdat (or .xpt)"}
+#: What to do with a file whose content is not what its name says, by what it holds (the one it should hold never
+#: asks: a workbook's "zip" is refused only under other names).
+_HINTS = {
+    "text": "if it is comma-separated, rename it to .csv",
+    "zip": "if it is an Excel workbook, rename it to .xlsx",
+    "ole2": "open it in Excel and save it as CSV or .xlsx",
+    "parquet": "rename it to .parquet",
+    "html": "download the file itself, not the web page that links to it",
+    "spss": "rename it to .sav",
+    "stata": "rename it to .dta",
+    "sas": "rename it to .sas7bdat (or .xpt)",
+}
 #: Files of statistics packages (read by :mod:`frl_engine.stat_files`): the package that writes each extension.
 STAT_SUFFIXES = {".sav": "SPSS", ".zsav": "SPSS", ".por": "SPSS", ".dta": "Stata", ".sas7bdat": "SAS", ".xpt": "SAS"}
 #: The content kind (:func:`detect_content`) of each package's files.
@@ -142,7 +152,8 @@ def unpack_compressed(raw: bytes, filename: str, table_suffixes) -> tuple[bytes,
                 tables = [m for m in members if Path(m.filename).suffix.lower() in table_suffixes]
                 if len(tables) != 1:
                     listed = ", ".join(Path(m.filename).name for m in members[:6]) + (", ..." if len(members) > 6 else "")
-                    found = f"{len(tables)} tables" if tables else "no table (.csv, .tsv, .txt, .xlsx, .parquet, or an SPSS, Stata or SAS file)"
+                    found = (f"{len(tables)} tables" if tables else
+                             "no table (.csv, .tsv, .txt, .xlsx, .ods, .parquet, or an SPSS, Stata or SAS file)")
                     raise DataError(f"{filename} holds {found} among its {len(members)} file(s) ({listed or 'none'}): "
                                     "unzip it and give the one table of patients")
                 _check_unpacked_size(tables[0].file_size, filename)
@@ -172,33 +183,22 @@ def check_content(raw: bytes, filename: str, suffix: str) -> str:
         raise DataError(f"{filename} is empty: it needs a header row and at least one row of patients")
     what = CONTENT_NAMES[content]
     if suffix in TEXT_SUFFIXES and content != "text":
-        hint = ({
-            "zip": "if it is an Excel workbook, rename it to .xlsx",
-            "ole2": "open it in Excel and save it as CSV or .xlsx",
-            "parquet": "rename it to .parquet",
-            "html": "download the file itself, not the web page that links to it",
-        } | _STAT_RENAME).get(content, _HOW_TO_SAVE)
-        raise DataError(f"{filename} could not be read: it is not a CSV file but {what}: {hint}")
+        raise DataError(f"{filename} could not be read: it is not a CSV file but {what}: "
+                        f"{_HINTS.get(content, _HOW_TO_SAVE)}")
     if suffix in (".xlsx", ".xls") and content == "ole2":  # also what Excel writes for a password-protected file
         raise DataError(f"{filename} could not be read: it is an old Excel 97-2003 workbook or a password-protected "
                         "one: open it in Excel, remove any password, and save it as Excel Workbook (.xlsx) or CSV")
     if suffix in WORKBOOK_SUFFIXES and content != "zip":
-        hint = ({
-            "text": "if it is comma-separated, rename it to .csv",
-            "parquet": "rename it to .parquet",
-        } | _STAT_RENAME).get(content, _HOW_TO_SAVE)
         kind = "a LibreOffice spreadsheet" if suffix == ".ods" else "an Excel workbook"
-        raise DataError(f"{filename} could not be read: it is not {kind} but {what}: {hint}")
+        raise DataError(f"{filename} could not be read: it is not {kind} but {what}: {_HINTS.get(content, _HOW_TO_SAVE)}")
     if suffix == ".parquet" and content != "parquet":
-        hint = ({"text": "if it is comma-separated, rename it to .csv",
-                 "zip": "if it is an Excel workbook, rename it to .xlsx"} | _STAT_RENAME).get(content, _HOW_TO_SAVE)
-        raise DataError(f"{filename} could not be read: it is not a Parquet file but {what}: {hint}")
+        raise DataError(f"{filename} could not be read: it is not a Parquet file but {what}: "
+                        f"{_HINTS.get(content, _HOW_TO_SAVE)}")
     package = STAT_SUFFIXES.get(suffix)
     if package and content != STAT_CONTENT[package]:
-        hint = ({"text": "if it is comma-separated, rename it to .csv", "zip": "if it is an Excel workbook, rename "
-                 "it to .xlsx", "parquet": "rename it to .parquet"} | _STAT_RENAME).get(content, _HOW_TO_SAVE)
         article = "an" if package == "SPSS" else "a"
-        raise DataError(f"{filename} could not be read: it is not {article} {package} data file but {what}: {hint}")
+        raise DataError(f"{filename} could not be read: it is not {article} {package} data file but {what}: "
+                        f"{_HINTS.get(content, _HOW_TO_SAVE)}")
     return content
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 from .columns import MISSING_MARKERS, NO_VALUE_WORDS
 from .errors import DataError
 from .sniff import STAT_SUFFIXES
+
 #: How many column names a note lists before "and N more".
 NAMES_IN_NOTE = 4
 

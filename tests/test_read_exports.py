@@ -332,7 +332,7 @@ def test_a_gzip_compressed_or_zipped_export_reads_as_the_same_table_and_says_so(
 
 @pytest.mark.parametrize("raw, name, message", [
     (_zip({"a.csv": _text(","), "b.csv": _text(",")}), "two.zip", "two.zip holds 2 tables among its 2 file(s) (a.csv, b.csv)"),
-    (_zip({"readme.pdf": b"%PDF-1.4"}), "docs.zip", "docs.zip holds no table (.csv, .tsv, .txt, .xlsx, .parquet, or an SPSS, Stata or SAS file)"),
+    (_zip({"readme.pdf": b"%PDF-1.4"}), "docs.zip", "docs.zip holds no table (.csv, .tsv, .txt, .xlsx, .ods, .parquet, or an SPSS, Stata or SAS file)"),
     (_text(","), "export.csv.gz", "it is named .gz but is plain text, not a gzip file: rename it without .gz"),
     (_text(","), "export.zip", "it is named .zip but is plain text, not a ZIP file"),
     (b"PK\x03\x04" + b"\x00" * 60, "export.zip", "the ZIP file is damaged"),
