@@ -314,7 +314,7 @@ def _cuts(values: np.ndarray, levels: np.ndarray, low: float, high: float, order
     otherwise lose its cuts (sodium's quartiles 131, 138, 143 round to 130 and 140), while quantiles
     bunched in a wide range (ages 59.6, 60.1, 60.4 of 50 to 90) still read as one ``Age >= 60``.
     """
-    quantiles = np.quantile(ordered if len(ordered) == len(values) else values, levels)  # sorted: a quick select
+    quantiles = np.quantile(values, levels)
     above_min = ordered[np.searchsorted(ordered, low, side="right")]
     wanted = len({int(np.searchsorted(ordered, max(q, above_min))) for q in quantiles if q < high})
     top = max(abs(float(low)), abs(float(high)))
@@ -348,7 +348,7 @@ def _quantile_thresholds(values: np.ndarray, n_thresholds: int, min_count: int =
         return ()
     ordered = np.sort(values)
     levels = np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
-    chosen = _cuts(values, levels, low, high, ordered)
+    chosen = _cuts(ordered, levels, low, high, ordered)  # the same quantiles, quicker to select from sorted values
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1], [True]]))
     largest_tie = int(np.diff(starts).max())  # the most rows sharing one value
     if len(chosen) < n_thresholds and largest_tie >= len(values) / (n_thresholds + 1):
