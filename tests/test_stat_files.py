@@ -64,6 +64,14 @@ def test_an_spss_file_reads_as_its_labels_with_the_codes_labelled_unknown_missin
                                       "missing (age: 999 (Unknown))")
 
 
+def test_the_analysts_own_missing_values_are_missing(tmp_path):
+    codes = _ward_table(400).assign(los=lambda t: np.where(np.arange(len(t)) % 10 == 0, 99.0, 3.0 + np.arange(len(t)) % 7))
+    raw = _written(tmp_path, codes, "ward.sav", missing_ranges={"los": [99]})    # SPSS: 99 declared user-missing
+    frame = read_table(raw, "ward.sav")
+    declared = codes["los"] == 99
+    assert frame["los"][declared].isna().all() and frame["los"][~declared].tolist() == codes["los"][~declared].tolist()
+
+
 def _as_csv(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False).encode()
 
