@@ -3,7 +3,7 @@
 Writes the synthetic raw export (sample_data/make_raw_export.py: encounters x 50 columns, '?' markers, ICD-9
 codes, a three-valued outcome) as CSV, gzip-compressed CSV, an Excel workbook, Parquet, SPSS (.sav) and
 Stata (.dta), then times ``frl_engine.io.read_table`` on each (the reader ``frl`` and the dashboard use, from
-the file's bytes) and, for the workbook, pandas' openpyxl reader for comparison (the engine read_table used
+the file's bytes), the peak memory of reading the CSV in a fresh process, and, for the workbook, pandas' openpyxl reader for comparison (the engine read_table used
 before calamine). Writing the workbook takes a while (openpyxl writes about 1,000 rows a second).
 
 usage: python benchmarks/bench_read.py [--rows 20000] [--repeats 3]
@@ -16,6 +16,7 @@ import gzip
 import io
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +31,11 @@ sys.path.insert(0, str(ROOT / "sample_data"))
 from make_raw_export import make_raw_export  # noqa: E402
 
 from frl_engine.io import read_table  # noqa: E402
+
+
+# VmHWM, the process's own peak (ru_maxrss would carry this parent's peak over the fork).
+PEAK_OF_READING = ("import re, sys; from frl_engine.io import read_table; read_table(sys.argv[1]); "
+                   "print(round(int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) / 1024))")
 
 
 def _timed(read, repeats: int) -> float:
@@ -72,6 +78,10 @@ def main(argv=None) -> int:
         for name, raw in files.items():
             seconds = _timed(lambda: read_table(raw, name), args.repeats)
             print(f"{name:<16} {len(raw) / 1e6:>7.1f} {seconds:>13.2f}")
+        peak = subprocess.run([sys.executable, "-c", PEAK_OF_READING, str(csv_path)], capture_output=True, text=True,
+                              check=True, cwd=ROOT).stdout.strip()
+        print(f"export.csv read in a fresh process: peak resident memory {peak} MiB "
+              f"(the file {len(files['export.csv']) / 2**20:.0f} MiB, the table {table.memory_usage(deep=True).sum() / 2**20:.0f} MiB)")
         book = files["export.xlsx"]
         openpyxl = _timed(lambda: pd.read_excel(io.BytesIO(book), sheet_name=None, header=None, engine="openpyxl"), 1)
         calamine = _timed(lambda: pd.read_excel(io.BytesIO(book), sheet_name=None, header=None, engine="calamine"),

@@ -80,6 +80,8 @@ def test_good_files_still_read_whatever_their_encoding():
     assert read_table(_parquet(), "t.parquet")["Age"].tolist() == [61, 72]
     windows = "Name,Outcome\nJosé,yes\nZoë,no\n".encode("cp1252")  # Excel's CSV on Windows, not UTF-8
     assert read_table(windows, "w.csv")["Name"].tolist() == ["José", "Zoë"]
+    undefined = b"Name,Outcome\nJos\xe9\x81,yes\nAnn,no\n"          # 0x81 is no character in Windows-1252
+    assert read_table(undefined, "w.csv")["Name"].tolist() == ["Jos\u00e9\ufffd", "Ann"]
     utf16 = "Name,Outcome\nJosé,yes\nAnn,no\n".encode("utf-16")
     assert read_table(utf16, "u.csv")["Name"].tolist() == ["José", "Ann"]
     assert read_table("Name,Outcome\nJosé,yes\nAnn,no\n".encode("utf-8-sig"), "b.csv").columns[0] == "Name"
