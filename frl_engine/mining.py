@@ -229,8 +229,8 @@ def _check_pair_count(n_frequent: int, min_support: float) -> None:
 def _frequent_pairs(packed: np.ndarray, frequent: np.ndarray, conflicts: np.ndarray, min_count: int) -> np.ndarray:
     """Frequent, non-conflicting pairs (i < j) of the frequent items, lexicographic, shape (m, 2).
 
-    Every pair's count is the popcount of the AND of the two packed columns,
-    computed for blocks of items against all frequent items at once.
+    Every pair's count is the popcount of the AND of the two packed columns, counted as the words are
+    read (:func:`frl_engine.mining_kernels.pair_counts`).
     """
     from .mining_kernels import pair_counts
 
