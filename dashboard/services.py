@@ -41,7 +41,7 @@ from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
 from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
 from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
-from frl_engine.rules import category_label, format_number, mine_rules, missing_mask
+from frl_engine.rules import LIST_OPS, category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
 warnings.filterwarnings("ignore", category=PossibleLeakWarning)
@@ -795,7 +795,7 @@ def patient_fields(model: dict) -> list[PatientField]:
         if kind in ("categorical", "nominal"):
             options = tuple(spec["categories"]) if spec else tuple(sorted(str(v) for v in values.get(column, ())))
             fields.append(PatientField(column, "categorical", options=options))
-        elif kind in ("code", "code list") or column_ops & {"starts with", "includes", "includes code starting with"}:
+        elif kind in ("code", "code list") or column_ops & {"starts with", *LIST_OPS}:
             tested = values.get(column, ())
             example = _code_example(spec, tested)
             if kind == "code list":  # a list of codes, as the table writes them: two the list tests

@@ -78,7 +78,7 @@ from .columns import (
 )
 from .errors import DataError, ModelFileError
 from .mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL
-from .rules import Condition
+from .rules import Condition, list_holds
 
 __all__ = ["KINDS", "ColumnSpec", "infer_column_kind", "round_threshold", "Binarizer", "has_identifier_name",
            "looks_like_identifier"]
@@ -235,10 +235,9 @@ class ColumnSpec:
             lists = [listed_codes(v) for v in np.asarray(uniques, dtype=object)]
             present = (codes >= 0) & ~missing
             truth = np.zeros((len(lists) + 1, n_items), dtype=bool)  # last row: NaN cells
-            wanted = [(c.upper(), False) for c in self.categories] + [(p.upper(), True) for p in self.prefixes]
-            for j, (want, is_group) in enumerate(wanted):
-                truth[: len(lists), j] = [any(code.startswith(want) for code in listed) if is_group else want in listed
-                                          for listed in lists]
+            for j, condition in enumerate(self.conditions()[: len(self.categories) + len(self.prefixes)]):
+                want = condition.value.upper()
+                truth[: len(lists), j] = [list_holds(listed, want, condition.op) for listed in lists]
             out[:] = truth[np.where(present, codes, len(lists))]
         else:
             codes, uniques = pd.factorize(series, use_na_sentinel=True)

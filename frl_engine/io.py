@@ -293,7 +293,7 @@ def _read_workbook(raw: bytes, filename: str) -> tuple[pd.DataFrame, str, list[s
     The sheet is the one with the most filled cells (the first of equals): exports often put a cover
     or a legend sheet first.  Its header is the first row past any title rows (:func:`header_row`).
     """
-    # calamine (Rust) reads a 100,000-row workbook in about 10 s where openpyxl takes 75 s; an old .xls as well
+    # calamine (Rust) reads a 100,000-row workbook's cells in about 9 s where openpyxl takes 68 s
     sheets = pd.read_excel(io.BytesIO(raw), sheet_name=None, header=None, engine="calamine")
     names = list(sheets)
     if not names:

@@ -254,8 +254,7 @@ def _count(packed: np.ndarray, itemsets: np.ndarray) -> np.ndarray:
 
     if len(itemsets) == 0:
         return np.zeros(0, dtype=np.int64)
-    every_row = np.full(packed.shape[1], np.iinfo(np.uint64).max, dtype=np.uint64)
-    return itemset_counts(packed, np.ascontiguousarray(itemsets, dtype=np.int64), every_row)
+    return itemset_counts(packed, np.ascontiguousarray(itemsets, dtype=np.int64))
 
 
 def _keys(itemsets: np.ndarray, base: int) -> np.ndarray:

@@ -7,8 +7,8 @@ screening counts: about 21 GB written per pass, 55 s of a 72 s fit. The items th
 1,563 words, 8 MB) stay in the processor's cache, so here each rule's words are AND-ed, counted,
 hashed and counted against the events as they are read, in one pass.
 
-Each function is the sum over words ``w`` of ``AND_t packed[itemset[t], w]`` masked as it says; the
-numpy reference is in ``tests/test_mining_kernels.py``.
+Each function sums over words ``w`` what it says of ``AND_t packed[itemset[t], w]`` (its popcount, its
+popcount within the events, or its hash); the numpy reference is in ``tests/test_mining_kernels.py``.
 """
 
 from __future__ import annotations
@@ -64,16 +64,14 @@ def itemset_stats(packed, itemsets, events, multipliers):
 
 
 @numba.njit(nogil=True, cache=True)
-def itemset_counts(packed, itemsets, mask):
-    """Rows covered by each itemset within ``mask``: ``popcount(AND_t packed[itemsets[r, t]] & mask)``.
+def itemset_counts(packed, itemsets):
+    """Rows covered by each itemset: ``popcount(AND_t packed[itemsets[r, t]])``.
 
     Parameters
     ----------
     packed : numpy.ndarray of uint64, shape (n_items, n_words)
     itemsets : numpy.ndarray of int64, shape (m, k)
         Rows of item indices (a shorter itemset padded with an item that covers every row).
-    mask : numpy.ndarray of uint64, shape (n_words,)
-        The rows that count (every row, or the events).
 
     Returns
     -------
@@ -86,7 +84,7 @@ def itemset_counts(packed, itemsets, mask):
         first = itemsets[r, 0]
         total = 0
         for w in range(n_words):
-            word = packed[first, w] & mask[w]
+            word = packed[first, w]
             for t in range(1, k):
                 word &= packed[itemsets[r, t], w]
             total += popcount(word)

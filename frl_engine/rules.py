@@ -134,8 +134,9 @@ def _shown_level(value) -> str:
     return json.dumps(text, ensure_ascii=False) if _NEEDS_QUOTES.search(text) else text
 
 
-def _list_holds(codes: tuple[str, ...], want: str, op: str) -> bool:
-    """Whether a cell's codes hold ``want`` (``includes``) or a code of the group ``want``."""
+def list_holds(codes: tuple[str, ...], want: str, op: str) -> bool:
+    """Whether a cell's codes (:func:`frl_engine.columns.listed_codes`) hold ``want`` (``includes``) or a code of
+    the group ``want`` (``includes code starting with``); ``want`` upper-cased, as the codes are."""
     if op == "includes":
         return want in codes
     return any(code.startswith(want) for code in codes)
@@ -228,7 +229,7 @@ class Condition:
             missing = missing_mask(series)
             if self.op in LIST_OPS:
                 want = self.value.upper()
-                matching = [v for v in _distinct(series) if _list_holds(listed_codes(v), want, self.op)]
+                matching = [v for v in _distinct(series) if list_holds(listed_codes(v), want, self.op)]
             elif self.op == "starts with":
                 prefix = self.value.upper()
                 matching = [v for v in _distinct(series) if category_label(v).upper().startswith(prefix)]

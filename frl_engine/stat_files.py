@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .columns import MISSING_MARKERS, NO_VALUE_WORDS
+from .columns import is_missing_marker, is_no_value_word
 from .errors import DataError
 from .sniff import STAT_SUFFIXES
 
@@ -80,11 +80,6 @@ def read_stat_file(raw: bytes, filename: str, suffix: str) -> pd.DataFrame:
     return frame
 
 
-def _is_no_value(label) -> bool:
-    word = str(label).strip().casefold()
-    return word in NO_VALUE_WORDS or word in MISSING_MARKERS
-
-
 def _listed(names: list[str]) -> str:
     shown = ", ".join(names[:NAMES_IN_NOTE])
     return shown + (f" and {len(names) - NAMES_IN_NOTE} more" if len(names) > NAMES_IN_NOTE else "")
@@ -126,13 +121,13 @@ def apply_value_labels(frame: pd.DataFrame, labels: dict, measures: dict | None 
         lookup = {_key(value): label for value, label in mapping.items()}
         labelled = [value for value in present if _key(value) in lookup]
         if len(labelled) == len(present) and measures.get(column) != "ordinal":
-            frame[column] = pd.Series(series.map(lambda value: lookup.get(_key(value), value)
-                                                 if pd.notna(value) else np.nan), index=frame.index, dtype=object)
+            frame[column] = series.map({value: lookup[_key(value)] for value in present}).astype(object)
             as_labels.append(str(column))
             continue
         if len(labelled) == len(present):
             ordinal.append(str(column))
-        no_value = [value for value in labelled if _is_no_value(lookup[_key(value)])]
+        no_value = [value for value in labelled if is_no_value_word(str(lookup[_key(value)]))
+                    or is_missing_marker(str(lookup[_key(value)]))]
         if no_value:
             frame[column] = series.where(~series.isin(no_value))
             codes = ", ".join(f"{_key(value)} ({lookup[_key(value)]})" for value in sorted(no_value, key=str))
