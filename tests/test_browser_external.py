@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 from sklearn.metrics import roc_auc_score
 
+from browser_widgets import choose_option
 from dashboard import services
 from frl_engine.cli import main
 from frl_engine.estimator import FallingRuleListClassifier
@@ -72,8 +73,7 @@ def test_the_page_validates_an_uploaded_model_on_an_uploaded_table(app_url, chro
     charts.nth(1).locator(".main-svg").first.wait_for()
     expect(charts).to_have_count(2)
     # subgroups through the real select box
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Subgroups by").click()
-    page.get_by_role("option", name="Age", exact=True).click()
+    choose_option(page, "Subgroups by", "Age")
     page.get_by_role("heading", name="By Age").wait_for()
     page.wait_for_timeout(1500)  # let the figures finish drawing
     body = page.locator("body").inner_text()
