@@ -56,7 +56,8 @@ __all__ = [
     "MISSING_MARKERS", "ITEM_KINDS", "SKIPPED_KINDS", "KIND_ALIASES", "NEAR_CONSTANT_SHARE",
     "ColumnReading", "read_column", "read_columns", "canonical_kind", "is_missing_marker",
     "format_number", "category_label", "missing_mask", "numeric_values", "unreadable_mask", "boolean_values", "is_number",
-    "band_bounds", "code_label", "code_prefixes", "listed_codes", "has_code_name", "has_identifier_name", "looks_like_identifier", "parse_interval",
+    "band_bounds", "code_label", "code_prefixes", "listed_codes", "has_code_name", "has_nominal_name",
+    "has_identifier_name", "looks_like_identifier", "parse_interval",
 ]
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
@@ -161,6 +162,15 @@ _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|statu
                            r"dept|department|specialty|payer|payor|insurance|insurer|marital|religion|language|"
                            r"nationality|country|occupation|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
                            r"fips|facility|hospital|clinic|provider)", re.IGNORECASE)
+# The name's last word names a category (stay_type, discharge_disposition_id, length_group, unit_code): whole
+# numbers there are labels whatever the rest of the name says.
+_NOMINAL_LAST = re.compile(r"(^|[^a-z])(id|code|type|source|disposition|status|class|category|group)$", re.IGNORECASE)
+_NOMINAL_LAST_CAMEL = re.compile(r"[a-z0-9](Id|ID|Code|Type|Source|Disposition|Status|Class|Category|Group)$")
+# A name that says "how long" or "how much" (time_in_hospital, length_of_stay, insulin_units, clinic_visits):
+# a quantity, though a word of _NOMINAL_NAME (hospital, clinic, unit) is in it.
+_QUANTITY_NAME = re.compile(r"(^|[^a-z])(time|duration|length|stay|visits?|admissions|readmissions|doses?|units|"
+                            r"amount|years|weeks|months|nights)($|[^a-z])", re.IGNORECASE)
+_QUANTITY_CAMEL = re.compile(r"[a-z](Time|Duration|Length|Stay|Visits|Admissions|Dose|Doses|Units|Days|Hours|Nights)$")
 _ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key|nr)\.?$|nummer$|numero$"
                        r"|^(id|mrn|uuid|guid|pid|hadm)($|[_\s.\-])|^(fin|csn|har|ipp|nip|nhi)$"
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
@@ -553,6 +563,23 @@ def has_code_name(name: str) -> bool:
     name = str(name).strip()
     return (bool(_CODE_NAME.search(name)) and not _COUNT_NAME.search(name) and not _MEASURE_NAME.search(name)
             and not _MEASURE_CAMEL.search(name))
+
+
+def has_nominal_name(name: str) -> bool:
+    """``admission_type_id``, ``ward``, ``discharge_disposition``, ``hospital``: a name that says "category", so its
+    whole numbers are labels (ward 12 is not "ward >= 7").
+
+    A name that also says "how long" or "how many" is a quantity: ``time_in_hospital`` (days), ``hospital_los``,
+    ``clinic_visits``, ``number_of_wards`` and ``insulin_units`` keep their thresholds; a last word that names a
+    category wins over that (``stay_type``, ``length_group``).
+    """
+    name = str(name).strip()
+    if _NOMINAL_LAST.search(name) or _NOMINAL_LAST_CAMEL.search(name):
+        return True
+    if not _NOMINAL_NAME.search(name):
+        return False
+    return not any(pattern.search(name) for pattern in (_COUNT_NAME, _MEASURE_NAME, _MEASURE_CAMEL, _QUANTITY_NAME,
+                                                          _QUANTITY_CAMEL))
 
 
 def has_identifier_name(name: str) -> bool:
@@ -999,7 +1026,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         # a name that says codes (drg, icd9, cpt) never gets thresholds, however few its values (a cohort export
         # of three heart-failure DRGs, 291 / 292 / 293, is not "drg >= 292")
         named_code = has_code_name(name)
-        if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and (_NOMINAL_NAME.search(name) or named_code):
+        if integers and 3 <= n_levels <= MAX_NOMINAL_LEVELS and (has_nominal_name(name) or named_code):
             return reading("nominal", f"whole-number labels ({n_levels} values) named like a code: read as "
                                       "categories, never thresholds")
         if named_code and ((integers and n_levels > MAX_NOMINAL_LEVELS) or (not integers and n_levels >= 3)):

@@ -106,6 +106,25 @@ def test_integer_labels_named_like_codes_are_nominal_never_thresholds(name):
     assert f"{name} = 22" in [c.name for c in binarizer.conditions_]
 
 
+@pytest.mark.parametrize("name", ["time_in_hospital", "hospital_los", "days_in_ward", "clinic_visits", "insulin_units",
+                                  "number_of_wards", "LengthOfStay", "prior_hospital_admissions"])
+def test_a_quantity_whose_name_mentions_a_place_keeps_its_thresholds(name):
+    """UCI's diabetes export has ``time_in_hospital``, days from 1 to 14: a measurement, though "hospital" is in its
+    name (a column named ``hospital`` or ``ward`` holds labels). It keeps thresholds (``time_in_hospital >= 5``)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({name: rng.integers(1, 15, 500), "Age": rng.integers(20, 90, 500)})
+    reading = read_column(name, frame[name])
+    assert reading.kind == "numeric", reading.reason
+    binarizer = Binarizer(min_support=0.05).fit(frame)
+    assert {c.op for c in binarizer.conditions_ if c.column == name} <= {">=", "<"}
+
+
+@pytest.mark.parametrize("name", ["hospital", "nursing_unit", "stay_type", "length_group", "AdmissionType"])
+def test_whole_numbers_named_as_a_place_or_a_type_stay_labels(name):
+    rng = np.random.default_rng(0)
+    assert read_column(name, pd.Series(rng.choice([1, 2, 3, 5, 12], 500))).kind == "nominal"
+
+
 def test_a_few_decimal_codes_named_like_codes_are_codes_never_thresholds():
     """A cohort export of five ICD-9 codes (250.01, 428.0 ...): codes with their groups, not 'icd9_primary >= 414'."""
     rng = np.random.default_rng(3)
