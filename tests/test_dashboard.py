@@ -617,3 +617,20 @@ def test_the_posterior_defaults_are_the_engines():
     assert state.WIDGET_DEFAULTS[state.W_POST_CHAINS] == engine["n_chains"].default
     assert services.PosteriorSettings() == services.PosteriorSettings(engine["n_samples"].default,
                                                                       engine["n_chains"].default)
+
+
+def test_an_encounter_table_is_said_as_rows_of_patients_as_on_the_card(at):
+    """A patient number that repeats makes the rows encounters: the Fit page and the list say "rows of N patients"
+    (the CLI and the card say so too), not that every row is a patient."""
+    n = 400
+    rng = np.random.default_rng(4)
+    frame = _table(n, seed=4, patient_nbr=rng.integers(1, 251, n))
+    n_patients = frame["patient_nbr"].nunique()
+    assert n_patients < n
+    upload(at, "encounters.csv", frame.to_csv(index=False).encode())
+    at.switch_page("views/fit.py").run()
+    assert any(f"among {n:,} rows of {n_patients:,} patients (patient\\_nbr)" in c.value for c in at.caption)
+    fit(at)
+    assert any(f"{n:,} rows of {n_patients:,} patients" in c.value for c in at.caption)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Rows"] == f"{n:,}" and "Patients" not in shown

@@ -2,10 +2,12 @@
 
 import math
 
+import numpy as np
 import streamlit as st
 
 from dashboard import services, state, ui
 from frl_engine.errors import FRLError
+from frl_engine.folds import patient_groups
 
 ss = st.session_state
 
@@ -20,8 +22,11 @@ except FRLError as exc:
     ui.link("data", "Fix it on the Data page", ":material/table:")
     st.stop()
 
+grouped = patient_groups(data.frame)  # an encounter-level table: its rows are not patients
+among = (f"{data.n_rows:,} rows of {len(np.unique(grouped[1])):,} patients ({ui.md(grouped[0])})" if grouped
+         else f"{data.n_rows:,} patients")
 st.caption(f"**{ui.md(data.name)}** · outcome **{ui.md(inputs.target)} = {ui.event_md(inputs.event)}** · "
-           f"{inputs.n_events:,} {'event' if inputs.n_events == 1 else 'events'} among {data.n_rows:,} patients · "
+           f"{inputs.n_events:,} {'event' if inputs.n_events == 1 else 'events'} among {among} · "
            f"{len(inputs.choices.exclude)} column(s) left out")
 
 KEEP = {"persist_state": state.PERSIST}  # the settings survive page switches

@@ -39,8 +39,12 @@ label = charts.outcome_label(model)
 table = charts.rule_table(model)
 training = model.get("training") or {}
 
+# An encounter-level table (a patient number that repeats): its rows are encounters, said as on the card and the CLI
+n_patients = training.get("n_patients")
+who = (f"{training.get('n_rows', 0):,} rows of {n_patients:,} patients" if n_patients
+       else f"{training.get('n_rows', 0):,} patients")
 ui.header("Falling rule list", f"Risk of {ui.md(label)} · " + (
-    f"{ui.md(training.get('data_name') or 'training data')} · {training.get('n_rows', 0):,} patients · "
+    f"{ui.md(training.get('data_name') or 'training data')} · {who} · "
     f"{ui.md(fit.label)}" if fit.source == "fit" else f"loaded from {ui.md(fit.label)}"))
 
 patient = ss[state.PATIENT]
@@ -53,10 +57,17 @@ m1.metric("Rules", f"{len(model['rules'])} + ELSE", border=True)
 m2.metric("Highest risk", charts.pct(table["risk"].iloc[0]), border=True)
 m3.metric("ELSE risk", charts.pct(table["risk"].iloc[-1]), border=True)
 n_rows, n_events = int(table["support"].sum()), int(table["events"].sum())
-m4.metric("Patients", f"{n_rows:,}", border=True)
 events_word = "event" if n_events == 1 else "events"
-m5.metric("Event rate", f"{n_events / max(n_rows, 1):.1%}", border=True,
-          help=f"{n_events:,} {events_word} among {n_rows:,} patients")
+if n_patients:
+    m4.metric("Rows", f"{n_rows:,}", border=True,
+              help=f"{n_rows:,} rows (encounters) of {n_patients:,} patients ({training.get('patient_column')}): a "
+                   "patient with several encounters counts once for each. Risks and supports are per row.")
+    m5.metric("Event rate", f"{n_events / max(n_rows, 1):.1%}", border=True,
+              help=f"{n_events:,} {events_word} among {n_rows:,} rows")
+else:
+    m4.metric("Patients", f"{n_rows:,}", border=True)
+    m5.metric("Event rate", f"{n_events / max(n_rows, 1):.1%}", border=True,
+              help=f"{n_events:,} {events_word} among {n_rows:,} patients")
 
 if state.running("fit") and fit.posterior is None and fit.source == "fit":
     ui.job_progress("fit")
