@@ -412,12 +412,23 @@ def good_outcome_note(target, positive, values) -> str | None:
             f"of it, highest first. For the risk of the bad outcome, refit with{other}.")
 
 
+_NEGATION = re.compile(r"^(absence of|without|not|non|no)[\s_\-]*", re.IGNORECASE)
+
+
+def _negates(negated, value) -> bool:
+    """``notckd`` of ``ckd``, ``No sepsis`` of ``Sepsis``, ``non-diabetic`` of ``Diabetic``."""
+    word = plain_word(negated)
+    match = _NEGATION.match(word)
+    return bool(match) and match.end() < len(word) and word[match.end():] == plain_word(value)
+
+
 def _default_event(uniques: list) -> tuple[object, str]:
     """In order: two number codes neither of which is 0 (``1`` / ``2``): the larger, flagged
     :data:`AMBIGUOUS_CODES`; a value reading as yes/true/1/positive; a value naming an event
     (``Died``, ``Readmitted``, ``Malignant``: :data:`EVENT_WORDS`) when only one does; the other
     value when one of two names no event (``Survived``, ``Alive``, ``Home``:
-    :data:`NO_EVENT_WORDS`); otherwise the later of the values in sorted order (scikit-learn's
+    :data:`NO_EVENT_WORDS`); the value the other negates (``ckd`` against ``notckd``, ``Sepsis`` against
+    ``No sepsis``), unless it names a good outcome; otherwise the later of the values in sorted order (scikit-learn's
     convention)."""
     if not uniques:  # an outcome column with no value at all: split_target says so
         return None, "the outcome has no value"
@@ -434,6 +445,10 @@ def _default_event(uniques: list) -> tuple[object, str]:
     if len(uniques) == 2 and len(no_events) == 1:
         other = uniques[1] if uniques[0] == no_events[0] else uniques[0]
         return other, f"the other value, {plain_repr(no_events[0])}, names no event"
+    if len(uniques) == 2:  # ckd / notckd, sepsis / no sepsis, diabetic / non-diabetic: the finding is the event
+        for value, other in (uniques, uniques[::-1]):
+            if _negates(other, value) and not _GOOD_OUTCOME_NAME.search(str(value)):
+                return value, f"the other value, {plain_repr(other)}, is its negation"
     return uniques[-1], "the later of the two values in sorted order, as nothing says which is the event"
 
 

@@ -178,6 +178,9 @@ def test_frl_fit_puts_no_threshold_on_procedure_codes(tmp_path, capsys):
     (["Vivo", "Fallecido"], "Fallecido"), (["lebend", "verstorben"], "verstorben"), (["Vivant", "Décédé"], "Décédé"),
     (["vivant", "DECEDE"], "DECEDE"), (["Alta", "Exitus"], "Exitus"), (["vivo", "óbito"], "óbito"),
     (["Levend", "Overleden"], "Overleden"), (["benigno", "maligno"], "maligno"), (["entlassen", "Tod"], "Tod"),
+    # one value negates the other (UCI's chronic kidney disease export: ckd / notckd, where sorted order took notckd)
+    (["ckd", "notckd"], "ckd"), (["No sepsis", "Sepsis"], "Sepsis"), (["diabetic", "non-diabetic"], "diabetic"),
+    (["no_AKI", "AKI"], "AKI"),
 ])
 def test_the_default_event_is_the_value_that_names_an_event(values, event):
     assert default_positive(values) == event
