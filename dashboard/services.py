@@ -39,12 +39,13 @@ import streamlit as st
 
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
-from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning
+from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning, RepeatedRecordsWarning
 from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
 from frl_engine.rules import LIST_OPS, category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
 warnings.filterwarnings("ignore", category=PossibleLeakWarning)
+warnings.filterwarnings("ignore", category=RepeatedRecordsWarning)  # the Data page says so, with a button
 
 if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit, not on the landing page
     from frl_engine.estimator import FallingRuleListClassifier
@@ -156,6 +157,30 @@ def without_number_codes(data: LoadedData, columns) -> LoadedData:
     return LoadedData(name=f"{data.name} (read as not known: {'; '.join(done)})",
                       key=f"{data.key}-{bytes_key(repr(sorted(map(str, columns))).encode())}-codes", frame=frame,
                       n_bytes=data.n_bytes, is_sample=data.is_sample, sha256=data.sha256)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def repeated_records_cached(data_key: str, _frame: pd.DataFrame):
+    """:func:`frl_engine.repeated_rows.repeated_records` of a loaded table, once per table."""
+    from frl_engine.repeated_rows import repeated_records
+
+    return repeated_records(_frame)
+
+
+def without_repeated_records(data: LoadedData) -> LoadedData:
+    """The table without the rows that repeat an earlier row in every column, record number included
+    (:mod:`frl_engine.repeated_rows`), as a table of its own: what the Data page's warning offers instead of
+    editing the export.  Its name says how many were left out; its key differs from the file's; its fingerprint
+    in the registry stays the file's.  The file itself is not changed."""
+    from frl_engine.repeated_rows import without_repeated_records as drop
+
+    frame, found = drop(data.frame)
+    if found is None:
+        return data
+    n = found.n_copies
+    return LoadedData(name=f"{data.name} (without {n:,} repeated row{'s' if n != 1 else ''})",
+                      key=f"{data.key}-repeated", frame=frame, n_bytes=data.n_bytes, is_sample=data.is_sample,
+                      sha256=data.sha256)
 
 
 def load_sample() -> LoadedData:

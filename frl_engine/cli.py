@@ -20,6 +20,7 @@ import pandas as pd
 from .errors import DataError, FRLError, MissingOutcomeError
 from .io import (plain_repr, event_label, event_values, ambiguous_codes, default_event_reason, good_outcome_note, outcome_spellings, read_table,
                  save_model, split_target)
+from .repeated_rows import repeated_records, without_repeated_records
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
@@ -76,6 +77,10 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drop-missing-outcome", action="store_true",
                         help="leave out the patients whose outcome is empty (?, blank, NA: lost to follow-up) instead "
                              "of stopping; the number left out is printed")
+    parser.add_argument("--drop-repeated-rows", action="store_true",
+                        help="leave out the rows that repeat an earlier row in every column, record number included "
+                             "(an encounter written twice by a join; warned about otherwise); the number left out is "
+                             "printed")
     parser.add_argument("--lam", type=float, default=8.0, help="prior mean number of rules (default 8)")
     parser.add_argument("--min-support", type=float, default=0.05,
                         help="smallest fraction of patients a candidate rule must cover (default 0.05)")
@@ -142,6 +147,15 @@ def load_training_data(args):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
     if getattr(args, "codes_as_missing", False):
         frame = codes_as_missing(frame, [c for c in frame.columns if c != args.target and c not in declared])
+    if getattr(args, "drop_repeated_rows", False):
+        frame, repeated = without_repeated_records(frame)
+        print(f"Left out {repeated.n_copies:,} row{'s' if repeated.n_copies != 1 else ''} that repeat an earlier row "
+              f"in every column, {repeated.record_column} included (--drop-repeated-rows)." if repeated else
+              "--drop-repeated-rows: no row repeats an earlier one in every column; nothing was left out.")
+    else:
+        repeated = repeated_records(frame)
+        if repeated is not None:
+            print(f"Warning: {repeated.note('cli')}")
     if frame.attrs.get("unnamed"):
         print(f"In {Path(args.data).name}, {frame.attrs['unnamed']}.")
     if frame.attrs.get("merged_spellings"):
@@ -551,9 +565,10 @@ def main(argv=None) -> int:
 
     import warnings
 
-    from .errors import PossibleLeakWarning
+    from .errors import PossibleLeakWarning, RepeatedRecordsWarning
 
     warnings.simplefilter("ignore", PossibleLeakWarning)  # the command line prints its own note (leakage_note)
+    warnings.simplefilter("ignore", RepeatedRecordsWarning)  # and its own line on repeated records
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`

@@ -40,6 +40,11 @@ class PossibleLeakWarning(UserWarning):
     in their own words, and silence this warning)."""
 
 
+class RepeatedRecordsWarning(UserWarning):
+    """The training table repeats records: rows equal to an earlier row in every column, record number included
+    (:mod:`frl_engine.repeated_rows`).  The command line and the dashboard say so in their own words."""
+
+
 @contextlib.contextmanager
 def quiet_possible_leak():
     """A context in which :class:`PossibleLeakWarning` is not shown: the fits of the folds of a

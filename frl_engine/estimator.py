@@ -316,6 +316,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         frame = self._as_frame(X, fitting=True)
+        self._warn_repeated_records(X)
         y_array = np.asarray(y)
         if y_array.ndim != 1:
             y_array = column_or_1d(y_array, warn=True)
@@ -399,6 +400,17 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.validation_summary_ = None
         self._warn_possible_leak()
         return self
+
+    @staticmethod
+    def _warn_repeated_records(X) -> None:
+        """A :class:`~frl_engine.errors.RepeatedRecordsWarning` when ``X`` repeats records: rows equal to an earlier
+        one in every column, record number included (:func:`frl_engine.repeated_rows.repeated_records`)."""
+        from .errors import RepeatedRecordsWarning
+        from .repeated_rows import repeated_records
+
+        found = repeated_records(X) if isinstance(X, pd.DataFrame) else None
+        if found is not None:
+            warnings.warn(found.note("api"), RepeatedRecordsWarning, stacklevel=3)
 
     def _warn_possible_leak(self) -> None:
         """A :class:`~frl_engine.errors.PossibleLeakWarning` when the list separates its training outcome almost

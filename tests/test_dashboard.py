@@ -634,3 +634,19 @@ def test_an_encounter_table_is_said_as_rows_of_patients_as_on_the_card(at):
     assert any(f"{n:,} rows of {n_patients:,} patients" in c.value for c in at.caption)
     shown = {m.label: m.value for m in at.metric}
     assert shown["Rows"] == f"{n:,}" and "Patients" not in shown
+
+
+def test_repeated_records_are_said_on_the_data_page_and_left_out_on_request(at):
+    rng = np.random.default_rng(5)
+    frame = _table(300, seed=5, encounter_id=rng.permutation(300) + 5000)
+    table = pd.concat([frame, frame.iloc[:30]]).reset_index(drop=True)
+    upload(at, "joined.csv", table.to_csv(index=False).encode())
+    at.selectbox(key=state.W_EVENT).set_value("yes").run()
+    shown = [w.value for w in at.warning]
+    assert any("30 of 330 rows" in w and "**encounter\\_id** included" in w for w in shown), shown
+    at.button(key="w_drop_repeated_rows").click().run()
+    assert not at.exception and not errors(at)
+    data = at.session_state[state.DATA]
+    assert data.n_rows == 300 and "without 30 repeated rows" in data.name
+    assert at.session_state[state.W_TARGET] == "Outcome" and at.session_state[state.W_EVENT] == "yes"
+    assert not any("repeat an earlier row" in w.value for w in at.warning)
