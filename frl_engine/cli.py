@@ -147,15 +147,7 @@ def load_training_data(args):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.")
     if getattr(args, "codes_as_missing", False):
         frame = codes_as_missing(frame, [c for c in frame.columns if c != args.target and c not in declared])
-    if getattr(args, "drop_repeated_rows", False):
-        frame, repeated = without_repeated_records(frame)
-        print(f"Left out {repeated.n_copies:,} row{'s' if repeated.n_copies != 1 else ''} that repeat an earlier row "
-              f"in every column, {repeated.record_column} included (--drop-repeated-rows)." if repeated else
-              "--drop-repeated-rows: no row repeats an earlier one in every column; nothing was left out.")
-    else:
-        repeated = repeated_records(frame)
-        if repeated is not None:
-            print(f"Warning: {repeated.note('cli')}")
+    frame = repeated_rows_said(frame, getattr(args, "drop_repeated_rows", False))
     if frame.attrs.get("unnamed"):
         print(f"In {Path(args.data).name}, {frame.attrs['unnamed']}.")
     if frame.attrs.get("merged_spellings"):
@@ -333,6 +325,23 @@ def text_missing_note(readings) -> str | None:
     """The line naming the numeric columns whose text cells (``pending``, ``TNP``) were read as missing, else None."""
     found = [f"'{r.name}' ({r.text_as_missing})" for r in readings if r.kind == "numeric" and r.text_as_missing]
     return f"Read as missing, in columns of numbers: {'; '.join(found)}." if found else None
+
+
+def repeated_rows_said(frame, drop: bool, again: str = "refit with"):
+    """The table without its repeated records when ``drop`` (``--drop-repeated-rows``), with a line saying how many
+    were left out; otherwise the table as it is, with a warning when it repeats records
+    (:mod:`frl_engine.repeated_rows`).  ``again`` is the warning's remedy verb (``frl validate``: "validate again
+    with")."""
+    if drop:
+        frame, found = without_repeated_records(frame)
+        print(f"Left out {found.n_copies:,} row{'s' if found.n_copies != 1 else ''} that repeat an earlier row in every "
+              f"column, {found.record_column} included (--drop-repeated-rows)." if found else
+              "--drop-repeated-rows: no row repeats an earlier one in every column; nothing was left out.")
+        return frame
+    found = repeated_records(frame)
+    if found is not None:
+        print("Warning: " + found.note("cli").replace("refit with", again))
+    return frame
 
 
 def codes_as_missing(frame, columns, stream=None):

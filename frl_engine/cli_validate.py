@@ -55,6 +55,9 @@ def cmd_validate(args) -> int:
             frame = frame.loc[~empty].reset_index(drop=True)
             print(f"Left out {int(empty.sum())} patient{'s' if empty.sum() != 1 else ''} whose {target} is empty "
                   "or not known (--drop-missing-outcome).")
+    from .cli import repeated_rows_said
+
+    frame = repeated_rows_said(frame, args.drop_repeated_rows, again="validate again with")
     try:
         result = validate_model(model, frame, data_name=name, by=args.by, target=args.target,
                                 positive=args.positive)
@@ -108,6 +111,9 @@ def register(subparsers) -> None:
                                "missing, as `frl fit --codes-as-missing` does; what was emptied is printed")
     validate.add_argument("--drop-missing-outcome", action="store_true",
                           help="leave out the patients whose outcome is empty (said), as `frl fit` does")
+    validate.add_argument("--drop-repeated-rows", action="store_true",
+                          help="leave out the rows that repeat an earlier row in every column, record number included "
+                               "(an encounter written twice by a join; warned about otherwise)")
     validate.add_argument("--by", metavar="COLUMN", help="also report each subgroup of this column (e.g. sex, age band)")
     validate.add_argument("--out", help="write the full result as JSON")
     validate.add_argument("--html", help="write a self-contained HTML report with the calibration plot and decision curve")

@@ -95,3 +95,18 @@ def test_frl_fit_warns_and_drops_the_copies_only_when_asked(tmp_path, capsys):
     assert main(["fit", str(clean), "--target", "readmitted", "--chains", "2", "--drop-repeated-rows",
                  "--out", str(tmp_path / "c.json")]) == 0
     assert "nothing was left out" in capsys.readouterr().out
+
+
+def test_frl_validate_warns_of_repeated_records_in_the_new_table_and_drops_them_when_asked(tmp_path, capsys):
+    train, new = tmp_path / "train.csv", tmp_path / "new.csv"
+    _encounters(seed=0).to_csv(train, index=False)
+    _with_copies(_encounters(seed=3), 60).to_csv(new, index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(train), "--target", "readmitted", "--chains", "2", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(model), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "Warning: 60 of 660 rows (9.1%) repeat an earlier row" in out and "validate again with --drop-repeated-rows" in out
+    assert main(["validate", str(model), str(new), "--drop-repeated-rows"]) == 0
+    out = capsys.readouterr().out
+    assert "Left out 60 rows that repeat an earlier row" in out and "Warning: 60" not in out
