@@ -192,3 +192,19 @@ def test_an_event_written_another_way_is_read_and_said_under_the_figures(at):
     notes = [c.value for c in at.caption if "as written" in c.value]
     assert notes == ["Note: no cell of 'readmitted' holds the model's event 'Y' as written: 'yes' was read as the "
                      "event; if that is not the event in this table, name it (--positive)."]
+
+
+def test_repeated_records_in_the_new_table_are_said_and_left_out_on_request(at):
+    import pandas as pd
+
+    open_model_file(at)
+    frame = new_table(n=1000, seed=4)
+    frame["encounter_id"] = np.arange(1000) + 70_000
+    upload_new(at, pd.concat([frame, frame.iloc[:100]]))
+    assert any("100 of 1,100 rows" in w.value and "**encounter\\_id** included" in w.value for w in at.warning)
+    assert {m.label: m.value for m in at.metric}["Patients (events)"].startswith("1,100 ")
+    at.button(key="w_ext_drop_repeated_rows").click().run()
+    assert not at.exception and not at.error
+    assert not any("repeat an earlier row" in w.value for w in at.warning)
+    event = (frame["readmitted"] == "<30").to_numpy()
+    assert {m.label: m.value for m in at.metric}["Patients (events)"] == f"1,000 ({int(event.sum()):,})"
