@@ -350,7 +350,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         lists the earlier stages visited (:attr:`frl_engine.walk.WalkStage.good_rules`).
         A walk's end replaces the best chain's list only when it is better.  Above
         :data:`frl_engine.walk.FULL_PLAN_ROWS` rows there are fewer stages, each polishing fewer picks
-        (:func:`frl_engine.walk.walk_plan`: at 20,000 rows two stages of three, from 30,000 one of two), and
+        (:func:`frl_engine.walk.walk_plan`: from 20,000 rows two stages of three picks), and
         above :data:`frl_engine.walk.FULL_WALK_ROWS` rows the walkers run fewer sweeps for the same work
         (:func:`frl_engine.walk.walk_sweeps`).  From :data:`frl_engine.row_order.MIN_ROWS` rows the polished
         search runs on the rows sorted by its greedy list's groups (:mod:`frl_engine.row_order`): the same

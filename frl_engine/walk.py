@@ -67,10 +67,12 @@ LEARNED_LISTS = 200
 #: Above ``FULL_PLAN_ROWS`` rows the walk stages and the picks each stage polishes shrink in proportion to
 #: ``(FULL_PLAN_ROWS + SWEEP_OVERHEAD_ROWS) / (rows + SWEEP_OVERHEAD_ROWS)``, to at least ``MIN_WALK_STAGES`` and
 #: ``MIN_WALK_PICKS`` (:func:`walk_plan`).  ``FULL_PLAN_ROWS`` is where the search starts to sort its rows
-#: (:data:`frl_engine.row_order.MIN_ROWS`): every UCI set keeps its four stages of six picks.
+#: (:data:`frl_engine.row_order.MIN_ROWS`): every UCI set keeps its four stages of six picks.  Never fewer than two
+#: stages of three picks (the plan at 20,000 rows): with one stage of two, five seeds of an export shaped like UCI's
+#: diabetes export at 100,000 rows ended 3.6 nats apart, with two of three 0.75 (docs/search.md section 1, step 6).
 FULL_PLAN_ROWS = MIN_ROWS
-MIN_WALK_STAGES = 1
-MIN_WALK_PICKS = 2
+MIN_WALK_STAGES = 2
+MIN_WALK_PICKS = 3
 
 
 #: Sweeps per walker of a *short* stage: where annealing proposes every rule often (not sparse in the candidates,
@@ -106,7 +108,7 @@ def walk_plan(n_rows: int, stages: int, picks: int = WALK_PICKS) -> tuple[int, i
     :func:`walk_sweeps`; its picks are polished on every row), and a clinician with a large export waits for
     all of it.  So both shrink by the factor ``s = (FULL_PLAN_ROWS + SWEEP_OVERHEAD_ROWS) / (n_rows +
     SWEEP_OVERHEAD_ROWS)``: ``max(MIN_WALK_STAGES, floor(stages * s))`` stages of ``max(MIN_WALK_PICKS,
-    floor(picks * s))`` picks: at 20,000 rows 2 stages of 3 picks, from 30,000 rows 1 stage of 2.  On
+    floor(picks * s))`` picks: 3 stages of 5 at 10,000 rows, from 20,000 rows 2 stages of 3 picks.  On
     the logistic export (20,000 and 100,000 rows), where the four stages of six picks had found nothing
     better, ``frl fit`` takes about half the time (docs/search.md section 1, step 6).  A function of the
     size, not of the clock: the search depends on the seed alone.  Never more than asked.

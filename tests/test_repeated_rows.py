@@ -56,6 +56,10 @@ def test_a_patient_seen_twice_and_identical_rows_without_a_record_number_are_not
     clash = _encounters()
     clash.loc[1, "encounter_id"] = clash.loc[0, "encounter_id"]
     assert repeated_records(clash) is None
+    # one encounter number on two different records, each written twice: not a record number
+    reused = _encounters()
+    reused.loc[1, "encounter_id"] = reused.loc[0, "encounter_id"]
+    assert repeated_records(pd.concat([reused, reused.iloc[:2]])) is None
     # a copy whose encounter number is missing is not a repeated record
     blank = _encounters().astype({"encounter_id": "object"})
     blank.loc[[0, 1], "encounter_id"] = None
