@@ -235,6 +235,9 @@ def register(subparsers) -> None:
     explore.add_argument("--codes-as-missing", action="store_true",
                          help="read numbers that look like codes for not known (999 among ages 18 to 94) as missing, "
                               "as `frl fit --codes-as-missing` does")
+    explore.add_argument("--drop-repeated-rows", action="store_true",
+                         help="leave out the rows that repeat an earlier row in every column, record number included, "
+                              "as `frl fit --drop-repeated-rows` does")
     explore.add_argument("--exclude", action="append", default=[], metavar="COLUMN",
                          help="a column not to use (repeat for several)")
     explore.add_argument("--threshold", action="append", default=[], metavar="COLUMN=V1,V2",

@@ -114,3 +114,13 @@ def test_frl_validate_warns_of_repeated_records_in_the_new_table_and_drops_them_
     assert main(["validate", str(model), str(new), "--drop-repeated-rows"]) == 0
     out = capsys.readouterr().out
     assert "Left out 60 rows that repeat an earlier row" in out and "Warning: 60" not in out
+
+
+def test_every_command_that_reads_training_data_offers_to_drop_repeated_rows():
+    from frl_engine.cli import build_parser
+
+    parser = build_parser()
+    for command in ("fit", "sample", "evaluate", "explore"):
+        args = parser.parse_args([command, "t.csv", "--target", "y", "--drop-repeated-rows"])
+        assert args.drop_repeated_rows, command
+    assert parser.parse_args(["validate", "m.json", "t.csv", "--drop-repeated-rows"]).drop_repeated_rows
