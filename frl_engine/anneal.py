@@ -25,7 +25,7 @@ import numpy as np
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .basin import DEFAULT_PATIENCE, PolishCache, hop
+from .basin import DEFAULT_PATIENCE, PolishCache, hop, wide_tail_check
 from .bits import adopt_counts, capture_counts_from, recount_from
 from .errors import FRLError
 # The objective's rule prior draws from every mined rule (model.prior_total_weight); the moves draw from the
@@ -170,6 +170,10 @@ class AnnealResult:
     walks : tuple of WalkStage
         The posterior walks run after the rounds had not converged (:mod:`frl_engine.walk`); empty
         when none ran.  ``best`` is a walk's end only when it beats every chain's list.
+    wide_tail_value : float or None
+        Where the walks ran and the search had still not converged, the objective of the best list after the
+        wider beam over its tail (:func:`frl_engine.basin.wide_tail_check`); ``best`` is that list when it is
+        higher, and such a list counts as one no chain reached.  None when the check did not run.
     """
 
     best: ListFit
@@ -182,6 +186,7 @@ class AnnealResult:
     n_polish_passes: int = 0
     round_size: int = 0
     walks: tuple = field(default=(), repr=False)
+    wide_tail_value: float | None = None
 
 
 def greedy_list(problem: PackedProblem) -> np.ndarray:
@@ -466,12 +471,22 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         winner = int(np.argmax(values))
         if values[winner] > best_value + AGREEMENT_TOL:
             best_order, best_value = runs[winner][0], values[winner]
+    walk_values, wide_value = [v for stage in stages for v in stage.values], None
+    if polish and stages and not search_report(values, walk_values=walk_values, n_walks=len(stages)).converged:
+        # Not converged: look once more below the best list's rules with a much wider beam (docs/search.md
+        # section 1, step 11).  A list it finds counts as one the walks found: no chain confirmed it.
+        tell("searching: a wider beam over the bottom of the best list")
+        wide_order, wide_value, n_wide = wide_tail_check(problem, best_order, best_value, cache)
+        if n_wide:
+            best_order, best_value = wide_order, wide_value
+            walk_values.append(wide_value)
     best = fit_list(original, best_order)
     polished = tuple(run[3] for run in runs) if polish else ()
-    walk_values = tuple(v for stage in stages for v in stage.values) if stages else None
+    walk_values = tuple(walk_values) if stages else None
     return AnnealResult(best=best, chain_values=tuple(values), chain_orders=tuple(run[0] for run in runs),
                         acceptance_rates=tuple(run[2] for run in runs),
                         report=search_report(values, max_chains, polished if hopped else None, walk_values,
                                              len(stages)),
                         chain_starts=tuple(starts), chain_polished_values=polished,
-                        n_polish_passes=cache.n_passes, round_size=int(n_chains), walks=tuple(stages))
+                        n_polish_passes=cache.n_passes, round_size=int(n_chains), walks=tuple(stages),
+                        wide_tail_value=wide_value)

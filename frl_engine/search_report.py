@@ -161,7 +161,8 @@ class SearchReport:
             ended, source = (("all ended at one list", "it") if self.n_distinct == 1
                              else (f"ended at {self.n_distinct} different lists", "the best of them"))
             return (f"Search not converged: the {self.n_chains} chains {ended}, "
-                    f"and {self._walks_text()} from {source} found a list {self._nats(self.walk_gain_nats)} "
+                    f"and {self._walks_text()} from {source}, with a wider search over the lower rules of the "
+                    f"best list, found a list {self._nats(self.walk_gain_nats)} "
                     f"better than any chain's, which is the one printed; no chain reached it, so a better one may "
                     f"exist and another run may print a different list: {more_chains}.")
         if self.unexplored:

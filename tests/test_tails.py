@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from frl_engine.basin import PolishCache, polish_order, regrow_tails
+from frl_engine.basin import WIDE_BEAM_WIDTH, PolishCache, polish_order, regrow_tails, wide_tail_check
 from frl_engine.model import Hyperparameters, PackedProblem, fit_list, log_posterior_upper_bound
 from frl_engine.simulate import simulate_rule_list_data
 from frl_engine.tails import beam_tail
@@ -84,6 +84,28 @@ def test_a_better_tail_of_three_rules_that_single_moves_cuts_and_drops_miss_is_f
     assert improved >= 1 and found_value - value == pytest.approx(0.44, abs=0.01)
     assert found_value == pytest.approx(model.log_posterior_, abs=1e-8)
     assert found_value == pytest.approx(fit_list(problem, found).log_posterior, abs=1e-8)
+
+
+def test_a_wider_beam_leaves_a_list_that_the_searchs_own_beam_cuts_and_drops_cannot_leave():
+    """3,000 patients of the smooth-risk table (null markers; seed 0).  Below the MAP list's first rule, the
+    search's beam (8 tails, 10 nats) grows a tail 3.3 nats below the MAP's; polished and re-grown (cuts, drops,
+    the beam at the last four cuts) it stops 1.5 nats below.  The once-a-search check with a beam of 128 tails
+    kept 25 nats below the best reaches the MAP list's objective from there, and never returns a worse list."""
+    model = _smooth_risk_model("null", 3000, 0)
+    problem, best_value = model.problem_, model.log_posterior_
+    first = list(model.map_fit_.order[:1])
+    narrow, narrow_value = beam_tail(problem, first)
+    assert narrow_value < best_value - 3.0
+    assert beam_tail(problem, first, width=WIDE_BEAM_WIDTH, margin=25.0)[1] == pytest.approx(best_value, abs=1e-8)
+    start, start_value = polish_order(problem, narrow)
+    stuck, stuck_value, _, _ = regrow_tails(problem, start, start_value)
+    assert stuck_value < best_value - 1.0
+    assert list(regrow_tails(problem, stuck, stuck_value)[0]) == list(stuck)          # a fixed point of the search
+    found, found_value, improvements = wide_tail_check(problem, stuck, stuck_value)
+    assert improvements >= 1 and found_value == pytest.approx(best_value, abs=1e-8)
+    assert found_value == pytest.approx(fit_list(problem, found).log_posterior, abs=1e-8)
+    again, again_value, none = wide_tail_check(problem, found, found_value)           # nothing better: unchanged
+    assert none == 0 and list(again) == list(found) and again_value == found_value
 
 
 @pytest.mark.parametrize("seed", [6, 7])

@@ -78,7 +78,8 @@ def test_walks_run_after_an_unconverged_search_and_never_make_its_list_worse():
     assert one.report == two.report
     walk_best = max(v for stage in one.walks for v in stage.values)
     best = max(max(one.chain_values), walk_best)
-    assert one.best.log_posterior == pytest.approx(best, abs=1e-9)
+    assert one.best.log_posterior == pytest.approx(max(best, one.wide_tail_value), abs=1e-9)
+    assert one.wide_tail_value >= best - 1e-9 and two.wide_tail_value == one.wide_tail_value
     assert one.report.n_walks == 2
     assert one.report.walk_gain_nats == pytest.approx(max(0.0, walk_best - max(one.chain_values)))
     # chains that agree are checked by short stages, while each finds a better list; converged only if none did
@@ -86,6 +87,7 @@ def test_walks_run_after_an_unconverged_search_and_never_make_its_list_worse():
     assert search_report(converged.chain_values).converged
     assert len(converged.walks) >= 1 and converged.report.n_walks == len(converged.walks)
     assert converged.report.converged == (converged.report.walk_gain_nats == 0.0)
+    assert converged.report.converged == (converged.wide_tail_value is None)   # the wider beam only when needed
     # walks=0 turns them off
     assert anneal(problem, n_steps=200, n_chains=2, max_chains=2, walks=0, random_state=4).walks == ()
 
@@ -298,9 +300,10 @@ def test_on_spambase_a_walk_finds_a_better_list_than_four_agreeing_chains():
     assert len(result.chain_values) == 4 and search_report(result.chain_values).n_distinct == 1
     assert len(result.walks) == 1 and result.report.walk_found_better and not result.report.converged
     assert result.report.walk_gain_nats > 1.0
-    assert result.best.log_posterior == pytest.approx(max(result.walks[0].values))
+    assert result.best.log_posterior == pytest.approx(max(max(result.walks[0].values), result.wide_tail_value))
     assert result.report.message().startswith("Search not converged: the 4 chains all ended at one list, and a "
-                                              "walk of the posterior from it found a list")
+                                              "walk of the posterior from it, with a wider search over the lower "
+                                              "rules of the best list, found a list")
 
 
 def test_on_spambase_a_walker_from_another_top_rule_finds_what_walkers_from_the_best_lists_miss():
@@ -316,8 +319,10 @@ def test_on_spambase_a_walker_from_another_top_rule_finds_what_walkers_from_the_
     told = []
     result = anneal(model.problem_, n_chains=4, random_state=2, walks=1, progress=told.append)
     stage = result.walks[0]
-    # the walk found a list no chain reached, which more chains would not confirm: none runs after it
-    assert len(result.chain_values) == 8 < result.report.max_chains and "walk 1" in told[-1]
+    # the walk found a list no chain reached, which more chains would not confirm: none runs after it; the
+    # search is not converged, so the wider beam over the tail looks once below the best list, last
+    assert len(result.chain_values) == 8 < result.report.max_chains and "walk 1" in told[-2]
+    assert "wider beam" in told[-1] and result.wide_tail_value == pytest.approx(result.best.log_posterior)
     assert not any("confirming" in line for line in told) and not result.report.converged
     tops = [order[0] for order in stage.starts]
     assert len(set(tops)) > 1                                          # another top rule got a walker
