@@ -71,13 +71,18 @@ def _identifier_columns(frame: pd.DataFrame) -> list:
             if has_identifier_name(column) and not isinstance(frame[column], pd.DataFrame)]
 
 
+def _duplicated(frame: pd.DataFrame, keep) -> np.ndarray:
+    """``frame.duplicated(keep=keep)`` as an array; unhashable cells (lists from a database driver) compared as
+    text."""
+    try:
+        return frame.duplicated(keep=keep).to_numpy()
+    except TypeError:
+        return frame.astype(str).duplicated(keep=keep).to_numpy()
+
+
 def _pairs_repeat(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """For each row, whether another row has the same pair of values (``first``, ``second``)."""
-    pairs = pd.DataFrame({"a": first, "b": second})
-    try:
-        return pairs.duplicated(keep=False).to_numpy()
-    except TypeError:   # unhashable cells (lists from a database driver): compared as text
-        return pairs.astype(str).duplicated(keep=False).to_numpy()
+    return _duplicated(pd.DataFrame({"a": first, "b": second}), keep=False)
 
 
 def repeated_records(frame: pd.DataFrame) -> RepeatedRecords | None:
@@ -111,11 +116,7 @@ def repeated_records(frame: pd.DataFrame) -> RepeatedRecords | None:
         if not agree.all():
             continue   # rows with one record number but different values: a patient number, or a recoded export
         # exactly, on these rows alone: copies are equal in every column, and the record number is unique without them
-        block = frame.iloc[rows]
-        try:
-            copies_in_block = block.duplicated(keep="first").to_numpy()
-        except TypeError:
-            copies_in_block = block.astype(str).duplicated(keep="first").to_numpy()
+        copies_in_block = _duplicated(frame.iloc[rows], keep="first")
         if not copies_in_block.any() or pd.Series(keys[~copies_in_block]).duplicated().any():
             continue
         copies = np.zeros(len(frame), dtype=bool)

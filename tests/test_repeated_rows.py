@@ -124,3 +124,17 @@ def test_every_command_that_reads_training_data_offers_to_drop_repeated_rows():
         args = parser.parse_args([command, "t.csv", "--target", "y", "--drop-repeated-rows"])
         assert args.drop_repeated_rows, command
     assert parser.parse_args(["validate", "m.json", "t.csv", "--drop-repeated-rows"]).drop_repeated_rows
+
+
+def test_cells_a_database_driver_returns_as_lists_are_compared_as_text():
+    """A column of lists (unhashable: pandas cannot hash the rows) is compared as text: the copies are found,
+    and two records whose lists differ are not copies."""
+    table = _with_copies(_encounters(), 30)
+    table["codes"] = [[int(a) % 7, int(a) % 5] for a in table["encounter_id"]]
+    with pytest.raises(TypeError):
+        table.duplicated()
+    found = repeated_records(table)
+    assert found is not None and (found.n_copies, found.record_column) == (30, "encounter_id")
+    first_copy = int(np.flatnonzero(found.copies)[0])
+    table.at[first_copy, "codes"] = [99]             # now that row's record differs from its earlier twin
+    assert repeated_records(table) is None
