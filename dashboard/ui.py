@@ -102,6 +102,19 @@ def show_message(message: str | None, detail: str | None = None) -> None:
             st.caption(f"Technical detail: {detail}")
 
 
+def repeated_rows_warning(data, *, key: str, leave_out) -> None:
+    """The warning that ``data`` holds copies of records (:mod:`frl_engine.repeated_rows`), with a button that
+    calls ``leave_out(data)``; nothing when there are none.  The uploaded table itself is never changed."""
+    from dashboard import services
+
+    repeated = services.repeated_records_cached(data.key, data.frame)
+    if repeated is None:
+        return
+    st.warning(repeated.note("dashboard", name=lambda column: f"**{md(column)}**"), icon=":material/content_copy:")
+    st.button("Leave out the repeated rows", key=key, icon=":material/content_copy:", on_click=leave_out,
+              args=(data,))
+
+
 def link(page: str, label: str, icon: str | None = None) -> None:
     st.page_link(PAGES[page], label=label, icon=icon)
 

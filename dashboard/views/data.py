@@ -89,21 +89,19 @@ if codes:
 
     st.button("Read these codes as missing", key="w_codes_as_missing", icon=":material/block:",
               on_click=read_codes_as_missing)
-repeated = services.repeated_records_cached(data.key, frame)
-if repeated is not None:
-    st.warning(repeated.note("dashboard", name=lambda column: f"**{ui.md(column)}**"), icon=":material/content_copy:")
 
-    def leave_out_repeated_rows(data=data):
-        # only rows are left out: the outcome, its event and the column settings stay as the user set them
-        kept = {key: ss.get(key) for key in (state.W_TARGET, state.W_EVENT, state.W_EVENT_ALSO)}
-        fewer = services.without_repeated_records(data)
-        state.set_data(fewer)
-        ss.update(kept)  # a callback runs before the pickers are drawn again
-        if data.key in ss[state.COLUMN_TABLES]:
-            ss[state.COLUMN_TABLES][fewer.key] = ss[state.COLUMN_TABLES][data.key]
 
-    st.button("Leave out the repeated rows", key="w_drop_repeated_rows", icon=":material/content_copy:",
-              on_click=leave_out_repeated_rows)
+def leave_out_repeated_rows(data):
+    # only rows are left out: the outcome, its event and the column settings stay as the user set them
+    kept = {key: ss.get(key) for key in (state.W_TARGET, state.W_EVENT, state.W_EVENT_ALSO)}
+    fewer = services.without_repeated_records(data)
+    state.set_data(fewer)
+    ss.update(kept)  # a callback runs before the pickers are drawn again
+    if data.key in ss[state.COLUMN_TABLES]:
+        ss[state.COLUMN_TABLES][fewer.key] = ss[state.COLUMN_TABLES][data.key]
+
+
+ui.repeated_rows_warning(data, key="w_drop_repeated_rows", leave_out=leave_out_repeated_rows)
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
 c2.metric("Columns", f"{data.n_columns:,}", border=True)

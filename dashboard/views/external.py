@@ -86,13 +86,10 @@ with right:
     if data is not None:
         st.caption(f":material/description: **{ui.md(data.name)}** · {data.n_rows:,} patients, "
                    f"{data.n_columns} columns")
-        repeated = services.repeated_records_cached(data.key, data.frame)
-        if repeated is not None:   # validated as they are unless the user leaves them out
-            st.warning(repeated.note("dashboard", name=lambda column: f"**{ui.md(column)}**"),
-                       icon=":material/content_copy:")
-            st.button("Leave out the repeated rows", key="w_ext_drop_repeated_rows", icon=":material/content_copy:",
-                      on_click=lambda data=data: ss.__setitem__(state.EXT_DATA,
-                                                                services.without_repeated_records(data)))
+        # validated as they are unless the user leaves them out
+        ui.repeated_rows_warning(data, key="w_ext_drop_repeated_rows",
+                                 leave_out=lambda data: ss.__setitem__(state.EXT_DATA,
+                                                                       services.without_repeated_records(data)))
 
 if fit is None or data is None:
     if fit is not None:
