@@ -254,11 +254,15 @@ def print_model(model: dict, stream=None) -> None:
     print(FallingRuleListClassifier.from_dict(model).format_list(label), file=stream)
     training = model.get("training") or {}
     if training.get("n_rows"):
-        who = (f"{training['n_rows']} rows of {training['n_patients']:,} patients ({training['patient_column']})"
-               if training.get("n_patients") else f"{training['n_rows']} patients")
-        events = training.get("n_positive")
-        print(f"\n{who}, {events} {'event' if events == 1 else 'events'} "
-              f"({100 * training.get('positive_rate', 0):.1f}%); {training.get('n_candidate_rules')} candidate rules; "
+        who = (f"{training['n_rows']:,} rows of {training['n_patients']:,} patients ({training['patient_column']})"
+               if training.get("n_patients") else f"{training['n_rows']:,} patients")
+        events, n_rules = training.get("n_positive"), training.get("n_candidate_rules")
+
+        def count(value):   # 100,000 as the card writes it; a model file without the figure prints None
+            return f"{value:,}" if isinstance(value, int) else value
+
+        print(f"\n{who}, {count(events)} {'event' if events == 1 else 'events'} "
+              f"({100 * training.get('positive_rate', 0):.1f}%); {count(n_rules)} candidate rules; "
               f"log posterior {model.get('parameters', {}).get('log_posterior', float('nan')):.3f}", file=stream)
 
 

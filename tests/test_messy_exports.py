@@ -780,7 +780,7 @@ def test_patients_without_an_outcome_stop_the_fit_unless_the_user_leaves_them_ou
     assert status == 2 and "40 missing values" in err and "--drop-missing-outcome" in err
     status, out, _ = run(["fit", str(path), "--target", "died", "--drop-missing-outcome"], capsys)
     assert status == 0 and "Left out 40 patients whose died is empty" in out
-    assert f"{len(age) - 40} patients" in out
+    assert f"{len(age) - 40:,} patients" in out
     features, event, _ = split_target(pd.read_csv(path, keep_default_na=False), "died", drop_missing=True)
     assert len(features) == len(event) == len(age) - 40 and features.attrs["outcome_missing_left_out"] == 40
     assert event.tolist() == died[40:].tolist()
@@ -883,7 +883,7 @@ def test_an_encounter_level_table_says_how_many_patients_its_rows_are(tmp_path, 
     frame.to_csv(path, index=False)
     status, out, _ = run(["fit", str(path), "--target", "readmitted", "--positive", "<30", "--steps", "500",
                           "--out", str(model)], capsys)
-    assert status == 0 and f"3000 rows of {n_patients:,} patients (patient_nbr)" in out
+    assert status == 0 and f"3,000 rows of {n_patients:,} patients (patient_nbr)" in out
     training = __import__("json").loads(model.read_text())["training"]
     assert training["n_patients"] == n_patients and training["patient_column"] == "patient_nbr"
     assert FallingRuleListClassifier.from_dict(__import__("json").loads(model.read_text())).patients_ == (
