@@ -33,7 +33,8 @@ and at the default; docs/search.md section 1, steps 8 and 9), ``--smooth`` (part
 rows and the smooth-risk tables: time, best objective, spread, converged; docs/search.md section 1, step 9),
 ``--wording`` (five seeds of the default fit on every set: how many cards they print with the search's wording
 and with the simplest; docs/search.md section 1, step 10), ``--table PATH --target COL [--event VALUE]`` (five
-seeds of the default fit on a table of your own, such as a real export that cannot ship with the repository).
+seeds of the default fit on a table of your own, such as a real export that cannot ship with the repository, then
+the default posterior of seed 0's fit).
 """
 
 from __future__ import annotations
