@@ -225,6 +225,7 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
 
 
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.22, "yanchor": "top"}
+LEGEND_AT_FOOT = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom"}
 
 
 def _label_margin(labels) -> int:
@@ -315,8 +316,10 @@ def events_captured_chart(model: dict) -> go.Figure:
         mode="lines+markers", line={"color": "#C0392B", "width": 2.5}, marker={"size": 7},
         hovertemplate="rules 1–%{x}: %{y:.0%} of all events<extra></extra>",
     ))
-    _base_layout(fig, height=380, title="Events captured by each rule", legend=LEGEND_BELOW, bargap=0.45)
-    fig.update_layout(yaxis={"title": "Events", "rangemode": "tozero"},
+    # the legend at the foot of the figure, not a share of the plot's height below it: there it met the axis
+    # title once a narrow column turned the rule numbers on their side
+    _base_layout(fig, height=400, title="Events captured by each rule", legend=LEGEND_AT_FOOT, bargap=0.45)
+    fig.update_layout(margin={"b": 115}, yaxis={"title": "Events", "rangemode": "tozero"},
                       yaxis2={"title": "Cumulative share of events", "overlaying": "y", "side": "right",
                               "range": [0, 1.05], "tickformat": ".0%", "dtick": 0.25, "showgrid": False},
                       xaxis={"title": "Rule", "type": "category"})
