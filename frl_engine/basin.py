@@ -40,7 +40,7 @@ import numpy as np
 
 from .model import PackedProblem
 from .polish import IMPROVEMENT_TOL, polish_list
-from .tails import beam_tail
+from .tails import BEAM_MARGIN, BEAM_WIDTH, beam_tail
 
 # Improving moves one polish may take (each strictly improves the objective, so it always ends well before).
 MAX_POLISH_MOVES = 10_000
@@ -118,14 +118,16 @@ class PolishCache:
             self.n_passes += int(moves) + 1
         return found
 
-    def beam_tail(self, problem: PackedProblem, prefix) -> tuple[np.ndarray, float]:
-        """:func:`frl_engine.tails.beam_tail` of ``prefix``, computed once per search."""
-        key = tuple(int(i) for i in prefix)
+    def beam_tail(self, problem: PackedProblem, prefix, width: int = BEAM_WIDTH,
+                  margin: float = BEAM_MARGIN) -> tuple[np.ndarray, float]:
+        """:func:`frl_engine.tails.beam_tail` of ``prefix``, computed once per search (for each width and margin)."""
+        prefix = tuple(int(i) for i in prefix)
+        key = (prefix, width, margin)
         with self._lock:
             found = self._tails.get(key)
             if found is not None:
                 return found
-        found = beam_tail(problem, np.asarray(key, dtype=np.int64))
+        found = beam_tail(problem, np.asarray(prefix, dtype=np.int64), width=width, margin=margin)
         with self._lock:
             self._tails[key] = found
         return found
@@ -137,7 +139,8 @@ def polish_order(problem: PackedProblem, order, cache: PolishCache | None = None
 
 
 def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache | None = None,
-                 beam: bool = True) -> tuple[np.ndarray, float, int, int]:
+                 beam: bool = True, beam_width: int = BEAM_WIDTH,
+                 beam_margin: float = BEAM_MARGIN) -> tuple[np.ndarray, float, int, int]:
     """Cut the tail at each position from the bottom up and polish again, then drop each other rule in turn
     and polish again, then grow new tails by beam search below the last ``TAIL_CUTS`` cuts and polish them;
     repeat while any of them improves.
@@ -173,7 +176,7 @@ def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache
         if improved or not beam:
             continue
         for cut in range(length, max(length - TAIL_CUTS, -1), -1):
-            start, start_value = cache.beam_tail(problem, order[:cut])
+            start, start_value = cache.beam_tail(problem, order[:cut], beam_width, beam_margin)
             if start_value <= value + IMPROVEMENT_TOL:
                 continue
             order, value = polish_order(problem, start, cache)      # steepest ascent: never below its start
@@ -186,9 +189,9 @@ def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache
 
 def wide_tail_check(problem: PackedProblem, order, value: float, cache: PolishCache | None = None,
                     width: int = WIDE_BEAM_WIDTH, margin: float = WIDE_BEAM_MARGIN) -> tuple[np.ndarray, float, int]:
-    """Grow the tails of the best list once more by a beam ``width`` wide that keeps tails ``margin`` nats below
-    the best, at the last ``TAIL_CUTS`` cuts; polish and re-grow (:func:`regrow_tails`) what beats the list, and
-    repeat while a cut improves it.
+    """:func:`regrow_tails` with a beam ``width`` wide that keeps tails ``margin`` nats below the best: the last
+    ``TAIL_CUTS`` cuts of the best list grown once more, what beats the list polished, repeated while anything
+    improves it.
 
     The search's own beam (:data:`frl_engine.tails.BEAM_WIDTH` tails, 10 nats) misses a better tail whose first
     rule alone is far below the best single rule: on an export shaped like UCI's diabetes export at 100,000 rows
@@ -198,22 +201,7 @@ def wide_tail_check(problem: PackedProblem, order, value: float, cache: PolishCa
 
     Returns ``(order, value, n_improvements)``; ``value`` is never below the start's.
     """
-    cache = cache or PolishCache()
-    order = np.asarray(order, dtype=np.int64)
-    n_improvements = 0
-    improved = True
-    while improved:
-        improved = False
-        length = len(order)
-        for cut in range(length, max(length - TAIL_CUTS, -1), -1):
-            start, start_value = beam_tail(problem, order[:cut], width=width, margin=margin)
-            if start_value <= value + IMPROVEMENT_TOL:
-                continue
-            start, start_value = polish_order(problem, start, cache)
-            order, value, _, _ = regrow_tails(problem, start, start_value, cache)
-            n_improvements += 1
-            improved = True
-            break
+    order, value, _, n_improvements = regrow_tails(problem, order, value, cache, beam_width=width, beam_margin=margin)
     return order, value, n_improvements
 
 
