@@ -25,7 +25,7 @@ import numpy as np
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .basin import DEFAULT_PATIENCE, PolishCache, hop, wide_tail_check
+from .basin import DEFAULT_PATIENCE, WIDE_BEAM_WIDTH, PolishCache, hop, wide_tail_check
 from .bits import adopt_counts, capture_counts_from, recount_from
 from .errors import FRLError
 # The objective's rule prior draws from every mined rule (model.prior_total_weight); the moves draw from the
@@ -476,7 +476,9 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
         # Not converged: look once more below the best list's rules with a much wider beam (docs/search.md
         # section 1, step 11).  A list it finds counts as one the walks found: no chain confirmed it.
         tell("searching: a wider beam over the bottom of the best list")
-        wide_order, wide_value, n_wide = wide_tail_check(problem, best_order, best_value, cache)
+        workers = _worker_count(WIDE_BEAM_WIDTH, n_jobs)   # its tails counted side by side
+        wide_order, wide_value, n_wide = wide_tail_check(problem, best_order, best_value, cache,
+                                                         map_jobs=None if workers == 1 else _thread_pool(workers).map)
         if n_wide:
             best_order, best_value = wide_order, wide_value
             walk_values.append(wide_value)

@@ -119,15 +119,16 @@ class PolishCache:
         return found
 
     def beam_tail(self, problem: PackedProblem, prefix, width: int = BEAM_WIDTH,
-                  margin: float = BEAM_MARGIN) -> tuple[np.ndarray, float]:
-        """:func:`frl_engine.tails.beam_tail` of ``prefix``, computed once per search (for each width and margin)."""
+                  margin: float = BEAM_MARGIN, map_jobs=None) -> tuple[np.ndarray, float]:
+        """:func:`frl_engine.tails.beam_tail` of ``prefix``, computed once per search (for each width and margin;
+        ``map_jobs`` changes only the time)."""
         prefix = tuple(int(i) for i in prefix)
         key = (prefix, width, margin)
         with self._lock:
             found = self._tails.get(key)
             if found is not None:
                 return found
-        found = beam_tail(problem, np.asarray(prefix, dtype=np.int64), width=width, margin=margin)
+        found = beam_tail(problem, np.asarray(prefix, dtype=np.int64), width=width, margin=margin, map_jobs=map_jobs)
         with self._lock:
             self._tails[key] = found
         return found
@@ -140,7 +141,7 @@ def polish_order(problem: PackedProblem, order, cache: PolishCache | None = None
 
 def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache | None = None,
                  beam: bool = True, beam_width: int = BEAM_WIDTH,
-                 beam_margin: float = BEAM_MARGIN) -> tuple[np.ndarray, float, int, int]:
+                 beam_margin: float = BEAM_MARGIN, map_jobs=None) -> tuple[np.ndarray, float, int, int]:
     """Cut the tail at each position from the bottom up and polish again, then drop each other rule in turn
     and polish again, then grow new tails by beam search below the last ``TAIL_CUTS`` cuts and polish them;
     repeat while any of them improves.
@@ -152,6 +153,9 @@ def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache
     The drops run on problems of at most ``DROP_CELLS_MAX`` rows x candidate rules.  The beam
     (:func:`frl_engine.tails.beam_tail`, ``beam=False`` for none) reaches a tail of several rules whose every
     shorter part is worse than the list's own tail, which neither a cut nor a drop does.
+
+    ``map_jobs`` (a thread pool's ``map``, or None): the beams count their tails' rows through it, side by side
+    (:func:`frl_engine.tails.beam_tail`); the result does not depend on it.
 
     Returns ``(order, value, n_polishes, n_improvements)``; ``value`` is never below the start's.
     """
@@ -176,7 +180,7 @@ def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache
         if improved or not beam:
             continue
         for cut in range(length, max(length - TAIL_CUTS, -1), -1):
-            start, start_value = cache.beam_tail(problem, order[:cut], beam_width, beam_margin)
+            start, start_value = cache.beam_tail(problem, order[:cut], beam_width, beam_margin, map_jobs)
             if start_value <= value + IMPROVEMENT_TOL:
                 continue
             order, value = polish_order(problem, start, cache)      # steepest ascent: never below its start
@@ -188,7 +192,8 @@ def regrow_tails(problem: PackedProblem, order, value: float, cache: PolishCache
 
 
 def wide_tail_check(problem: PackedProblem, order, value: float, cache: PolishCache | None = None,
-                    width: int = WIDE_BEAM_WIDTH, margin: float = WIDE_BEAM_MARGIN) -> tuple[np.ndarray, float, int]:
+                    width: int = WIDE_BEAM_WIDTH, margin: float = WIDE_BEAM_MARGIN,
+                    map_jobs=None) -> tuple[np.ndarray, float, int]:
     """:func:`regrow_tails` with a beam ``width`` wide that keeps tails ``margin`` nats below the best: the last
     ``TAIL_CUTS`` cuts of the best list grown once more, what beats the list polished, repeated while anything
     improves it.
@@ -199,9 +204,13 @@ def wide_tail_check(problem: PackedProblem, order, value: float, cache: PolishCa
     below the best (docs/search.md section 1, step 11).  Run once per search, on its best list, when the search
     has not converged.
 
+    ``map_jobs``: a thread pool's ``map``, through which the beams count their tails side by side; the same
+    result.
+
     Returns ``(order, value, n_improvements)``; ``value`` is never below the start's.
     """
-    order, value, _, n_improvements = regrow_tails(problem, order, value, cache, beam_width=width, beam_margin=margin)
+    order, value, _, n_improvements = regrow_tails(problem, order, value, cache, beam_width=width, beam_margin=margin,
+                                                   map_jobs=map_jobs)
     return order, value, n_improvements
 
 

@@ -65,6 +65,7 @@ from .columns import (
     boolean_values,
     canonical_kind,
     category_label,
+    category_labels,
     code_label,
     code_prefixes,
     listed_codes,
@@ -561,7 +562,7 @@ class Binarizer:
             if not yes.any() or (yes.all() and not flag):
                 return skipped("a single value: makes no item")
             return ColumnSpec(column, "boolean", has_missing=has_missing and not flag, flag=flag), reading
-        labels = series[~missing].map(category_label)
+        labels = category_labels(series[~missing])
         counts = labels.value_counts()
         if kind in ("code", "code list"):
             return self._fit_codes(column, kind, counts, has_missing, min_count, reading, skipped)

@@ -55,7 +55,8 @@ from .sniff import COMMA_DECIMAL, POINT_DECIMAL
 __all__ = [
     "MISSING_MARKERS", "ITEM_KINDS", "SKIPPED_KINDS", "KIND_ALIASES", "NEAR_CONSTANT_SHARE",
     "ColumnReading", "read_column", "read_columns", "canonical_kind", "is_missing_marker",
-    "format_number", "category_label", "missing_mask", "numeric_values", "unreadable_mask", "boolean_values", "is_number",
+    "format_number", "category_label", "category_labels", "missing_mask", "numeric_values", "unreadable_mask",
+    "boolean_values", "is_number",
     "band_bounds", "code_label", "code_prefixes", "listed_codes", "has_code_name", "has_nominal_name",
     "has_identifier_name", "looks_like_identifier", "parse_interval",
 ]
@@ -217,6 +218,20 @@ def category_label(value) -> str:
     if isinstance(value, numbers.Real):
         return format_number(value)
     return str(value).strip()
+
+
+def category_labels(values: pd.Series) -> pd.Series:
+    """:func:`category_label` of every value of ``values`` (same index), computed once per distinct value.
+
+    A column of text, numbers, booleans or categories holds no two distinct values that compare equal
+    (``pd.factorize`` would merge them); an object column of mixed kinds can (``True == 1``, labelled ``"True"``
+    and ``"1"``), so it is labelled value by value.  100,000 rows of a text column: about 10 ms instead of 100.
+    """
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) != "string":
+        return values.map(category_label)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    labels = np.array([category_label(v) for v in np.asarray(uniques, dtype=object)], dtype=object)
+    return pd.Series(labels[codes], index=values.index, dtype=object)
 
 
 def is_missing_marker(value) -> bool:

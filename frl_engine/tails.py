@@ -42,7 +42,8 @@ import numba
 import numpy as np
 
 from .bits import capture_counts_from, popcount
-from .model import PackedProblem, log_list_prior, log_posterior_from_counts, parameter_prior_bound
+from .model import (PackedProblem, log_length_prior, log_posterior_from_counts, parameter_prior_bound,
+                    prior_total_weight)
 
 # Tails kept at each depth, and how many rules a tail may hold.  On the smooth-risk table above a width of 8
 # reaches the better tail at depth 3 and a width of 4 (without merging equal tails) did not.
@@ -70,24 +71,74 @@ def _binomial_max(n, s):
     return s * math.log(s / n) + (n - s) * math.log1p(-s / n)
 
 
+# Rules counted together in one pass over a word of every tail's rows (_append_counts): their counters, for
+# every tail of a wide beam (128 x 256 x 2 words, 512 KiB), stay in a core's cache while the word is read.
+COUNT_TILE = 256
+# A wide beam's tails are counted in this many parts side by side when the caller gives a map (a thread pool's).
+COUNT_PARTS = 4
+
+
 @numba.njit(nogil=True, cache=True)
-def _append_bounds(rules_by_word, y, order, length, remaining, n_cap, n_pos, in_list, cum_weights, log_weights,
-                   consts, bounds, caps, positives):
+def _append_counts(rules_by_word, y, remainings, captured, positive):
+    """For every tail ``p`` and rule ``r``: the rows of ``remainings[p]`` that rule ``r`` captures
+    (``captured[p, r]``) and the events among them (``positive[p, r]``).
+
+    ``remainings`` is ``(P, W)``: each tail's rows reaching its default rule.  The truth tables (``|B| x W``
+    words, 55 MB for 4,396 rules over 100,000 rows) are read once for all ``P`` tails, a tile of
+    ``COUNT_TILE`` rules at a time, instead of once a tail: counting tail by tail read them from memory 128
+    times at each depth of a wide beam, 7 ms a tail where this takes 3 (docs/search.md section 1, step 11).
+    Words holding no row of a tail are skipped for it (the search sorts the rows by its reference list's
+    groups, :mod:`frl_engine.row_order`, so near the bottom of a list they are a fraction of all).
+    """
+    n_words, n_rules = rules_by_word.shape
+    n_tails = remainings.shape[0]
+    tile_captured = np.zeros((n_tails, COUNT_TILE), dtype=np.uint64)
+    tile_positive = np.zeros((n_tails, COUNT_TILE), dtype=np.uint64)
+    for low in range(0, n_rules, COUNT_TILE):
+        high = min(low + COUNT_TILE, n_rules)
+        size = high - low
+        tile_captured[:] = 0
+        tile_positive[:] = 0
+        for w in range(n_words):
+            row = rules_by_word[w, low:high]
+            for p in range(n_tails):
+                rem = remainings[p, w]
+                if rem == 0:
+                    continue
+                events = rem & y[w]
+                caught = tile_captured[p]
+                events_caught = tile_positive[p]
+                for r in range(size):
+                    caught[r] += popcount(row[r] & rem)
+                    events_caught[r] += popcount(row[r] & events)
+        captured[:, low:high] = tile_captured[:, :size]
+        positive[:, low:high] = tile_positive[:, :size]
+
+
+@numba.njit(nogil=True, cache=True)
+def _append_bounds(captured, positive, order, length, n_cap, n_pos, in_list, cum_weights, log_weights, consts,
+                   bounds, caps, positives):
     """For every rule not in the list: its captures when appended after ``order[:length]``, and an upper bound
     of the longer list's objective (``-inf`` for a rule that would capture no row).
 
-    ``remaining`` holds the rows that reach the default rule, ``n_cap`` / ``n_pos`` the list's counts with the
-    default at index ``length``.  The bound is the list prior, plus the largest binomial log likelihood whose
+    ``captured`` / ``positive`` hold each rule's captures among the rows that reach the default rule and the
+    events among them (:func:`_append_counts`), ``n_cap`` / ``n_pos`` the list's counts with the default at
+    index ``length``.  The bound is the list prior, plus the largest binomial log likelihood whose
     rates fall down the list (the MAP's do: every ``gamma_l >= 1``), plus the parameters' prior at its modes
     (:func:`frl_engine.model.parameter_prior_bound`).  The falling rates are pooled adjacent violators: the
     list's own rules' blocks are pooled once, and each candidate and the default below it are pooled onto
     them.  It is tighter than :func:`frl_engine.model.log_posterior_upper_bound`, whose rates need not fall,
     which matters here: below a long list most rules catch patients riskier than the last rule's.
     """
-    n_words, n_rules = rules_by_word.shape
-    proposal = np.empty(length + 1, dtype=np.int64)
+    n_rules = captured.shape[0]
+    # The longer list's prior (model.log_list_prior) is the prefix's terms, the same for every appended rule,
+    # then the appended rule's own: summed in the same order, so the same number to the last bit.
+    head = log_length_prior(length + 1, consts)
+    unused = prior_total_weight(cum_weights, consts)
     for pos in range(length):
-        proposal[pos] = order[pos]
+        head += log_weights[order[pos]] - math.log(unused)
+        unused -= math.exp(log_weights[order[pos]])
+    log_unused = math.log(unused)
     # The list's rules pooled into falling blocks; below[t] is the log likelihood of blocks 0..t-1.
     block_n = np.empty(length + 1)
     block_s = np.empty(length + 1)
@@ -108,20 +159,6 @@ def _append_bounds(rules_by_word, y, order, length, remaining, n_cap, n_pos, in_
     default_cap = n_cap[length]
     default_pos = n_pos[length]
     parameters = parameter_prior_bound(length + 1, consts)
-    # Every rule's captures, a word at a time over the words that hold rows reaching the default (the search
-    # sorts the rows by its reference list's groups, frl_engine.row_order, so near the bottom of a list they
-    # are a fraction of all); one word's bits of every rule lie side by side.
-    captured = np.zeros(n_rules, dtype=np.uint64)
-    positive = np.zeros(n_rules, dtype=np.uint64)
-    for w in range(n_words):
-        rem = remaining[w]
-        if rem == 0:
-            continue
-        events = rem & y[w]
-        row = rules_by_word[w]
-        for r in range(n_rules):
-            captured[r] += popcount(row[r] & rem)
-            positive[r] += popcount(row[r] & events)
     for r in range(n_rules):
         bounds[r] = -np.inf
         if in_list[r] or captured[r] == 0:
@@ -147,8 +184,7 @@ def _append_bounds(rules_by_word, y, order, length, remaining, n_cap, n_pos, in_
             else:
                 likelihood += _binomial_max(rest_n, rest_s)
         likelihood += below[t] + _binomial_max(n, s)
-        proposal[length] = r
-        bounds[r] = log_list_prior(proposal, length + 1, cum_weights, log_weights, consts) + likelihood + parameters
+        bounds[r] = head + (log_weights[r] - log_unused) + likelihood + parameters
 
 
 @numba.njit(nogil=True, cache=True)
@@ -224,8 +260,11 @@ def _start(problem: PackedProblem, prefix: np.ndarray) -> _Tail:
     return _Tail(prefix, remaining[length].copy(), n_cap, n_pos, float(value))
 
 
-def _children(problem: PackedProblem, parents: list[_Tail], width: int) -> list[_Tail]:
-    """The ``width`` best lists one appended rule away from ``parents``, one per distinct objective."""
+def _children(problem: PackedProblem, parents: list[_Tail], width: int, map_jobs=None) -> list[_Tail]:
+    """The ``width`` best lists one appended rule away from ``parents``, one per distinct objective.
+
+    ``map_jobs`` (a thread pool's ``map``, or None): the parents' rows are counted in ``COUNT_PARTS`` parts side
+    by side (:func:`_append_counts` releases the GIL and writes its own parents' rows); the same result."""
     n_rules, n_parents = problem.n_rules, len(parents)
     longest = max(len(parent.order) for parent in parents)
     orders = np.zeros((n_parents, longest + 1), dtype=np.int64)
@@ -235,6 +274,18 @@ def _children(problem: PackedProblem, parents: list[_Tail], width: int) -> list[
     bounds = np.empty((n_parents, n_rules))
     caps = np.zeros((n_parents, n_rules))
     positives = np.zeros((n_parents, n_rules))
+    captured = np.empty((n_parents, n_rules), dtype=np.uint64)
+    positive = np.empty((n_parents, n_rules), dtype=np.uint64)
+    remainings = np.stack([parent.remaining for parent in parents])
+
+    def count(part: slice) -> None:
+        _append_counts(problem.rules_by_word, problem.y, remainings[part], captured[part], positive[part])
+
+    if map_jobs is None or n_parents < 2 * COUNT_PARTS:
+        count(slice(0, n_parents))
+    else:
+        edges = np.linspace(0, n_parents, COUNT_PARTS + 1).astype(int)
+        list(map_jobs(count, [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]))
     for k, parent in enumerate(parents):
         length = lengths[k]
         orders[k, :length] = parent.order
@@ -242,9 +293,8 @@ def _children(problem: PackedProblem, parents: list[_Tail], width: int) -> list[
         n_poss[k, :length + 1] = parent.n_pos
         in_list = np.zeros(n_rules, dtype=np.bool_)
         in_list[parent.order] = True
-        _append_bounds(problem.rules_by_word, problem.y, parent.order, length, parent.remaining, parent.n_cap,
-                       parent.n_pos, in_list, problem.cum_weights, problem.log_weights, problem.consts, bounds[k],
-                       caps[k], positives[k])
+        _append_bounds(captured[k], positive[k], parent.order, length, parent.n_cap, parent.n_pos, in_list,
+                       problem.cum_weights, problem.log_weights, problem.consts, bounds[k], caps[k], positives[k])
     # Best bound first; ties by parent rank, then rule index (the flat index's order, kept by a stable sort).
     flat = bounds.ravel()
     live = np.flatnonzero(np.isfinite(flat))
@@ -265,7 +315,7 @@ def _children(problem: PackedProblem, parents: list[_Tail], width: int) -> list[
 
 
 def beam_tail(problem: PackedProblem, prefix, *, width: int = BEAM_WIDTH, depth: int = BEAM_DEPTH,
-              margin: float = BEAM_MARGIN) -> tuple[np.ndarray, float]:
+              margin: float = BEAM_MARGIN, map_jobs=None) -> tuple[np.ndarray, float]:
     """The best list that keeps ``prefix`` and appends at most ``depth`` rules, by beam search of ``width``.
 
     Parameters
@@ -279,6 +329,9 @@ def beam_tail(problem: PackedProblem, prefix, *, width: int = BEAM_WIDTH, depth:
         Most rules appended.
     margin : float
         Tails more than ``margin`` nats below the best list seen are not grown further.
+    map_jobs : callable or None
+        A thread pool's ``map``, through which a wide beam's tails are counted side by side (:func:`_children`);
+        ``None``: in the calling thread.  The result does not depend on it.
 
     Returns
     -------
@@ -290,7 +343,7 @@ def beam_tail(problem: PackedProblem, prefix, *, width: int = BEAM_WIDTH, depth:
     best = _start(problem, np.asarray(prefix, dtype=np.int64))
     beam = [best]
     for _ in range(depth):
-        beam = _children(problem, beam, width)
+        beam = _children(problem, beam, width, map_jobs)
         if beam and beam[0].value > best.value:
             best = beam[0]
         beam = [tail for tail in beam if tail.value >= best.value - margin]

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frl_engine.binarize import Binarizer
-from frl_engine.columns import (MISSING_MARKERS, canonical_kind, code_prefixes, missing_mask, numeric_values,
-                                read_column, read_columns)
+from frl_engine.columns import (MISSING_MARKERS, canonical_kind, category_label, category_labels, code_prefixes,
+                                missing_mask, numeric_values, read_column, read_columns)
 from frl_engine.errors import DataError
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL, mine_rules
@@ -483,3 +483,19 @@ def test_a_near_constant_column_never_reads_as_one_value_on_100_percent():
     reasons = {r.name: r.reason for r in read_columns(frame)}
     assert reasons["flag"] == "'1' on 1,999 of 2,000 rows: makes no item"
     assert reasons["other"] == "'a' on 99.5% of rows: makes no item"
+
+
+@pytest.mark.parametrize("values", [
+    pd.Series([" a", "b ", "a", "C", None, "b"], dtype=object),                 # text, stripped
+    pd.Series(["x", "y", pd.NA, "x"], dtype="string"),
+    pd.Series([2.0, -0.0, 0.0, 2.5, np.nan, 2.0]),                             # 2.0 written 2
+    pd.Series([3, 1, 3, 12], dtype="int64"),
+    pd.Series(pd.Categorical(["lo", "hi", "lo"])),
+    pd.Series([True, False, True]),
+    pd.Series([True, 1, 1.0, "1", " True", 2, np.True_], dtype=object),        # mixed kinds that compare equal
+])
+def test_category_labels_of_a_column_are_each_values_own_label(values):
+    """The labels of a whole column, computed once per distinct value, are each value's label, in place."""
+    labels = category_labels(values)
+    assert labels.index.equals(values.index)
+    assert labels.tolist() == [category_label(v) for v in values.tolist()]

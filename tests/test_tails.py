@@ -112,7 +112,7 @@ def test_a_wider_beam_leaves_a_list_that_the_searchs_own_beam_cuts_and_drops_can
 def test_the_bound_of_every_appended_rule_is_at_least_its_exact_objective(seed):
     """The beam solves candidates best bound first and stops when a bound cannot beat the tails kept, so the
     bound (falling rates pooled, priors at their modes) must hold for every rule appended to every list."""
-    from frl_engine.tails import _append_bounds, _start
+    from frl_engine.tails import _append_bounds, _append_counts, _start
 
     problem = _problem(seed, n_rows=1500, n_rules=30)
     for prefix in ([], [4], [4, 11, 0], [22, 4, 11, 0, 9]):
@@ -121,9 +121,11 @@ def test_the_bound_of_every_appended_rule_is_at_least_its_exact_objective(seed):
         in_list[prefix] = True
         bounds = np.empty(problem.n_rules)
         caps, positives = np.zeros(problem.n_rules), np.zeros(problem.n_rules)
-        _append_bounds(problem.rules_by_word, problem.y, tail.order, len(prefix), tail.remaining, tail.n_cap,
-                       tail.n_pos, in_list, problem.cum_weights, problem.log_weights, problem.consts, bounds, caps,
-                       positives)
+        captured = np.zeros((1, problem.n_rules), dtype=np.uint64)
+        positive = np.zeros((1, problem.n_rules), dtype=np.uint64)
+        _append_counts(problem.rules_by_word, problem.y, tail.remaining[None, :], captured, positive)
+        _append_bounds(captured[0], positive[0], tail.order, len(prefix), tail.n_cap, tail.n_pos, in_list,
+                       problem.cum_weights, problem.log_weights, problem.consts, bounds, caps, positives)
         for rule in range(problem.n_rules):
             if in_list[rule]:
                 assert bounds[rule] == -np.inf
@@ -141,3 +143,48 @@ def test_the_bound_of_every_appended_rule_is_at_least_its_exact_objective(seed):
                                                  fit.positives.astype(float), problem.cum_weights,
                                                  problem.log_weights, problem.consts)
             assert bounds[rule] <= unpooled + 1e-9
+
+
+def test_the_tails_of_a_beam_are_counted_together_as_each_would_be_alone():
+    """A wide beam counts every tail's captures in one pass over the truth tables, a tile of rules at a time:
+    each rule's captures and events below each tail equal a direct count over the unpacked rows, across tiles
+    (600 rules: two whole tiles and part of a third) and for tails whose rows leave whole words empty."""
+    from frl_engine.bits import unpack_rows
+    from frl_engine.tails import COUNT_TILE, _append_counts
+
+    problem = _problem(3, n_rows=2000, n_rules=600)
+    assert 2 * COUNT_TILE < problem.n_rules < 3 * COUNT_TILE
+    rng = np.random.default_rng(0)
+    remainings = problem.all_rows & ~problem.rules[rng.integers(0, problem.n_rules, 6)]
+    remainings[1, 3:20] = 0                     # rows all caught higher up in some words
+    remainings[2] = 0                           # no row left at all
+    captured = np.full((6, problem.n_rules), 7, dtype=np.uint64)   # every count is written, whatever was there
+    positive = np.full((6, problem.n_rules), 7, dtype=np.uint64)
+    _append_counts(problem.rules_by_word, problem.y, remainings, captured, positive)
+    truth = np.stack([unpack_rows(problem.rules[r], problem.n_rows) for r in range(problem.n_rules)])
+    events = unpack_rows(problem.y, problem.n_rows)
+    for p in range(6):
+        left = unpack_rows(remainings[p], problem.n_rows)
+        assert captured[p].tolist() == (truth & left).sum(axis=1).tolist()
+        assert positive[p].tolist() == (truth & left & events).sum(axis=1).tolist()
+
+
+def test_a_beam_counted_on_threads_ends_where_it_ends_in_one_thread():
+    """The wide check counts a beam's tails in parts on a thread pool; the beam, and so the search, is the same
+    (the smooth-risk table: its wide beams hold dozens of tails, so the parts are counted side by side)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = _smooth_risk_model("null", 3000, 0)
+    problem = model.problem_
+    parts = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        def counted_in_parts(fn, tasks):
+            tasks = list(tasks)
+            parts.append(len(tasks))
+            return pool.map(fn, tasks)
+
+        for prefix in ([], list(model.map_fit_.order[:1]), list(model.map_fit_.order[:2])):
+            alone = beam_tail(problem, prefix, width=WIDE_BEAM_WIDTH, margin=25.0)
+            together = beam_tail(problem, prefix, width=WIDE_BEAM_WIDTH, margin=25.0, map_jobs=counted_in_parts)
+            assert list(together[0]) == list(alone[0]) and together[1] == alone[1]
+    assert parts and all(n > 1 for n in parts)
