@@ -499,3 +499,24 @@ def test_category_labels_of_a_column_are_each_values_own_label(values):
     labels = category_labels(values)
     assert labels.index.equals(values.index)
     assert labels.tolist() == [category_label(v) for v in values.tolist()]
+
+
+def test_a_long_column_of_numbers_written_as_text_is_parsed_once_and_read_the_same_each_time():
+    """A fit reads a column three times (its kind, the binariser's thresholds, the items of its rows); a column of
+    many distinct numbers written as text ("76 774", "0.85 mg/dL") is parsed the first time and its numbers
+    kept, and a caller that changes what it got does not change what the next one reads."""
+    from frl_engine import columns
+
+    rng = np.random.default_rng(0)
+    charges = pd.Series([f"{v // 1000} {v % 1000:03d}" for v in rng.integers(1_000, 90_000, 5_000)], dtype=object)
+    charges[::7] = "?"
+    before = columns._parse_number_cells_kept.cache_info()
+    first = numeric_values(charges, "charges")
+    first[:] = -1.0                                     # what one reader does to its copy
+    second = numeric_values(charges.copy(), "charges")  # the same cells, another Series
+    after = columns._parse_number_cells_kept.cache_info()
+    assert after.misses == before.misses + 1 and after.hits == before.hits + 1
+    expected = [np.nan if text == "?" else float(text.replace(" ", "")) for text in charges]
+    np.testing.assert_array_equal(second, expected)
+    mixed = pd.Series(["1 500", "2,5", "7,25"] * 400 + [f"{i},5" for i in range(1_000)], dtype=object)
+    assert numeric_values(mixed, "dose")[0] == 1500.0 and numeric_values(mixed, "dose")[1] == 2.5  # decimal commas
