@@ -235,6 +235,15 @@ def category_labels(values: pd.Series) -> pd.Series:
     return pd.Series(labels[codes], index=values.index, dtype=object)
 
 
+def _distinct_labels(uniques, uniques_obj: np.ndarray) -> list[str]:
+    """:func:`category_label` of each of a column's distinct values; whole numbers (an integer column: record
+    numbers, codes) written all at once, as ``category_label`` writes them (``str(int(x))`` below 1e15)."""
+    values = np.asarray(uniques)
+    if values.dtype.kind in "iu" and len(values) and values.min() > -1e15 and values.max() < 1e15:
+        return values.astype(str).tolist()
+    return [category_label(v) for v in uniques_obj]
+
+
 def is_missing_marker(value) -> bool:
     """True for NaN/None and for text such as ``""``, ``"?"``, ``"NA"``, ``"NULL"`` (:data:`MISSING_MARKERS`)."""
     if isinstance(value, str):
@@ -1006,7 +1015,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     bands = text_cells and not limits and any(
         isinstance(v, str) and parse_interval(v) is not None and _accounting_negative(v) is None
         for v in uniques_obj[readable])
-    labels = [category_label(v) for v in uniques_obj]
+    labels = _distinct_labels(uniques, uniques_obj)
     words = {lab.lower() for lab in labels}
     integers = readable.all() and np.all(parsed == np.round(parsed)) and not bands
     distinct_share = n_levels / max(n - n_missing, 1)

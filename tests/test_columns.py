@@ -520,3 +520,13 @@ def test_a_long_column_of_numbers_written_as_text_is_parsed_once_and_read_the_sa
     np.testing.assert_array_equal(second, expected)
     mixed = pd.Series(["1 500", "2,5", "7,25"] * 400 + [f"{i},5" for i in range(1_000)], dtype=object)
     assert numeric_values(mixed, "dose")[0] == 1500.0 and numeric_values(mixed, "dose")[1] == 2.5  # decimal commas
+
+
+@pytest.mark.parametrize("values", [np.array([3, -12, 0, 10**14], dtype=np.int64),
+                                    np.array([7, 2**40], dtype=np.uint64),
+                                    np.array([10**16 + 1, 5], dtype=np.int64)])
+def test_whole_numbers_written_at_once_are_written_as_each_alone(values):
+    """An integer column's distinct values (record numbers, codes) are labelled in one go, as one by one."""
+    from frl_engine.columns import _distinct_labels
+
+    assert _distinct_labels(values, values.astype(object)) == [category_label(v) for v in values]
