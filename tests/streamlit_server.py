@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -89,6 +90,10 @@ def start_validation_in_browser(page, url: str) -> None:
     page.get_by_role("heading", name="Data", level=1).wait_for(timeout=60_000)
     page.locator('.st-key-items [data-testid="stDataFrame"]').wait_for(timeout=120_000)
     nav(page, "Fit")
+    # The page counts the candidate rules before it draws the button: click once that run has finished, or the
+    # click can land on a page Streamlit is drawing again and be lost (a CI run once waited 180 s for no fit).
+    page.locator("strong", has_text=re.compile(r"^[\d,]+ candidate rules$")).first.wait_for(timeout=120_000)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
     page.get_by_role("button", name="Fit the rule list").click(timeout=60_000)
     page.locator("table.frl-list td.frl-cond").first.wait_for(timeout=180_000)
     nav(page, "Validation")
