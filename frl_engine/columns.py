@@ -231,7 +231,7 @@ def category_labels(values: pd.Series) -> pd.Series:
     if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) != "string":
         return values.map(category_label)
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    labels = np.array([category_label(v) for v in np.asarray(uniques, dtype=object)], dtype=object)
+    labels = np.array(_distinct_labels(uniques, np.asarray(uniques, dtype=object)), dtype=object)
     return pd.Series(labels[codes], index=values.index, dtype=object)
 
 
