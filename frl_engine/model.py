@@ -364,13 +364,24 @@ def log_list_prior(order, length, cum_weights, log_weights, consts):
     The draw without replacement is from every mined rule: the normaliser starts at the kept rules' weight
     plus ``consts[SCREENED_WEIGHT]``, the weight of the rules screening left out (:func:`prior_total_weight`).
     """
-    value = log_length_prior(length, consts)
-    remaining = prior_total_weight(cum_weights, consts)
-    for pos in range(length):
+    value, _ = add_rule_prior(log_length_prior(length, consts), order, 0, length,
+                              prior_total_weight(cum_weights, consts), log_weights)
+    return value
+
+
+@numba.njit(nogil=True, cache=True)
+def add_rule_prior(value, order, start, stop, remaining, log_weights):
+    """``value`` plus the rule prior's terms of positions ``start .. stop - 1`` (eq. pc), and the weight left.
+
+    Each position adds ``log w_{c_l} - log(W - sum_{j<l} w_{c_j})``; ``remaining`` is the weight not drawn
+    before ``start``.  Returns ``(value + those terms, the weight not drawn before stop)``.  The terms are
+    added one by one to ``value`` in list order, so every caller's sum is the same number to the last bit.
+    """
+    for pos in range(start, stop):
         rule = order[pos]
         value += log_weights[rule] - math.log(remaining)
         remaining -= math.exp(log_weights[rule])
-    return value
+    return value, remaining
 
 
 @numba.njit(nogil=True, cache=True)

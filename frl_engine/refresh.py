@@ -63,8 +63,8 @@ import math
 import numba
 import numpy as np
 
-from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PRIOR_POWER, log_length_prior,
-                    prior_total_weight)
+from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PRIOR_POWER, add_rule_prior,
+                    log_length_prior, prior_total_weight)
 
 # Widening of the proposal's standard deviation, and the prior precision added to the
 # binomial information (so that a position capturing no rows gets a wide, finite proposal).
@@ -129,11 +129,7 @@ def log_target_tail_reusing(order, length, n_cap, n_pos, r, start, remaining, lo
     there differ, so each likelihood term is still formed from the proposal's own.  ``cut > length``: nothing
     is read (:func:`log_target_tail`).
     """
-    value = log_length_prior(length, consts)
-    for pos in range(start, length):
-        rule = order[pos]
-        value += log_weights[rule] - math.log(remaining)
-        remaining -= math.exp(log_weights[rule])
+    value, _ = add_rule_prior(log_length_prior(length, consts), order, start, length, remaining, log_weights)
     value *= consts[PRIOR_POWER]
     for pos in range(start, length + 1):
         if pos >= cut:

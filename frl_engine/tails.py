@@ -42,8 +42,8 @@ import numba
 import numpy as np
 
 from .bits import capture_counts_from, popcount
-from .model import (PackedProblem, log_length_prior, log_posterior_from_counts, parameter_prior_bound,
-                    prior_total_weight)
+from .model import (PackedProblem, add_rule_prior, log_length_prior, log_posterior_from_counts,
+                    parameter_prior_bound, prior_total_weight)
 
 # Tails kept at each depth, and how many rules a tail may hold.  On the smooth-risk table above a width of 8
 # reaches the better tail at depth 3 and a width of 4 (without merging equal tails) did not.
@@ -133,11 +133,8 @@ def _append_bounds(captured, positive, order, length, n_cap, n_pos, in_list, cum
     n_rules = captured.shape[0]
     # The longer list's prior (model.log_list_prior) is the prefix's terms, the same for every appended rule,
     # then the appended rule's own: summed in the same order, so the same number to the last bit.
-    head = log_length_prior(length + 1, consts)
-    unused = prior_total_weight(cum_weights, consts)
-    for pos in range(length):
-        head += log_weights[order[pos]] - math.log(unused)
-        unused -= math.exp(log_weights[order[pos]])
+    head, unused = add_rule_prior(log_length_prior(length + 1, consts), order, 0, length,
+                                  prior_total_weight(cum_weights, consts), log_weights)
     log_unused = math.log(unused)
     # The list's rules pooled into falling blocks; below[t] is the log likelihood of blocks 0..t-1.
     block_n = np.empty(length + 1)
