@@ -117,9 +117,9 @@ def _append_counts(rules_by_word, y, remainings, captured, positive):
 
 @numba.njit(nogil=True, cache=True)
 def _append_bounds(captured, positive, order, length, n_cap, n_pos, in_list, cum_weights, log_weights, consts,
-                   bounds, caps, positives):
-    """For every rule not in the list: its captures when appended after ``order[:length]``, and an upper bound
-    of the longer list's objective (``-inf`` for a rule that would capture no row).
+                   bounds):
+    """For every rule not in the list: an upper bound of the objective of the list with the rule appended after
+    ``order[:length]`` (``-inf`` for a rule that would capture no row).
 
     ``captured`` / ``positive`` hold each rule's captures among the rows that reach the default rule and the
     events among them (:func:`_append_counts`), ``n_cap`` / ``n_pos`` the list's counts with the default at
@@ -160,15 +160,13 @@ def _append_bounds(captured, positive, order, length, n_cap, n_pos, in_list, cum
         bounds[r] = -np.inf
         if in_list[r] or captured[r] == 0:
             continue
-        caps[r] = captured[r]
-        positives[r] = positive[r]
         n, s = float(captured[r]), float(positive[r])
         t = n_blocks
         while t > 0 and block_s[t - 1] * n < s * block_n[t - 1]:
             t -= 1
             n += block_n[t]
             s += block_s[t]
-        rest_n, rest_s = default_cap - caps[r], default_pos - positives[r]
+        rest_n, rest_s = default_cap - float(captured[r]), default_pos - float(positive[r])
         likelihood = 0.0
         if rest_n > 0.0:
             if s * rest_n < rest_s * n:                   # the default riskier than the new rule: pool them
@@ -269,8 +267,6 @@ def _children(problem: PackedProblem, parents: list[_Tail], width: int, map_jobs
     n_poss = np.zeros((n_parents, longest + 1))
     lengths = np.array([len(parent.order) for parent in parents], dtype=np.int64)
     bounds = np.empty((n_parents, n_rules))
-    caps = np.zeros((n_parents, n_rules))
-    positives = np.zeros((n_parents, n_rules))
     captured = np.empty((n_parents, n_rules), dtype=np.uint64)
     positive = np.empty((n_parents, n_rules), dtype=np.uint64)
     remainings = np.stack([parent.remaining for parent in parents])
@@ -291,7 +287,8 @@ def _children(problem: PackedProblem, parents: list[_Tail], width: int, map_jobs
         in_list = np.zeros(n_rules, dtype=np.bool_)
         in_list[parent.order] = True
         _append_bounds(captured[k], positive[k], parent.order, length, parent.n_cap, parent.n_pos, in_list,
-                       problem.cum_weights, problem.log_weights, problem.consts, bounds[k], caps[k], positives[k])
+                       problem.cum_weights, problem.log_weights, problem.consts, bounds[k])
+    caps, positives = captured.astype(np.float64), positive.astype(np.float64)   # what _select reads
     # Best bound first; ties by parent rank, then rule index (the flat index's order, kept by a stable sort).
     flat = bounds.ravel()
     live = np.flatnonzero(np.isfinite(flat))
