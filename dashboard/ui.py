@@ -357,8 +357,12 @@ class TrainingInputs:
         return int(self.y.sum())
 
 
-def training_inputs(data) -> TrainingInputs:
-    """Split the outcome off the current data and read the column table (raises FRLError with what to fix)."""
+def training_inputs(data, columns: bool = True) -> TrainingInputs:
+    """Split the outcome off the current data and read the column table (raises FRLError with what to fix).
+
+    ``columns=False``: the outcome only (``choices`` is None).  The Data page reads the column table after its
+    editor has stored this run's edit, so a threshold just mended is not still refused as the one before it.
+    """
     from dashboard import services
 
     ss = st.session_state
@@ -366,7 +370,7 @@ def training_inputs(data) -> TrainingInputs:
     event, also = ss.get(state.W_EVENT), [v for v in ss.get(state.W_EVENT_ALSO) or () if v != ss.get(state.W_EVENT)]
     features, y, positive = services.split_outcome(data.frame, target, (event, *also) if event is not None and also
                                                    else event)
-    choices = services.column_choices(state.column_table(data), target)
+    choices = services.column_choices(state.column_table(data), target) if columns else None
     return TrainingInputs(data, target, services.plain(positive), features, y, choices)
 
 

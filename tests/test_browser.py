@@ -331,3 +331,45 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
     body = page.locator("table.frl-list").inner_text()
     assert "?" not in body and "encounter_id" not in body and "patient_nbr" not in body
     _shot(page, "10-rules-raw-export", 1600)
+
+
+def _edit_thresholds(page, row: int, text: str) -> None:
+    """Type ``text`` into the Thresholds cell of the column table's ``row`` (0: its first column), as a user
+    does: click the row's first cell, move right to Thresholds (Column, Use, Type, Thresholds), open the cell,
+    clear it, type, Enter."""
+    editor = page.locator('[data-testid="stDataFrame"]').first
+    editor.scroll_into_view_if_needed()
+    box = editor.bounding_box()
+    page.mouse.click(box["x"] + 30, box["y"] + 35 + 35 * row + 17)
+    page.wait_for_timeout(300)
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(500)
+    page.keyboard.press("End")
+    for _ in range(20):
+        page.keyboard.press("Backspace")
+    page.keyboard.type(text, delay=30)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(1000)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+
+
+def test_a_threshold_mended_in_the_column_table_is_taken_at_once(app_url, chromium):
+    """A typo in a numeric column's thresholds gets a message; once mended, the message goes and the items
+    show the user's cut at once (the page used to check the edit before the one just made)."""
+    page = chromium()
+    _load_data_page(page, app_url)
+    row = [c for c in read_table(services.SAMPLE_PATH).columns if c != services.SAMPLE_TARGET].index("Age")
+    _edit_thresholds(page, row, "5o")
+    assert "'5o' is not a number" in _error_text(page)
+    _edit_thresholds(page, row, "60")
+    items = page.locator('.st-key-items [data-testid="stDataFrame"]')
+    items.wait_for(timeout=30_000)
+    expect(page.locator('[data-testid="stAlertContentError"]')).to_have_count(0)
+    expect(page.get_by_text("Next: fit the rule list")).to_be_visible()
+    _shot(page, "11-threshold-mended", 1800)
+    # the Fit page takes the user's cut: its candidate rules are counted with Age >= 60
+    _nav(page, "Fit")
+    page.get_by_text("candidate rules", exact=False).first.wait_for(timeout=60_000)
+    assert not page.locator('[data-testid="stAlertContentError"]').count()

@@ -142,7 +142,7 @@ if len(values) > 2:  # e.g. readmitted NO / >30 / <30: "any readmission" is <30 
                         "the values left count as 'no event'.")
 inputs = None
 try:
-    inputs = ui.training_inputs(data)
+    inputs = ui.training_inputs(data, columns=False)   # the columns are read below, after their editor
     chosen = {str(v) for v in event_values(inputs.event)}
     others = [str(v) for v in values if str(v) not in chosen]
     rest = (f"; {html.escape(', '.join(others))} count{'s' if len(others) == 1 else ''} as no event"
