@@ -564,13 +564,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The files a command reads (positional arguments) and the options that name a file it writes.
+_INPUTS = {"data": "the table being read", "model": "the model file being read"}
+_OUTPUTS = ("out", "model_out", "html")
+
+
 def _check_output_folder(args) -> None:
-    """Refuse an ``--out`` in a folder that does not exist before any work, not after a long fit."""
+    """Refuse an ``--out`` in a folder that does not exist before any work, not after a long fit; and refuse an
+    output that is one of the command's own inputs (the export or the model would be written over, and lost) or
+    that two outputs share (the second would replace the first)."""
     out = getattr(args, "out", None)
     if out and args.command != "reproduce":  # reproduce's --out is a folder it creates
         folder = Path(out).expanduser().resolve().parent
         if not folder.is_dir():
             raise FRLError(f"--out {out}: the folder {folder} does not exist; create it or write the file elsewhere")
+    outputs = [(name, getattr(args, name, None)) for name in _OUTPUTS]
+    outputs = [(f"--{name.replace('_', '-')}", value) for name, value in outputs
+               if value and not (name == "out" and args.command == "reproduce")]
+    inputs = [("the table being scored" if name == "data" and args.command == "predict" else what,
+               getattr(args, name, None)) for name, what in _INPUTS.items()]
+    inputs = [(what, value) for what, value in inputs if isinstance(value, str) and value]
+    seen = {}
+    for flag, value in outputs:
+        where = Path(value).expanduser().resolve()
+        for what, path in inputs:
+            if where == Path(path).expanduser().resolve():
+                raise FRLError(f"{flag} {value} is {what} ({path}): it would be written over and lost; write "
+                               "the output to another file")
+        if where in seen:
+            raise FRLError(f"{seen[where]} and {flag} both name {value}: the second would replace the first; give "
+                           "each its own file")
+        seen[where] = flag
 
 
 def main(argv=None) -> int:

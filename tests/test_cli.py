@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -334,3 +335,34 @@ def test_help_and_one_line_errors_need_neither_scikit_learn_nor_numba():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["2", "False", "False"], done.stdout + done.stderr
     assert "not found" in done.stderr
+
+
+def test_no_output_option_writes_over_the_files_a_command_reads_or_over_another_output(table, tmp_path, capsys):
+    """An export or a model written over by a slip of ``--out`` is lost: every output option of every command is
+    refused, before any work, when it names the table or model the command reads, or another output."""
+    model = tmp_path / "model.json"
+    assert run(["fit", table, "--target", "Readmitted", "--steps", "300", "--chains", "2", "--out", model],
+               capsys)[0] == 0
+    kept = {path: path.read_bytes() for path in (table, model)}
+    refused = {
+        "fit --out the table": ["fit", table, "--target", "Readmitted", "--out", table],
+        "sample --model-out the table": ["sample", table, "--target", "Readmitted", "--model-out", table],
+        "sample --out the table": ["sample", table, "--target", "Readmitted", "--out", table],
+        "predict --out the model": ["predict", model, table, "--out", model],
+        "validate --out the table": ["validate", model, table, "--out", table],
+        "validate --html the model": ["validate", model, table, "--html", model],
+        "validate --model-out the table": ["validate", model, table, "--model-out", table],
+        "evaluate --html the table": ["evaluate", table, "--target", "Readmitted", "--html", table],
+        "explore --out the table": ["explore", table, "--target", "Readmitted", "--out", table],
+        "card --out the model": ["card", model, "--out", model],
+    }
+    for case, argv in refused.items():
+        status, out, err = run(argv, capsys)
+        assert status == 2 and "would be written over and lost" in err and "Traceback" not in err, (case, err)
+    same = tmp_path / "result.json"
+    status, _, err = run(["validate", model, table, "--out", same, "--html", same], capsys)
+    assert status == 2 and "--out and --html both name" in err and not same.exists()
+    # the same file named another way (a relative path) is the same file
+    status, _, err = run(["fit", table, "--target", "Readmitted", "--out", Path(os.path.relpath(table))], capsys)
+    assert status == 2 and "is the table being read" in err
+    assert {path: path.read_bytes() for path in (table, model)} == kept
