@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .card import CARD_SIZES, layout_card, missing_glyphs_note, render_layout
 from .errors import FRLError, ModelFileError
+from .io import check_model_numbers
 
 _DESCRIPTION = """\
 Render a fitted falling rule list (model.json, written by `frl fit`) as a
@@ -88,7 +89,7 @@ def read_model_file(path: str | os.PathLike) -> dict:
         raise ModelFileError(f"{str(p)!r} is not a model file: JSON nested too deeply") from None
     if not isinstance(model, dict) or model.get("format") != "frl-model":
         raise ModelFileError(f"{str(p)!r} is not a falling rule list model file (no \"format\": \"frl-model\")")
-    return model
+    return check_model_numbers(model, str(p))
 
 
 def run_card(args: argparse.Namespace) -> int:

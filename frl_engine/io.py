@@ -850,4 +850,40 @@ def check_model_dict(model, source: str = "model") -> dict:
             raise ModelFileError(f"{source} is missing the {key!r} section: the file is damaged")
     if not isinstance(model["rules"], list) or not isinstance(model["default"], dict):
         raise ModelFileError(f"{source} has a malformed rule list: the file is damaged")
+    return check_model_numbers(model, source)
+
+
+def check_model_numbers(model: dict, source: str = "model") -> dict:
+    """Refuse a model whose numbers no fit writes: a risk outside [0, 1] or not a number, risks that rise down
+    the list, a support that is not a whole number of patients, or supports that do not add up to the training
+    rows (each training patient is caught by exactly one rule).  A file without a rule list is left to the
+    caller's own checks."""
+    rows = ([*model["rules"], model["default"]] if isinstance(model.get("rules"), list)
+            and isinstance(model.get("default"), dict) else [])
+    if not rows or not all(isinstance(rule, dict) and "probability" in rule and "support" in rule for rule in rows):
+        return model
+    for number, rule in enumerate(rows, start=1):
+        which = "the ELSE rule" if number == len(rows) else f"rule {number}"
+        risk = rule["probability"]
+        if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0.0 <= risk <= 1.0:
+            raise ModelFileError(f"{source} is damaged: {which}'s risk is {risk!r}, not a probability between 0 and 1; "
+                                 "fit the model again or use the file `frl fit --out` wrote")
+        support = rule["support"]
+        if isinstance(support, bool) or not isinstance(support, (int, float)) or not (
+                support >= 0 and float(support).is_integer()):
+            raise ModelFileError(f"{source} is damaged: {which}'s support is {support!r}, not a number of patients; "
+                                 "fit the model again or use the file `frl fit --out` wrote")
+    risks = [rule["probability"] for rule in rows]
+    for number in range(1, len(risks)):
+        if risks[number] > risks[number - 1] + 1e-12:
+            which = "the ELSE rule" if number == len(risks) - 1 else f"rule {number + 1}"
+            raise ModelFileError(f"{source} is damaged: {which}'s risk ({risks[number]:.4g}) is above the risk of the "
+                                 f"rule before it ({risks[number - 1]:.4g}), and a falling rule list's risks fall; fit "
+                                 "the model again or use the file `frl fit --out` wrote")
+    n_rows = (model.get("training") or {}).get("n_rows") if isinstance(model.get("training"), dict) else None
+    caught = sum(rule["support"] for rule in rows)
+    if isinstance(n_rows, int) and not isinstance(n_rows, bool) and caught != n_rows:
+        raise ModelFileError(f"{source} is damaged: its rules catch {caught:,.0f} training patients, but it was fitted "
+                             f"on {n_rows:,} (each patient is caught by exactly one rule); fit the model again or use "
+                             "the file `frl fit --out` wrote")
     return model

@@ -366,3 +366,39 @@ def test_no_output_option_writes_over_the_files_a_command_reads_or_over_another_
     status, _, err = run(["fit", table, "--target", "Readmitted", "--out", Path(os.path.relpath(table))], capsys)
     assert status == 2 and "is the table being read" in err
     assert {path: path.read_bytes() for path in (table, model)} == kept
+
+
+def test_a_damaged_model_file_is_refused_by_every_command_not_printed_or_used(table, tmp_path, capsys):
+    """A risk of 150% or NaN, risks that rise, or rules whose patients do not add up to the training rows cannot
+    come from a fit: ``show``, ``predict``, ``validate`` and ``card`` each refuse the file in one line (the card
+    alone used to), instead of printing 'risk is 150.00%' or scoring patients with it."""
+    model = tmp_path / "model.json"
+    assert run(["fit", table, "--target", "Readmitted", "--steps", "300", "--chains", "2", "--out", model],
+               capsys)[0] == 0
+    good = json.loads(model.read_text())
+    assert len(good["rules"]) >= 1
+
+    def damaged(name, change):
+        broken = json.loads(json.dumps(good))
+        change(broken)
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(broken))   # NaN is written as NaN, as a hand-edited file may hold it
+        return path
+
+    cases = {
+        "risk above 1": (lambda m: m["rules"][0].update(probability=1.5), "rule 1's risk is 1.5"),
+        "risk not a number": (lambda m: m["rules"][0].update(probability=float("nan")), "rule 1's risk is nan"),
+        "risk below 0": (lambda m: m["default"].update(probability=-0.1), "the ELSE rule's risk is -0.1"),
+        "rising risks": (lambda m: m["default"].update(probability=0.99), "the ELSE rule's risk (0.99) is above"),
+        "rules emptied": (lambda m: m.update(rules=[]), "its rules catch"),
+        "support not whole": (lambda m: m["default"].update(support=12.5), "support is 12.5"),
+    }
+    for case, (change, expected) in cases.items():
+        path = damaged(case.replace(" ", "_"), change)
+        for argv in (["show", path], ["predict", path, table], ["validate", path, table],
+                     ["card", path, "--out", tmp_path / "card.pdf"]):
+            status, out, err = run(argv, capsys)
+            assert status == 2 and expected in err and "is damaged" in err, (case, argv[0], err)
+            assert "Traceback" not in err and err.count("\n") == 1 and "%" not in out, (case, argv[0], err)
+    assert not (tmp_path / "card.pdf").exists()
+    assert run(["show", model], capsys)[0] == 0   # the file as fit wrote it is still read

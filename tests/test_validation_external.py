@@ -293,6 +293,7 @@ def test_validating_a_model_that_already_carries_a_validation_names_the_same_mod
 def test_a_list_without_rules_ranks_no_one_and_says_so():
     model = model_dict()
     model["rules"], model["parameters"]["gammas"] = [], [1.0]
+    model["default"]["support"] = model["training"]["n_rows"]   # an empty list's ELSE holds every patient
     frame = new_table(seed=9)
     result = validate_model(model, frame)
     event = (frame["readmitted"] == "<30").to_numpy()
