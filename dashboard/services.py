@@ -443,6 +443,8 @@ class ItemPreview:
     table: pd.DataFrame  # item, column, patients, percent
     specs: tuple[dict, ...]  # the binarizer's column specs (to_dict)
     constant: tuple[str, ...]
+    # the user's thresholds outside their column's values: (column, "200 (its values are 18 to 94)")
+    outside_thresholds: tuple[tuple[str, str], ...] = ()
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -451,7 +453,8 @@ def item_preview(data_key: str, target: str, choices: ColumnChoices, _features: 
     binarizer = Binarizer(n_thresholds=3, min_support=FitSettings.min_support, **choices.params())
     binarizer.fit(_features)
     return ItemPreview(binarizer.item_table(_features), tuple(s.to_dict() for s in binarizer.specs_),
-                       tuple(binarizer.constant_columns_))
+                       tuple(binarizer.constant_columns_),
+                       tuple((r.name, r.outside_thresholds) for r in binarizer.readings_ if r.outside_thresholds))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -49,6 +49,7 @@ list of frozen :class:`ColumnSpec`, and transforming new data applies exactly th
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import numbers
@@ -540,6 +541,13 @@ class Binarizer:
                 raise DataError(f"Column '{column}' has infinite values: replace them with numbers or mark them missing")
             if cuts is not None and not pd.api.types.is_numeric_dtype(series):
                 _check_cuts_against_bands(column, series, cuts)
+            if cuts is not None:
+                low, high = float(present.min()), float(present.max())
+                outside = [t for t in cuts if t <= low or t > high]
+                if outside:
+                    reading = dataclasses.replace(
+                        reading, outside_thresholds=f"{', '.join(f'{t:g}' for t in outside)} (its values are "
+                                                    f"{low:g} to {high:g})")
             if cuts is None:
                 cuts = _quantile_thresholds(present, self.n_thresholds, min_count)
                 # A threshold neither side of which reaches the support makes items no rule can use.

@@ -41,6 +41,9 @@ def _parse_thresholds(values) -> dict[str, list[float]] | None:
         column, sep, numbers = text.partition("=")
         if not sep or not column.strip():
             raise FRLError(f"--threshold takes COLUMN=V1,V2,...; got {text!r}")
+        if column.strip() in thresholds:
+            raise FRLError(f"--threshold names {column.strip()!r} twice: give all its thresholds once, e.g. "
+                           f"--threshold {column.strip()}=45,60,70")
         try:
             thresholds[column.strip()] = [float(v) for v in numbers.split(",") if v.strip()]
         except ValueError:
@@ -61,6 +64,8 @@ def _parse_kinds(values) -> dict[str, str] | None:
         column, sep, kind = text.partition("=")
         if not sep or not column.strip() or not kind.strip():
             raise FRLError(f"--kind takes COLUMN=KIND (numeric, categorical, boolean, code, nominal, code_list or identifier); got {text!r}")
+        if column.strip() in kinds:
+            raise FRLError(f"--kind names {column.strip()!r} twice: give each column one kind")
         kinds[column.strip()] = canonical_kind(kind, column.strip())
     return kinds
 
@@ -305,13 +310,14 @@ def unusable_note(table) -> str | None:
     return f"Left out, as written they make no rule: {shown}."
 
 
-def ruleless_note(table, candidate_columns, min_support: float) -> str | None:
+def ruleless_note(table, candidate_columns, min_support: float, said=()) -> str | None:
     """The line naming the columns read as usable that no candidate rule tests, because none of their values reaches
     the minimum support (a diagnosis written as 205 values, none on 5% of the patients; a finding on 2% of them),
-    with what to do; None when there are none.  Without it such a column is silently absent from every rule."""
+    with what to do; None when there are none.  Without it such a column is silently absent from every rule.
+    ``said``: columns already named for another reason (the user's thresholds outside their values)."""
     if table is None or not len(table) or candidate_columns is None:
         return None
-    used = {str(column) for column in candidate_columns}
+    used = {str(column) for column in candidate_columns} | {str(column) for column in said}
     usable = table["kind"].isin(["categorical", "code", "nominal", "boolean", "numeric", "code list"])
     idle = table[usable & ~table["column"].astype(str).isin(used)]
     if idle.empty:
@@ -329,6 +335,13 @@ def text_missing_note(readings) -> str | None:
     """The line naming the numeric columns whose text cells (``pending``, ``TNP``) were read as missing, else None."""
     found = [f"'{r.name}' ({r.text_as_missing})" for r in readings if r.kind == "numeric" and r.text_as_missing]
     return f"Read as missing, in columns of numbers: {'; '.join(found)}." if found else None
+
+
+def outside_thresholds_note(readings) -> str | None:
+    """The warning naming the user's thresholds (``--threshold``) outside their column's values, else None."""
+    found = [f"'{r.name}' {r.outside_thresholds}" for r in readings if r.outside_thresholds]
+    return (f"Warning: thresholds outside the column's values, whose items hold every patient or none and so make "
+            f"no rule: {'; '.join(found)}. Check them for a typo (600 for 60).") if found else None
 
 
 def repeated_rows_said(frame, drop: bool, again: str = "refit with"):
@@ -414,11 +427,14 @@ def cmd_fit(args) -> int:
 
     if not model["rules"]:
         print(empty_list_note(model))
+    if estimator.binarizer_ is not None and outside_thresholds_note(estimator.binarizer_.readings_):
+        print(outside_thresholds_note(estimator.binarizer_.readings_))
     if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
         table = estimator.column_table()
         for note in (text_missing_note(estimator.binarizer_.readings_), number_code_note(estimator.binarizer_.readings_),
                      unusable_note(table), identifier_note(table),
-                     ruleless_note(table, getattr(estimator, "candidate_columns_", None), estimator.min_support)):
+                     ruleless_note(table, getattr(estimator, "candidate_columns_", None), estimator.min_support,
+                                   [r.name for r in estimator.binarizer_.readings_ if r.outside_thresholds])):
             if note:
                 print(note)
     if sensitive_columns_note(model):

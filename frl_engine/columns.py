@@ -676,6 +676,10 @@ class ColumnReading:
     flag : bool
         A checkbox column (:func:`is_flag`: ``X`` where a finding is present, blank where not), read as a boolean
         or a one-level category whose blanks mean no.
+    outside_thresholds : str
+        For a numeric column with the user's thresholds, those at or below its smallest value or above its
+        largest (``"200 (its values are 18 to 94)"``): their items hold every patient or none, so they make no
+        rule (often a typo, 600 for 60); the fit says so.  Else "".
     """
 
     name: str
@@ -689,6 +693,7 @@ class ColumnReading:
     text_as_missing: str = ""
     number_codes: str = ""
     flag: bool = False
+    outside_thresholds: str = ""
 
     @property
     def used(self) -> bool:

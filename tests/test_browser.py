@@ -357,17 +357,20 @@ def _edit_thresholds(page, row: int, text: str) -> None:
 
 def test_a_threshold_mended_in_the_column_table_is_taken_at_once(app_url, chromium):
     """A typo in a numeric column's thresholds gets a message; once mended, the message goes and the items
-    show the user's cut at once (the page used to check the edit before the one just made)."""
+    show the user's cut at once (the page used to check the edit before the one just made).  A threshold outside
+    the column's values (600 for an age) is taken, with a warning that it makes no rule."""
     page = chromium()
     _load_data_page(page, app_url)
     row = [c for c in read_table(services.SAMPLE_PATH).columns if c != services.SAMPLE_TARGET].index("Age")
     _edit_thresholds(page, row, "5o")
     assert "'5o' is not a number" in _error_text(page)
-    _edit_thresholds(page, row, "60")
+    _edit_thresholds(page, row, "60, 600")
     items = page.locator('.st-key-items [data-testid="stDataFrame"]')
     items.wait_for(timeout=30_000)
     expect(page.locator('[data-testid="stAlertContentError"]')).to_have_count(0)
     expect(page.get_by_text("Next: fit the rule list")).to_be_visible()
+    warning = " ".join(page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
+    assert "Your thresholds for Age include 600 (its values are" in warning, warning
     _shot(page, "11-threshold-mended", 1800)
     # the Fit page takes the user's cut: its candidate rules are counted with Age >= 60
     _nav(page, "Fit")

@@ -402,3 +402,26 @@ def test_a_damaged_model_file_is_refused_by_every_command_not_printed_or_used(ta
             assert "Traceback" not in err and err.count("\n") == 1 and "%" not in out, (case, argv[0], err)
     assert not (tmp_path / "card.pdf").exists()
     assert run(["show", model], capsys)[0] == 0   # the file as fit wrote it is still read
+
+
+def test_a_threshold_outside_the_columns_values_is_warned_about_not_blamed_on_the_support(table, tmp_path, capsys):
+    """``--threshold Age=600`` (a typo for 60) makes items that hold every patient or none: the fit says so, names
+    the column's range, and does not call it a column whose values are too rare."""
+    status, out, err = run(["fit", table, "--target", "Readmitted", "--threshold", "Age=600,0.5", "--steps", "300",
+                            "--chains", "2"], capsys)
+    assert status == 0
+    assert "thresholds outside the column's values" in out and "'Age' 0.5, 600 (its values are 20 to 94)" in out
+    assert "none of their values reaches the minimum support" not in out
+    status, out, _ = run(["fit", table, "--target", "Readmitted", "--threshold", "Age=60", "--steps", "300",
+                          "--chains", "2"], capsys)
+    assert status == 0 and "outside the column's values" not in out
+
+
+def test_a_column_given_two_thresholds_or_two_kinds_is_refused_not_half_read(table, capsys):
+    """Repeating ``--threshold Age=...`` used to keep the last one silently (45 and 60 dropped for 70)."""
+    status, _, err = run(["fit", table, "--target", "Readmitted", "--threshold", "Age=45,60", "--threshold",
+                          "Age=70"], capsys)
+    assert status == 2 and "--threshold names 'Age' twice" in err
+    status, _, err = run(["fit", table, "--target", "Readmitted", "--kind", "Ward=categorical", "--kind",
+                          "Ward=nominal"], capsys)
+    assert status == 2 and "--kind names 'Ward' twice" in err

@@ -224,6 +224,10 @@ else:
         ui.show_error(exc, what="binarising the columns")
     else:
         ready = True
+        for column, outside in preview.outside_thresholds:
+            st.warning(f"Your thresholds for **{ui.md(column)}** include {ui.md(outside)}: an item there holds every "
+                       "patient or none, so it makes no rule. Check them for a typo (600 for 60).",
+                       icon=":material/warning:")
         n_columns = preview.table["column"].nunique()
         st.caption(f"{len(preview.table)} yes/no items from {n_columns} columns: the building blocks of the rules. "
                    "A rule joins up to a few items with AND. Missing values never match an item, except "
