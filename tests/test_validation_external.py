@@ -422,3 +422,30 @@ def test_a_checkbox_outcome_counts_its_blanks_as_no_event_in_the_new_table_too()
     unknown.loc[unknown.index[:5], "readmitted"] = "?"
     with pytest.raises(MissingOutcomeError):
         validate_model(model, unknown)
+
+
+def test_a_rule_catching_a_far_different_share_or_no_one_is_named_with_its_columns(tmp_path, capsys):
+    """The hand list's surgical rule caught 30% at fit time (600 of 2,000).  New patients whose ward is written
+    'Surgical ward' reach it never, the largest shift there is: named, as a rule catching half as many is, by
+    validation and by ``frl predict``, which has no population figures to show it otherwise."""
+    from frl_engine.cli import main
+
+    same = validate_model(model_dict(), new_table())
+    assert not [n for n in same.notes if "at fit time: check" in n]      # about a third: no note
+    renamed = new_table().assign(Ward=lambda f: f["Ward"].replace({"surgical": "Surgical ward"}))
+    result = validate_model(model_dict(), renamed)
+    said = [n for n in result.notes if "at fit time: check" in n]
+    assert said == ["rule 2 (Ward = surgical) catches none of these patients against 30.0% at fit time: check that "
+                    "Ward is recorded in the same units and coding"]
+    few = new_table()
+    few.loc[few.index[few["Ward"].eq("surgical")][: int(0.6 * few["Ward"].eq("surgical").sum())], "Ward"] = "medical"
+    share = 100 * (hand_rules(few) == 1).mean()
+    assert 10 < share < 15
+    assert [n for n in validate_model(model_dict(), few).notes if "at fit time: check" in n] == [
+        f"rule 2 (Ward = surgical) catches {share:.1f}% of these patients against 30.0% at fit time: check that Ward "
+        "is recorded in the same units and coding"]
+    model, table = tmp_path / "model.json", tmp_path / "new.csv"
+    model.write_text(json.dumps(model_dict()))
+    renamed.drop(columns="readmitted").to_csv(table, index=False)
+    assert main(["predict", str(model), str(table), "--out", str(tmp_path / "scored.csv")]) == 0
+    assert "rule 2 (Ward = surgical) catches none of these patients against 30.0% at fit time" in capsys.readouterr().err

@@ -833,7 +833,9 @@ def shift_notes(model: dict, rule_index: np.ndarray) -> tuple[str, ...]:
 
     A share two or more times larger or smaller (and at least five points apart) is what a column
     recorded in other units gives (creatinine in umol/L for a model fitted on mg/dL), or other coding,
-    or a different population; the note names the rule so the user can check its columns.
+    or a different population; the note names the rule so the user can check its columns.  A rule that caught
+    at least five percent at fit time and catches no one now is the largest such shift (diagnosis codes written
+    ``I509`` for ``I50.9``, ``428.0`` for ``428``), and is said too: ``frl predict`` has no other place to say it.
     """
     n_train = model.get("training", {}).get("n_rows")
     n_new = len(rule_index)
@@ -843,12 +845,13 @@ def shift_notes(model: dict, rule_index: np.ndarray) -> tuple[str, ...]:
     notes = []
     for k, rule in enumerate(model["rules"]):
         fit_share, new_share = rule.get("support", 0) / n_train, counts[k] / n_new
-        if not fit_share or not new_share:
-            continue  # a rule catching nobody is reported by the population metrics
-        ratio = max(new_share / fit_share, fit_share / new_share)
+        if not fit_share:
+            continue
+        ratio = max(new_share / fit_share, fit_share / new_share) if new_share else math.inf
         if ratio >= SHIFT_NOTE_RATIO and abs(new_share - fit_share) * 100 >= SHIFT_NOTE_POINTS:
             columns = ", ".join(dict.fromkeys(c["column"] for c in rule.get("conditions", [])))
-            notes.append(f"rule {k + 1} ({rule['name']}) catches {100 * new_share:.1f}% of these patients against "
+            caught = f"{100 * new_share:.1f}%" if new_share else "none"
+            notes.append(f"rule {k + 1} ({rule['name']}) catches {caught} of these patients against "
                          f"{100 * fit_share:.1f}% at fit time: check that {columns} "
                          f"{'is' if ',' not in columns else 'are'} recorded in the same units and coding")
     return tuple(notes)
