@@ -297,6 +297,22 @@ def warm_up_once() -> None:
         _warm_up_thread()
 
 
+def fitted_on_other_table(fit, data) -> str | None:
+    """The name of the table the current list was fitted on, when it is not the table now loaded; else None."""
+    spec = getattr(fit, "spec", None)
+    if fit is None or data is None or spec is None or spec.data_key == data.key:
+        return None
+    return spec.data_name
+
+
+def other_table_note(fit, data) -> None:
+    """Say, next to a list, that it was fitted on another table than the one now loaded (after a new upload)."""
+    other = fitted_on_other_table(fit, data)
+    if other:
+        st.info(f"This list was fitted on **{md(other)}** ({md(fit.spec.target)}), not on **{md(data.name)}**, the "
+                "table now loaded. Fit again on the Fit page to get this table's list.", icon=":material/swap_horiz:")
+
+
 def _status_lines() -> str:
     ss = st.session_state
     data = ss[state.DATA]
@@ -307,6 +323,8 @@ def _status_lines() -> str:
     if fit is not None:
         n = len(fit.model["rules"])
         extra = " · posterior" if fit.has_posterior else ""
+        other = fitted_on_other_table(fit, data)
+        extra += f" · fitted on {md(other)}" if other else ""
         lines.append(f":material/format_list_numbered: **{n} rule{'s' if n != 1 else ''}** + ELSE{extra}")
     return "  \n".join(lines)
 

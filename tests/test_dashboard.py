@@ -650,3 +650,19 @@ def test_repeated_records_are_said_on_the_data_page_and_left_out_on_request(at):
     assert data.n_rows == 300 and "without 30 repeated rows" in data.name
     assert at.session_state[state.W_TARGET] == "Outcome" and at.session_state[state.W_EVENT] == "yes"
     assert not any("repeat an earlier row" in w.value for w in at.warning)
+
+
+def test_a_list_fitted_on_an_earlier_table_says_so_after_a_new_upload(at):
+    """After a fit on the sample data, uploading another table keeps the list (nothing is lost) but the Fit page,
+    the Rule list page and the sidebar say that the list belongs to the earlier table, not to the one loaded."""
+    fit(at, w_posterior=False)
+    assert not [i.value for i in at.info if "was fitted on" in i.value]
+    upload(at, "second.csv", _table().to_csv(index=False).encode())
+    for page in ("views/fit.py", "views/rules.py"):
+        at.switch_page(page).run()
+        assert not at.exception
+        notes = [i.value for i in at.info if "was fitted on" in i.value]
+        assert notes == ["This list was fitted on **readmission.csv** (Readmitted30d), not on **second.csv**, the "
+                         "table now loaded. Fit again on the Fit page to get this table's list."], (page, notes)
+    sidebar = " ".join(m.value for m in at.sidebar.markdown)
+    assert "second.csv" in sidebar and "fitted on readmission.csv" in sidebar

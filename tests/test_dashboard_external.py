@@ -191,7 +191,15 @@ def test_an_event_written_another_way_is_read_and_said_under_the_figures(at):
     assert metrics["Patients (events)"] == f"1,500 ({int(event.sum()):,})"
     notes = [c.value for c in at.caption if "as written" in c.value]
     assert notes == ["Note: no cell of 'readmitted' holds the model's event 'Y' as written: 'yes' was read as the "
-                     "event; if that is not the event in this table, name it (--positive)."]
+                     "event; if that is not the event in this table, name it (**Event value in this table**, above)."]
+    # the page names its own control, not the command line's --positive, and the control is there
+    picker = at.selectbox(key=state.W_EXT_EVENT)
+    assert picker.value is None and set(picker.options) >= {"yes", "no"}
+    picker.set_value("yes").run()
+    assert not at.error and not [c.value for c in at.caption if "as written" in c.value]
+    assert {m.label: m.value for m in at.metric}["Patients (events)"] == f"1,500 ({int(event.sum()):,})"
+    picker.set_value("no").run()   # the user says the event is the other value: the figures follow
+    assert {m.label: m.value for m in at.metric}["Patients (events)"] == f"1,500 ({int((~event).sum()):,})"
 
 
 def test_repeated_records_in_the_new_table_are_said_and_left_out_on_request(at):

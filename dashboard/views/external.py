@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import charts, services, state, ui
 from frl_engine.errors import FRLError
 from frl_engine.validation.external import ExternalValidation, attach_to_model, event_matches, validate_model
+from frl_engine.io import event_label
 from frl_engine.validation.report import (INTERPRETATION, calibration_figure, decision_curve_figure, rule_table_frame,
                                           subgroup_figure, subgroup_table_frame, validation_report_html)
 
@@ -128,6 +129,14 @@ if len(values) >= 2 and not event_matches(data.frame[outcome_column], positive).
                              format_func=lambda v: "choose a value" if v is None else str(v))
     if new_event is None:
         st.stop()
+elif len(values) >= 2 and not services.event_written_as_is(data.frame[outcome_column], positive):
+    # the model's event read another way (1 for yes): said in a note below, and the user can name it instead
+    if ss.get(state.W_EXT_EVENT) not in [None] + values:
+        ss[state.W_EXT_EVENT] = None
+    new_event = st.selectbox("Event value in this table", [None] + values, key=state.W_EXT_EVENT,
+                             format_func=lambda v: "as read (see the note below)" if v is None else str(v),
+                             help=f"No cell holds the model's event {event_label(positive)} as written; the value "
+                                  "read as the event is named in a note below. Pick another if that is wrong.")
 target = outcome_column
 choices = [None] + [c for c in data.frame.columns if c != target]
 if ss.get(state.W_EXT_BY) not in choices:
@@ -182,7 +191,7 @@ m4.metric("Calibration intercept", _value(o.calibration_intercept), _ci(o.calibr
 m5.metric("Calibration slope", _value(o.calibration_slope), _ci(o.calibration_slope_ci), delta_color="off",
           delta_arrow="off", border=True, help=INTERPRETATION[3][1])
 for note in o.notes:
-    st.caption(f"Note: {note}.")
+    st.caption(f"Note: {note.replace('(--positive)', '(**Event value in this table**, above)')}.")
 
 # ---------------------------------------------------------------- each rule
 st.subheader("Each rule on its training patients" if result.same_as_training else "Each rule on the new patients",

@@ -130,6 +130,7 @@ if fit is not None and not state.running("fit"):
     timing = f" in {fit.fit_seconds:.2f} s" if fit.fit_seconds else ""
     st.success(f"Current list: **{n} rule{'s' if n != 1 else ''} + ELSE**, fitted{timing} "
                f"({ui.md(fit.label)}).", icon=":material/check_circle:")
+    ui.other_table_note(fit, data)
     if fit.spec is not None and fit.spec.key != spec.key and fit.spec.data_key == data.key:
         st.caption(":material/info: The settings above differ from the current list's. Nothing refits until you "
                    "press **Fit the rule list**.")

@@ -46,6 +46,7 @@ who = (f"{training.get('n_rows', 0):,} rows of {n_patients:,} patients" if n_pat
 ui.header("Falling rule list", f"Risk of {ui.md(label)} · " + (
     f"{ui.md(training.get('data_name') or 'training data')} · {who} · "
     f"{ui.md(fit.label)}" if fit.source == "fit" else f"loaded from {ui.md(fit.label)}"))
+ui.other_table_note(fit, ss[state.DATA])
 
 patient = ss[state.PATIENT]
 highlight = None
