@@ -77,6 +77,7 @@ from .columns import (
     numeric_values,
     read_column,
     read_columns,
+    written_units,
 )
 from .errors import DataError, ModelFileError
 from .mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL
@@ -157,6 +158,7 @@ class ColumnSpec:
     prefixes: tuple[str, ...] = ()
     negated: tuple[str, ...] = ()
     flag: bool = False
+    unit: str = ""   # a numeric column's numbers written with one unit at fit time ("kg" of "72 kg"), else ""
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -277,6 +279,8 @@ class ColumnSpec:
             d["negated"] = list(self.negated)
         if self.flag:
             d["flag"] = True
+        if self.unit:
+            d["unit"] = self.unit
         return d
 
     @classmethod
@@ -291,17 +295,18 @@ class ColumnSpec:
         if not isinstance(d, dict) or "name" not in d or "kind" not in d:
             raise ModelFileError(f"A binarizer column should be an object with name and kind, got {d!r}: the model file is damaged")
         unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing", "prefixes", "negated",
-                                   "flag"})
+                                   "flag", "unit"})
         thresholds = d.get("thresholds", [])
         categories = d.get("categories", [])
         prefixes = d.get("prefixes", [])
         negated = d.get("negated", [])
         if (unknown or not isinstance(thresholds, list) or not all(is_number(t) for t in thresholds)
-                or not isinstance(categories, list) or not isinstance(prefixes, list) or not isinstance(negated, list)):
+                or not isinstance(categories, list) or not isinstance(prefixes, list) or not isinstance(negated, list)
+                or not isinstance(d.get("unit", ""), str)):
             raise ModelFileError(f"Bad binarizer column {d!r}: the model file is damaged")
         try:
             return cls(d["name"], d["kind"], tuple(thresholds), tuple(categories), d.get("has_missing", False),
-                       tuple(prefixes), tuple(negated), bool(d.get("flag", False)))
+                       tuple(prefixes), tuple(negated), bool(d.get("flag", False)), d.get("unit", ""))
         except ValueError as err:
             raise ModelFileError(f"Bad binarizer column {d!r} ({err}): the model file is damaged") from None
 
@@ -561,7 +566,9 @@ class Binarizer:
                 return ColumnSpec(column, "numeric", has_missing=True), ColumnReading(
                     column, "numeric", f"{reading.reason}; too few values for a threshold: only 'is missing'",
                     reading.missing_share, reading.n_levels, reading.top_share, reading.examples, reading.declared)
-            return ColumnSpec(column, "numeric", thresholds=cuts, has_missing=has_missing), reading
+            units = written_units(series)
+            return ColumnSpec(column, "numeric", thresholds=cuts, has_missing=has_missing,
+                              unit=next(iter(units.values())) if len(units) == 1 else ""), reading
         # a flag (X or Y where present, blank where not): its item, and no "is missing" item, which would be its
         # complement
         flag = reading.flag

@@ -127,6 +127,8 @@ _UNIT_SUFFIX = r"(?:\s*(?:" + _UNIT_WORDS + r"))?"
 _BELOW_LIMIT = re.compile(r"^(?:<=?|≤)\s*([-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
 # Group 1: the limit without its unit (">10 mg/dL" is read as ">10", a limit or a band).
 _LIMIT = re.compile(r"^((?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
+# The unit of a limit written with one ("<0.5 mg/dL"): group 1.
+_UNIT_TAIL = re.compile(r"^(?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?\s*(" + _UNIT_WORDS + r")$", re.IGNORECASE)
 # Spellings of one unit: "3 days" and "3 d" are the same unit, "72 kg" and "160 lb" are not.
 _UNIT_SPELLINGS = (("d", "day", "days"), ("h", "hr", "hrs", "hour", "hours"), ("min", "mins", "minutes"),
                    ("wk", "wks", "week", "weeks"), ("mo", "months"), ("y", "yr", "yrs", "year", "years", "yo"),
@@ -138,6 +140,24 @@ def same_unit(unit: str) -> str:
     """One name for the spellings of a unit (``days`` and ``d``: ``d``; ``MG`` and ``mg``: ``mg``)."""
     unit = unit.lower()
     return _UNIT_NAMES.get(unit, unit)
+
+
+def written_units(series: pd.Series) -> dict[str, str]:
+    """The units a column's numbers are written with (``"72 kg"``, ``"<0.5 mg/dL"``): each unit's one name
+    (:func:`same_unit`) with its first spelling; empty for a column of plain numbers.  Read once per distinct
+    cell."""
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return {}
+    found: dict[str, str] = {}
+    for value in pd.unique(series.dropna()):
+        if not isinstance(value, str):
+            continue
+        text = value.strip()
+        match = _WITH_UNIT.match(text) or _UNIT_TAIL.search(text)
+        if match:
+            unit = match.group(2) if match.re is _WITH_UNIT else match.group(1)
+            found.setdefault(same_unit(unit), unit)
+    return found
 
 
 _CURRENCY = re.compile(r"^[$€£]\s*([-+]?[\d,]+(?:\.\d+)?)$")

@@ -425,3 +425,27 @@ def test_a_column_given_two_thresholds_or_two_kinds_is_refused_not_half_read(tab
     status, _, err = run(["fit", table, "--target", "Readmitted", "--kind", "Ward=categorical", "--kind",
                           "Ward=nominal"], capsys)
     assert status == 2 and "--kind names 'Ward' twice" in err
+
+
+def test_numbers_written_in_another_unit_than_at_fit_time_are_said_when_scoring(tmp_path, capsys):
+    """A weight written '72 kg' at fit time and '160 lbs' in the table scored is read as 160 kg by the rule's
+    threshold: the unit is kept in the model file and ``frl predict`` names the column and both units."""
+    rng = np.random.default_rng(4)
+    n = 1500
+    kg = rng.integers(45, 130, size=n)
+    event = rng.random(n) < np.where(kg >= 100, 0.6, 0.1)
+    frame = pd.DataFrame({"Weight": [f"{w} kg" for w in kg], "Ward": rng.choice(["a", "b"], size=n),
+                          "Died": np.where(event, "yes", "no")})
+    data, model = tmp_path / "train.csv", tmp_path / "model.json"
+    frame.to_csv(data, index=False)
+    assert run(["fit", data, "--target", "Died", "--steps", "500", "--chains", "2", "--out", model], capsys)[0] == 0
+    written = json.loads(model.read_text())
+    assert any(c["column"] == "Weight" for rule in written["rules"] for c in rule["conditions"])
+    assert {c["name"]: c.get("unit") for c in written["binarizer"]["columns"]}["Weight"] == "kg"
+    pounds, kilos = tmp_path / "lbs.csv", tmp_path / "kg.csv"
+    frame.drop(columns="Died").assign(Weight=[f"{round(w * 2.2046)} lbs" for w in kg]).to_csv(pounds, index=False)
+    frame.drop(columns="Died").to_csv(kilos, index=False)
+    status, _, err = run(["predict", model, pounds, "--out", tmp_path / "scored.csv"], capsys)
+    assert status == 0 and "column 'Weight' is written in 'lbs' here and in 'kg' at fit time" in err, err
+    status, _, err = run(["predict", model, kilos, "--out", tmp_path / "scored2.csv"], capsys)
+    assert status == 0 and "is written in" not in err, err

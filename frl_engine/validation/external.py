@@ -919,12 +919,32 @@ def number_code_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def unit_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
+    """Notes for a rule's numeric column whose numbers were written with one unit at fit time (``"72 kg"``, kept
+    in the model file) and are written with another here (``"160 lbs"``): the thresholds compare the numbers as
+    they are, so 160 lb is read as 160 kg.  Cells of plain numbers carry no unit and say nothing."""
+    from ..columns import same_unit, written_units
+
+    fitted = {c.get("name"): c.get("unit") for c in (model.get("binarizer") or {}).get("columns", [])
+              if isinstance(c, dict) and c.get("unit")}
+    notes = []
+    for column in sorted({c["column"] for rule in model["rules"] for c in rule.get("conditions", [])
+                          if c.get("op") in (">=", "<") and c["column"] in fitted and c["column"] in frame.columns}):
+        unit = fitted[column]
+        other = [spelling for name, spelling in written_units(frame[column]).items() if name != same_unit(unit)]
+        if other:
+            notes.append(f"column {column!r} is written in {', '.join(map(repr, other))} here and in {unit!r} at fit "
+                         f"time: its thresholds compare the numbers as written, so convert them to {unit} first")
+    return tuple(notes)
+
+
 def table_notes(model: dict, frame: pd.DataFrame, rule_index) -> tuple[str, ...]:
     """What external validation and ``frl predict`` say about a new table before its numbers are trusted: text
     read as missing in a rule's numeric column, numbers that look like codes for not known, empty cells, bands,
-    categories the model has no item for, and rules catching a very different share of patients than at fit time."""
+    categories the model has no item for, numbers written in another unit than at fit time, and rules catching a very different share of patients than at fit time."""
     return (text_read_as_missing_notes(model, frame) + number_code_notes(model, frame) + empty_cell_notes(model, frame)
-            + band_notes(model, frame) + new_level_notes(model, frame) + shift_notes(model, rule_index))
+            + band_notes(model, frame) + new_level_notes(model, frame) + unit_notes(model, frame)
+            + shift_notes(model, rule_index))
 
 
 def attach_to_model(model: dict, result: ExternalValidation) -> dict:
