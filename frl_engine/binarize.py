@@ -498,6 +498,11 @@ class Binarizer:
         for setting, names in (("exclude (--exclude)", exclude), ("thresholds (--threshold)", thresholds),
                                ("column_kinds (--kind)", kinds)):
             for name in names:
+                parts = [part.strip() for part in str(name).split(",")]
+                if name not in columns and len(parts) > 1 and all(part in columns for part in parts):
+                    flag = setting[setting.index("(") + 1:-1]
+                    raise DataError(f"{setting} names '{name}', which is not a column but {len(parts)}: name each "
+                                    f"column on its own ({' '.join(f'{flag} {part}' for part in parts)})")
                 if name not in columns:
                     raise DataError(f"{setting} names column '{name}', which is not in the data"
                                     f"{_suggest(str(name), columns)}: check the spelling")

@@ -613,6 +613,21 @@ def _check_output_folder(args) -> None:
         seen[where] = flag
 
 
+# The estimator's settings by the command line's options: a message that opens with a setting names the option.
+_SETTING_FLAGS = {"n_thresholds": "--n-thresholds", "min_support": "--min-support", "lam": "--lam",
+                  "max_conditions": "--max-conditions", "n_chains": "--chains", "n_steps": "--steps",
+                  "max_rules": "--max-rules", "exclude (--exclude)": "--exclude",
+                  "thresholds (--threshold)": "--threshold", "column_kinds (--kind)": "--kind"}
+
+
+def _in_flags(message: str) -> str:
+    """``n_thresholds must be at least 1`` as the command line's user typed it: ``--n-thresholds must be ...``."""
+    for setting, flag in _SETTING_FLAGS.items():
+        if message.startswith(setting + " "):
+            return flag + message[len(setting):]
+    return message
+
+
 def main(argv=None) -> int:
     from .stopping import PROCESS_TOKEN, REPORTED, Stopped, kill_children, stop_on_signals
 
@@ -637,7 +652,7 @@ def main(argv=None) -> int:
         REPORTED.set()
         return 128 + (getattr(exc, "signum", None) or PROCESS_TOKEN.signum or signal.SIGINT)
     except FRLError as exc:
-        print(f"frl: error: {exc}", file=sys.stderr)
+        print(f"frl: error: {_in_flags(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `frl predict ... | head`: the reader stopped reading, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -449,3 +449,18 @@ def test_numbers_written_in_another_unit_than_at_fit_time_are_said_when_scoring(
     assert status == 0 and "column 'Weight' is written in 'lbs' here and in 'kg' at fit time" in err, err
     status, _, err = run(["predict", model, kilos, "--out", tmp_path / "scored2.csv"], capsys)
     assert status == 0 and "is written in" not in err, err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--n-thresholds", "0"], "frl: error: --n-thresholds must be at least 1, got 0"),
+    (["--min-support", "2"], "frl: error: --min-support must be at most 1"),
+    (["--max-conditions", "0"], "frl: error: --max-conditions must be at least 1"),
+    (["--kind", "Sex=numeric"], "frl: error: --kind names column 'Sex', which is not in the data"),
+    (["--exclude", "Age,Ward"], "frl: error: --exclude names 'Age,Ward', which is not a column but 2: name each "
+                                "column on its own (--exclude Age --exclude Ward)"),
+])
+def test_a_bad_setting_is_named_by_the_option_the_user_typed(table, argv, expected, capsys):
+    """The command line's messages name its options (``--n-thresholds``), not the Python parameters behind them
+    (``n_thresholds``); a comma-separated ``--exclude`` says to name each column on its own."""
+    status, _, err = run(["fit", table, "--target", "Readmitted", *argv], capsys)
+    assert status == 2 and err.startswith(expected) and err.count("\n") == 1, err

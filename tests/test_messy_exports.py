@@ -759,7 +759,7 @@ def test_flags_that_name_the_outcome_or_a_missing_column_say_which_flag(tmp_path
     status, _, err = run(["fit", str(path), "--target", "died", "--kind", "died=numeric"], capsys)
     assert status == 2 and "--kind names the outcome column 'died'" in err
     status, _, err = run(["fit", str(path), "--target", "died", "--threshold", "agee=60"], capsys)
-    assert status == 2 and "(--threshold) names column 'agee'" in err and "age" in err
+    assert status == 2 and "frl: error: --threshold names column 'agee'" in err and "age" in err
 
 
 def test_a_level_with_a_line_break_or_an_equals_sign_is_printed_in_quotes():
