@@ -285,9 +285,11 @@ def empty_list_note(model: dict, interface: str = "cli") -> str:
     noun = "event" if events == 1 else "events"
     few = (f"; with {events:,} {noun} a real difference may not pay for it"
            if events is not None and events < 200 else "")
+    one_condition = (model.get("hyperparameters") or {}).get("max_conditions") == 1
+    broader = names['support'] if one_condition else f"{names['conditions']}, {names['support']}"
     return ("No rule beats the overall risk at these settings: either no subgroup is at a different risk, or the "
             f"data are too few to show one. Each rule must earn its prior cost{cost}{few}. Try fewer, broader "
-            f"candidates ({names['conditions']}, {names['support']}), or, for a small subgroup, {names['lower']}.")
+            f"candidates ({broader}), or, for a small subgroup, {names['lower']}.")
 
 
 #: Column names that say a patient characteristic a card should use only when it is clinically justified.

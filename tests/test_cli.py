@@ -310,6 +310,11 @@ def test_a_list_without_rules_is_printed_and_explained(tmp_path, capsys):
     status, out, err = run(["fit", path, "--target", "Outcome"], capsys)
     assert status == 0, err
     assert out.splitlines()[1].startswith("ALWAYS") and "No rule beats the overall risk" in out
+    assert "(--max-conditions 1, a higher --min-support)" in out
+    # already one condition a rule: the advice does not ask for what was given
+    status, out, err = run(["fit", path, "--target", "Outcome", "--max-conditions", "1"], capsys)
+    assert status == 0 and out.splitlines()[1].startswith("ALWAYS"), err
+    assert "(a higher --min-support)" in out and "--max-conditions 1" not in out
 
 
 def test_an_empty_column_and_a_name_column_are_left_out_with_the_reason_not_refused(tmp_path, capsys):
