@@ -99,7 +99,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .bits import adopt_counts, capture_counts_from, recount_from, row_groups, same_row_groups
-from .diagnostics import (RHAT_TARGET, ConvergenceVerdict, convergence_verdict, effective_sample_size,
+from .diagnostics import (ESS_TARGET, RHAT_TARGET, ConvergenceVerdict, convergence_verdict, effective_sample_size,
                           rules_chains_disagree_on, split_rhat)
 from .errors import FRLError
 from .io import to_jsonable
@@ -1451,7 +1451,7 @@ class PosteriorSample:
         Acceptance rate of the exchanges between adjacent temperatures ``(k, k+1)``, pooled over chains.
     attempts : tuple of dict
         The runs drawn before this one by :func:`sample_posterior_tempered_until_converged`, and this
-        one last: ``{"factor", "replicas", "worst_rhat", "converged", "top_swap", "sweeps", "continued", "work",
+        one last: ``{"factor", "replicas", "worst_rhat", "smallest_ess", "converged", "top_swap", "sweeps", "continued", "work",
         "prior_tempered"}``
         (empty otherwise).
     chain_states : tuple of ChainState
@@ -1678,8 +1678,12 @@ def _describe_attempt(attempt: dict) -> str:
         kind += (", list prior too" if attempt.get("prior_tempered") else "") + \
             f", swap with beta = 1 {_fmt(attempt['top_swap'], 2)})"
     kind = ("continued, " if attempt.get("continued") else "") + kind
-    text = f"{kind} {attempt['factor']}x, R-hat {_fmt(attempt['worst_rhat'])}" + \
-        ("" if attempt["converged"] else " (not converged)")
+    text = f"{kind} {attempt['factor']}x, R-hat {_fmt(attempt['worst_rhat'])}"
+    if not attempt["converged"]:
+        ess, rhat = attempt.get("smallest_ess"), attempt.get("worst_rhat")
+        short = (isinstance(ess, Real) and isinstance(rhat, Real) and math.isfinite(ess) and rhat <= RHAT_TARGET
+                 and ess < ESS_TARGET)
+        text += f" (not converged: ESS {ess:.0f}, under {ESS_TARGET:.0f})" if short else " (not converged)"
     if attempt.get("over_budget"):
         text += ("; no longer attempt: it would pass the default's work budget for these rows and lists "
                  "(about a minute)")
@@ -2335,7 +2339,8 @@ class _Attempts:
         work *= self._length(result)
         self.spent += work
         self.done.append({"factor": factor, "replicas": len(result.temperatures),
-                          "worst_rhat": result.verdict.worst_rhat, "converged": result.verdict.converged,
+                          "worst_rhat": result.verdict.worst_rhat, "smallest_ess": result.verdict.smallest_ess,
+                          "converged": result.verdict.converged,
                           "top_swap": result.swap_acceptance[0] if result.swap_acceptance else math.nan,
                           "sweeps": sweeps, "continued": resume is not None, "work": work,
                           "prior_tempered": result.prior_tempered})

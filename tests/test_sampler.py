@@ -1198,6 +1198,18 @@ def test_the_default_sample_continues_its_plain_chains_longer_until_they_converg
     np.testing.assert_array_equal(results[0].log_posterior_trace, whole.log_posterior_trace)
     assert "runs drawn: plain 1x, R-hat" in results[0].summary() and "continued, plain 8x" in results[0].summary()
     json.dumps(results[0].to_dict(), allow_nan=False)
+    # each run says why it has not converged when its R-hat is fine: its ESS, under 400
+    last = results[0].attempts[-1]
+    assert last["smallest_ess"] == results[0].verdict.smallest_ess < 400
+    from frl_engine.sampler import _describe_attempt
+
+    said = _describe_attempt(last)
+    if last["worst_rhat"] <= 1.01:
+        assert said.endswith(f"(not converged: ESS {last['smallest_ess']:.0f}, under 400)"), said
+    else:
+        assert said.endswith("(not converged)"), said
+    assert _describe_attempt({**last, "worst_rhat": 0.999}).endswith("under 400)")
+    assert _describe_attempt({**last, "worst_rhat": 1.2}).endswith("R-hat 1.200 (not converged)")
     # the default factors double up to 64x (within the work budget: the next test)
     assert PLAIN_FACTORS == (2, 4, 8, 16, 32, 64)
     quick = sample_posterior_continued_until_converged(problem, n_samples=1000, n_chains=4, start=true_order,
