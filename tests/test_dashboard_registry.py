@@ -174,7 +174,7 @@ def test_the_models_page_opens_on_this_sessions_list_not_the_newest_of_a_shared_
 
     result = fit(at, **{state.W_POSTERIOR: False})
     other = copy.deepcopy(result.model)
-    other["default"]["probability"] = 0.5  # another user's model, registered after ours
+    other["default"]["probability"] *= 0.5  # another user's model (its risks still fall), registered after ours
     newer = Registry(registry_path).register(other, created_by="cli", note="another user's fit")
     assert Registry(registry_path).entries()[0].model_id == newer.model_id  # the newest is listed first
     at.switch_page("views/models.py").run()
