@@ -620,10 +620,11 @@ _SETTING_FLAGS = {"n_thresholds": "--n-thresholds", "min_support": "--min-suppor
                   "thresholds (--threshold)": "--threshold", "column_kinds (--kind)": "--kind"}
 
 
-def _in_flags(message: str) -> str:
-    """``n_thresholds must be at least 1`` as the command line's user typed it: ``--n-thresholds must be ...``."""
+def _in_flags(message: str, typed=()) -> str:
+    """``n_thresholds must be at least 1`` as the command line's user typed it: ``--n-thresholds must be ...``,
+    when that option is among ``typed`` (the command line's words; ``--tune-n-thresholds`` keeps the name)."""
     for setting, flag in _SETTING_FLAGS.items():
-        if message.startswith(setting + " "):
+        if message.startswith(setting + " ") and any(word == flag or word.startswith(flag + "=") for word in typed):
             return flag + message[len(setting):]
     return message
 
@@ -652,7 +653,7 @@ def main(argv=None) -> int:
         REPORTED.set()
         return 128 + (getattr(exc, "signum", None) or PROCESS_TOKEN.signum or signal.SIGINT)
     except FRLError as exc:
-        print(f"frl: error: {_in_flags(str(exc))}", file=sys.stderr)
+        print(f"frl: error: {_in_flags(str(exc), args.command_line)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `frl predict ... | head`: the reader stopped reading, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

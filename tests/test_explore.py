@@ -72,10 +72,10 @@ def test_grid_values_are_sorted_and_deduplicated_and_the_cells_are_their_product
 @pytest.mark.parametrize("argv, message", [
     (["--lam", ","], "--lam is empty"),
     (["--lam", "2,-4"], "lam (the prior mean list length) must be positive, got -4"),
-    (["--min-support", "0.05,1.5"], "min_support is a fraction of patients strictly between 0 and 1"),
+    (["--min-support", "0.05,1.5"], "--min-support is a fraction of patients strictly between 0 and 1"),
     (["--max-conditions", "1.5"], "--max-conditions takes whole numbers"),
     (["--lam", "two"], "--lam takes numbers separated by commas"),
-    (["--n-thresholds", "0"], "n_thresholds (thresholds per numeric column) must be at least 1, got 0"),
+    (["--n-thresholds", "0"], "--n-thresholds (thresholds per numeric column) must be at least 1, got 0"),
 ])
 def test_cli_bad_grid_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     status = main(["explore", str(SAMPLE), "--target", "Readmitted30d", "--exclude", "PatientID",
