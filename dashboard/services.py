@@ -1098,10 +1098,3 @@ def warm_up() -> None:
         estimator.sample_posterior(20, n_chains=2, random_state=0, n_jobs=1, extend=False)
     except FRLError:
         pass
-
-
-def event_written_as_is(outcome: pd.Series, positive) -> bool:
-    """Whether some cell of the new table's outcome holds the model's event (any of them) as written, case and
-    spaces aside; otherwise validation reads it another way (``1`` or ``yes`` for ``Y``) and says so in a note."""
-    wanted = {str(p).strip().casefold() for p in (positive if isinstance(positive, (list, tuple)) else [positive])}
-    return bool(outcome.map(lambda v: str(v).strip().casefold()).isin(wanted).any())

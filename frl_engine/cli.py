@@ -427,8 +427,9 @@ def cmd_fit(args) -> int:
 
     if not model["rules"]:
         print(empty_list_note(model))
-    if estimator.binarizer_ is not None and outside_thresholds_note(estimator.binarizer_.readings_):
-        print(outside_thresholds_note(estimator.binarizer_.readings_))
+    outside = outside_thresholds_note(estimator.binarizer_.readings_) if estimator.binarizer_ is not None else None
+    if outside:
+        print(outside)
     if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
         table = estimator.column_table()
         for note in (text_missing_note(estimator.binarizer_.readings_), number_code_note(estimator.binarizer_.readings_),
@@ -585,7 +586,7 @@ _INPUTS = {"data": "the table being read", "model": "the model file being read"}
 _OUTPUTS = ("out", "model_out", "html")
 
 
-def _check_output_folder(args) -> None:
+def _check_outputs(args) -> None:
     """Refuse an ``--out`` in a folder that does not exist before any work, not after a long fit; and refuse an
     output that is one of the command's own inputs (the export or the model would be written over, and lost) or
     that two outputs share (the second would replace the first)."""
@@ -644,7 +645,7 @@ def main(argv=None) -> int:
     if isinstance(getattr(args, "positive", None), list):  # --positive given once: the value; several times: a tuple
         args.positive = args.positive[0] if len(args.positive) == 1 else tuple(args.positive)
     try:
-        _check_output_folder(args)
+        _check_outputs(args)
         with stop_on_signals():
             return int(args.handler(args) or 0)
     except (Stopped, KeyboardInterrupt) as exc:  # Ctrl-C or SIGTERM: no worker is left behind, one line, 130 / 143

@@ -8,7 +8,8 @@ import streamlit as st
 
 from dashboard import charts, services, state, ui
 from frl_engine.errors import FRLError
-from frl_engine.validation.external import ExternalValidation, attach_to_model, event_matches, validate_model
+from frl_engine.validation.external import (ExternalValidation, attach_to_model, event_matches, outcome_reading_note,
+                                            validate_model)
 from frl_engine.io import event_label
 from frl_engine.validation.report import (INTERPRETATION, calibration_figure, decision_curve_figure, rule_table_frame,
                                           subgroup_figure, subgroup_table_frame, validation_report_html)
@@ -129,7 +130,7 @@ if len(values) >= 2 and not event_matches(data.frame[outcome_column], positive).
                              format_func=lambda v: "choose a value" if v is None else str(v))
     if new_event is None:
         st.stop()
-elif len(values) >= 2 and not services.event_written_as_is(data.frame[outcome_column], positive):
+elif len(values) >= 2 and outcome_reading_note(data.frame[outcome_column], outcome_column, positive):
     # the model's event read another way (1 for yes): said in a note below, and the user can name it instead
     if ss.get(state.W_EXT_EVENT) not in [None] + values:
         ss[state.W_EXT_EVENT] = None
