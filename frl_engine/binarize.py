@@ -159,6 +159,7 @@ class ColumnSpec:
     negated: tuple[str, ...] = ()
     flag: bool = False
     unit: str = ""   # a numeric column's numbers written with one unit at fit time ("kg" of "72 kg"), else ""
+    missing: float = 0.0   # the share of rows missing at fit time (what a new table's empty cells are compared to)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -281,6 +282,8 @@ class ColumnSpec:
             d["flag"] = True
         if self.unit:
             d["unit"] = self.unit
+        if self.missing:
+            d["missing"] = self.missing
         return d
 
     @classmethod
@@ -295,18 +298,19 @@ class ColumnSpec:
         if not isinstance(d, dict) or "name" not in d or "kind" not in d:
             raise ModelFileError(f"A binarizer column should be an object with name and kind, got {d!r}: the model file is damaged")
         unknown = sorted(set(d) - {"name", "kind", "thresholds", "categories", "has_missing", "prefixes", "negated",
-                                   "flag", "unit"})
+                                   "flag", "unit", "missing"})
         thresholds = d.get("thresholds", [])
         categories = d.get("categories", [])
         prefixes = d.get("prefixes", [])
         negated = d.get("negated", [])
         if (unknown or not isinstance(thresholds, list) or not all(is_number(t) for t in thresholds)
                 or not isinstance(categories, list) or not isinstance(prefixes, list) or not isinstance(negated, list)
-                or not isinstance(d.get("unit", ""), str)):
+                or not isinstance(d.get("unit", ""), str) or not is_number(d.get("missing", 0.0))):
             raise ModelFileError(f"Bad binarizer column {d!r}: the model file is damaged")
         try:
             return cls(d["name"], d["kind"], tuple(thresholds), tuple(categories), d.get("has_missing", False),
-                       tuple(prefixes), tuple(negated), bool(d.get("flag", False)), d.get("unit", ""))
+                       tuple(prefixes), tuple(negated), bool(d.get("flag", False)), d.get("unit", ""),
+                       float(d.get("missing", 0.0)))
         except ValueError as err:
             raise ModelFileError(f"Bad binarizer column {d!r} ({err}): the model file is damaged") from None
 
@@ -454,6 +458,8 @@ class Binarizer:
                 continue
             series = frame[reading.name]
             spec, reading = self._fit_column(series, reading, user_thresholds.get(reading.name), min_count)
+            if spec is not None and reading.missing_share > 0:
+                spec = dataclasses.replace(spec, missing=round(float(reading.missing_share), 4))
             readings.append(reading)
             if spec is None:
                 skipped.append(reading.name)

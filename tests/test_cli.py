@@ -127,10 +127,11 @@ def test_checkbox_columns_make_the_rules_they_should_and_their_blanks_are_no_whe
     status, out, err = run(["predict", model_path, path, "--out", tmp_path / "scored.csv"], capsys)
     assert status == 0, err
     assert "'CHF' is empty" not in err and "'Diabetes' is empty" not in err
-    # a model file written before the flag still reads, with the blanks reported as before
+    # a model file written before the flag (and before the missing shares) still reads, with the blanks reported
     old = json.loads(model_path.read_text())
     for column in old["binarizer"]["columns"]:
         column.pop("flag", None)
+        column.pop("missing", None)
     (tmp_path / "old.json").write_text(json.dumps(old))
     status, out, err = run(["predict", tmp_path / "old.json", path, "--out", tmp_path / "scored_old.csv"], capsys)
     assert status == 0 and "'CHF' is empty" in err

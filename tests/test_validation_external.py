@@ -449,3 +449,35 @@ def test_a_rule_catching_a_far_different_share_or_no_one_is_named_with_its_colum
     renamed.drop(columns="readmitted").to_csv(table, index=False)
     assert main(["predict", str(model), str(table), "--out", str(tmp_path / "scored.csv")]) == 0
     assert "rule 2 (Ward = surgical) catches none of these patients against 30.0% at fit time" in capsys.readouterr().err
+
+
+def test_a_column_as_empty_as_at_fit_time_is_not_reported_and_one_much_emptier_is():
+    """UCI's diabetes export leaves A1Cresult empty ('None') for most encounters: a list fitted on such patients
+    reads new ones the same way, so 'their risk is read too low' would be a false alarm every time.  The model file
+    keeps each column's missing share; a new table is reported when it is 1.5 times as empty and 5 points more."""
+    from frl_engine.binarize import Binarizer
+
+    model = model_dict()
+    ward = next(c for c in model["binarizer"]["columns"] if c["name"] == "Ward")
+    ward["missing"] = 0.6
+    rng = np.random.default_rng(3)
+
+    def emptied(share):
+        frame = new_table(seed=4)
+        frame.loc[rng.random(len(frame)) < share, "Ward"] = None
+        return frame
+
+    def empty_notes(frame):
+        return [n for n in validate_model(model, frame).notes if "'Ward' is empty" in n]
+
+    assert empty_notes(emptied(0.6)) == []
+    said = empty_notes(emptied(0.95))
+    assert len(said) == 1 and "against 60.0% at fit time" in said[0]
+    ward.pop("missing")                                    # an older model file: no share kept, said as before
+    assert len(empty_notes(emptied(0.6))) == 1
+    # the share is what a fit keeps: a column empty for a third of the rows
+    frame = pd.DataFrame({"A1C": rng.choice([">8", "Norm", None], size=900, p=[0.3, 0.37, 0.33]),
+                          "Age": rng.integers(20, 90, size=900)})
+    specs = {s.name: s.to_dict() for s in Binarizer().fit(frame).specs_}
+    assert specs["A1C"]["missing"] == pytest.approx(frame["A1C"].isna().mean(), abs=1e-4)
+    assert "missing" not in specs["Age"]
