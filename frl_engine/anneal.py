@@ -34,6 +34,7 @@ from .model import ListFit, PackedProblem, fit_list, log_posterior_into, log_pos
 from .moves import FIRST_CHANGED, propose
 from .polish import polish_list
 from .row_order import grouped_for_search
+from .seeds import generator
 from .search_report import AGREEMENT_TOL, SearchReport, search_report  # noqa: F401  (re-exported)
 from .walk import CHECK_WALK_SWEEPS, DEFAULT_WALKS, WALK_CHAINS, walk_plan, walk_stage, walk_sweeps
 
@@ -375,7 +376,7 @@ def anneal(problem: PackedProblem, *, n_steps: int = 5000, n_chains: int = 1, te
     if polish:   # the same counts for every list, counted faster (frl_engine.row_order)
         problem = grouped_for_search(problem, lambda rough: cache.polish(rough, ())[0])
     temperatures = temperature_schedule(n_steps, temperature, cooling)
-    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    rng = generator(random_state)
     if max_chains is None:
         max_chains = default_chain_budget(problem.n_rows, problem.n_rules, n_chains) if polish else n_chains
     max_chains = max(int(max_chains), n_chains)

@@ -228,7 +228,7 @@ class ColumnSpec:
         out = np.zeros((len(series), n_items), dtype=bool)
         missing = missing_mask(series)
         if self.kind == "numeric":
-            values = numeric_values(series, self.name)
+            values = numeric_values(series, self.name, scoring=True)  # fit read the column before
             with np.errstate(invalid="ignore"):
                 for j, t in enumerate(self.thresholds):
                     out[:, 2 * j] = values >= t

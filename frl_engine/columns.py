@@ -484,12 +484,14 @@ def unreadable_mask(values) -> np.ndarray:
     return np.isnan(_parse_numbers(values)) & ~np.array([is_missing_marker(v) for v in values], dtype=bool)
 
 
-def numeric_values(series: pd.Series, column: str) -> np.ndarray:
+def numeric_values(series: pd.Series, column: str, *, scoring: bool = False) -> np.ndarray:
     """The column as floats, NaN where missing; band labels (``[70-80)``) read as their lower bound.
 
     Text results among the numbers are read as missing, as :func:`read_column` says in its reason:
     a lab's "no result" words (``pending``, ``hemolyzed``: :data:`NO_VALUE_WORDS`) at any share,
     and any other text on at most ``1 - NUMERIC_SHARE`` of the other non-missing cells.
+    ``scoring=True`` is a fitted model reading new patients: the advice names the cells to correct
+    (a column the model compares as numbers cannot be read as categories any more).
 
     Raises
     ------
@@ -507,6 +509,12 @@ def numeric_values(series: pd.Series, column: str) -> np.ndarray:
     if bad.any():
         counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
         present = counts[~marker & ~status].sum()
+        if counts[bad].sum() > (1 - NUMERIC_SHARE) * max(present, 1) and scoring:
+            n_bad = int(counts[bad].sum())
+            raise DataError(
+                f"Column '{column}' holds text where the model compares numbers: {_examples(uniques[bad])} "
+                f"({n_bad:,} of {int(present):,} patient{'s' if present != 1 else ''} with a value): correct those "
+                "cells, or leave them empty to score those patients with the value missing")
         if counts[bad].sum() > (1 - NUMERIC_SHARE) * max(present, 1):
             raise DataError(
                 f"Column '{column}' is numeric but has non-numeric values such as "
@@ -1078,6 +1086,11 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                 and spread_like_a_measurement(parsed)):
             # Whole-dollar charges, minutes of stay: a different value in nearly every row, yet a measurement.
             measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, spread like a "
+                                "measurement, not like record numbers)")
+        elif integers and not has_identifier_name(name) and (_MEASURE_NAME.search(name) or _MEASURE_CAMEL.search(name)):
+            # total_charges, cost, los_minutes: the name says "how much", whatever the spread (charges drawn
+            # evenly over a range look like record numbers to the spread test)
+            measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, named like a "
                                 "measurement, not like record numbers)")
         else:
             return reading("identifier", f"a different value in {100 * distinct_share:.0f}% of rows: an identifier, "

@@ -290,6 +290,15 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                                  f"{self.n_features_in_} features as input.")
             if isinstance(X, pd.DataFrame):
                 missing = [c for c in self.used_columns_ if c not in frame.columns]
+                positional = [f"x{i}" for i in range(self.n_features_in_)]
+                fitted_names = getattr(self, "feature_names_in_", None)
+                if missing and frame.shape[1] == self.n_features_in_ and (
+                        fitted_names is None or list(fitted_names) == positional):
+                    # fitted on an array: its columns are read by position, as scikit-learn does (with a warning)
+                    warnings.warn(f"X has column names, but {type(self).__name__} was fitted on an array without "
+                                  "them: the columns are read by position (x0 is the first)", UserWarning, stacklevel=3)
+                    frame = frame.set_axis(positional, axis=1)
+                    missing = []
                 if missing:
                     raise DataError(f"The data lacks column(s) the model uses: {', '.join(map(repr, missing))}: add them (with these names; extra columns are ignored)")
             # numbers that were codes for not known at fit time (codes_read_as_missing_) are read so again
@@ -300,28 +309,33 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return frame
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, *, progress=None):
-        """Find the MAP falling rule list for outcome ``y`` on table ``X``.
+    def _read_outcome(self, y, n_rows: int):
+        """``(y as an array, its two classes, the event class)``, or a clear error.
 
-        Parameters
-        ----------
-        X : DataFrame or array-like, shape (n_samples, n_features)
-            Raw columns (numeric, categorical, boolean); missing values allowed.
-        y : array-like, shape (n_samples,)
-            Two-valued outcome; the event is ``positive_class`` or, by default,
-            a yes/true/1-like value or else the larger of the two values.
-        progress : callable or None
-            Told one line of text as each stage starts (reading the columns, each round of search
-            chains, each walk of the posterior); it never changes the result.
+        The event is ``positive_class`` (text matched without case or surrounding spaces, as the
+        command line reads it) or, by default, a yes/true/1-like value or else the larger value.
+        An outcome cell that is a missing marker (``?``, ``NA``) is refused as missing, not read as
+        a third class; text mixed with numbers (``"Died"`` and ``0``) is refused by name.
         """
-        self._validate_params()
-        frame = self._as_frame(X, fitting=True)
-        self._warn_repeated_records(X)
+        from .columns import is_missing_marker
+
         y_array = np.asarray(y)
         if y_array.ndim != 1:
             y_array = column_or_1d(y_array, warn=True)
-        if len(y_array) != len(frame):
-            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(frame)}, {len(y_array)}]")
+        if len(y_array) != n_rows:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n_rows}, {len(y_array)}]")
+        if y_array.dtype.kind in "OUS":
+            values = pd.unique(pd.Series(y_array, dtype=object))
+            marked = [v for v in values if isinstance(v, str) and is_missing_marker(v)]
+            if marked:
+                n = int(pd.Series(y_array, dtype=object).isin(marked).sum())
+                raise ValueError(f"Input y holds {', '.join(map(repr, marked))} ({n:,} row{'s' if n != 1 else ''}), "
+                                 "a marker of a missing outcome: remove the rows whose outcome is missing")
+            texts = [v for v in values if isinstance(v, str)]
+            others = [v for v in values if not isinstance(v, str) and not pd.isna(v)]
+            if texts and others:
+                raise ValueError(f"Input y mixes text and numbers ({_plain(texts[0])!r} and {_plain(others[0])!r}): "
+                                 "give the outcome as one type, e.g. y.astype(str)")
         if (y_array.dtype.kind == "f" and np.isnan(y_array).any()) or (
                 y_array.dtype.kind not in "biuf" and pd.isna(pd.Series(y_array, dtype=object)).any()):
             raise ValueError("Input y contains NaN: remove the rows whose outcome is missing")
@@ -339,7 +353,6 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"The outcome has {len(classes)} classes; a falling rule list needs exactly two "
                              f"(binarise it: event vs the rest, e.g. numpy.isin(y, [{shown}]) for an event of either "
                              "value). Only binary classification is supported.")
-        self.classes_ = classes
         positive = self.positive_class if self.positive_class is not None else default_positive(classes)
         if positive not in list(classes):
             # "yes" for an outcome written "Yes": the same value, as split_target and the command line read it
@@ -348,6 +361,27 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             if len(same) != 1:
                 raise DataError(f"positive_class {positive!r} is not one of the outcome values {list(classes)!r}")
             positive = same[0]
+        return y_array, classes, positive
+
+    def fit(self, X, y, *, progress=None):
+        """Find the MAP falling rule list for outcome ``y`` on table ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like, shape (n_samples, n_features)
+            Raw columns (numeric, categorical, boolean); missing values allowed.
+        y : array-like, shape (n_samples,)
+            Two-valued outcome; the event is ``positive_class`` or, by default,
+            a yes/true/1-like value or else the larger of the two values.
+        progress : callable or None
+            Told one line of text as each stage starts (reading the columns, each round of search
+            chains, each walk of the posterior); it never changes the result.
+        """
+        self._validate_params()
+        frame = self._as_frame(X, fitting=True)
+        self._warn_repeated_records(X)
+        y_array, classes, positive = self._read_outcome(y, len(frame))
+        self.classes_ = classes
         if (isinstance(X, pd.DataFrame) and isinstance(y, pd.Series) and not y.index.equals(X.index)
                 and len(y.index) == len(X.index) and y.index.sort_values().equals(X.index.sort_values())):
             warnings.warn("y's index holds the same labels as X's in another order; rows are paired by position, "
@@ -505,8 +539,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """The event where its risk is at least 1/2, otherwise the other class."""
         check_is_fitted(self, "rule_objects_")
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        event_column = list(self.classes_).index(self.positive_class_)
+        risk = self.predict_proba(X)[:, event_column]
+        return self.classes_[np.where(risk >= 0.5, event_column, 1 - event_column)]  # a tie is the event
 
     def decision_function(self, X) -> np.ndarray:
         """Log-odds of the event (monotone in the risk), for ROC analysis."""
@@ -610,8 +645,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         from .stopping import run_tasks
 
         started = time.perf_counter()
-        y_array = np.asarray(y)
-        positive = self.positive_class if self.positive_class is not None else default_positive(np.unique(y_array))
+        y_array, _, positive = self._read_outcome(y, len(X))  # as fit reads it: "died" is the event "Died"
         event = y_array == positive
         frame = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else X
         if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
@@ -620,6 +654,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             raise FRLError(f"{n_folds} folds need at least {n_folds} events and {n_folds} non-events")
         if random_state is None:
             random_state = int(np.random.SeedSequence().generate_state(1)[0])
+        if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+            raise FRLError("cross_validate's random_state must be a whole number >= 0 or None (the result records "
+                           f"the seed of each fold), got {random_state!r}")
         if groups is not None:
             labels = np.asarray(groups)
             if labels.shape != (len(event),):

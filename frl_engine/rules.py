@@ -240,7 +240,7 @@ class Condition:
             if self.op == "!=":
                 hits = ~hits
             return hits & ~missing  # never a missing value
-        values = numeric_values(series, self.column)
+        values = numeric_values(series, self.column, scoring=True)
         with np.errstate(invalid="ignore"):
             return values >= self.value if self.op == ">=" else values < self.value
 

@@ -106,6 +106,7 @@ from .io import to_jsonable
 from .model import (ALPHA, ALPHA_K, BETA, BETA_K, LOG_GAMMA1_NORM, LOG_K_NORM, PRIOR_POWER, PackedProblem, fit_list,
                     log_list_prior)
 from .terminal import display_width, pad_right
+from .seeds import generator
 from .siblings import sibling_tables
 from .refresh import (centre_scales, gamma_term, isotonic_centres, log_normal, log_target_r,
                       log_target_tail_reusing, pool_falling, raw_log_odds, site_risk_updates, target_suffixes)
@@ -1331,14 +1332,6 @@ def _check_chain(chain: int | str, out: _ChainOutput) -> None:
         )
 
 
-def _generator(random_state) -> np.random.Generator:
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError):
-        raise FRLError("random_state must be None, a non-negative whole number, a SeedSequence or a "
-                       f"numpy Generator, got {random_state!r}") from None
-
-
 def temperature_ladder(n_temperatures: int, beta_min: float = DEFAULT_BETA_MIN) -> np.ndarray:
     """Inverse temperatures ``1 = beta_0 > ... > beta_{n-1} = beta_min``, evenly spaced in ``log beta``.
 
@@ -1753,7 +1746,7 @@ def sample_list_parameters(problem: PackedProblem, order: Sequence[int], *, n_sa
     burn_in = n_samples if burn_in is None else _check_int("burn_in", burn_in, 0)
     risk_scans = _check_int("risk_scans", risk_scans, 0)
     start = _start_from_list(problem, order)
-    return _fixed_list_draws(_generator(random_state), problem, start, n_samples, burn_in, thin, risk_scans)
+    return _fixed_list_draws(generator(random_state), problem, start, n_samples, burn_in, thin, risk_scans)
 
 
 def _start_from_list(problem: PackedProblem, order):
@@ -1937,7 +1930,7 @@ def sample_posterior(problem: PackedProblem, *, n_samples: int = 1000, n_chains:
         chain_states = [start_state] * n_chains
         n_starts = 1
 
-    root = _generator(random_state)
+    root = generator(random_state)
     chain_rngs = root.spawn(n_chains)
     risk_rng = root.spawn(1)[0]
     inits = [None] * n_chains

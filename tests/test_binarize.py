@@ -288,8 +288,13 @@ def test_transform_names_absent_columns_and_junk(table):
         binarizer.transform(table.drop(columns=["Age", "Creatinine"]))
     junk = table.assign(Age=table["Age"].astype(str))
     junk.loc[junk.index[::5], "Age"] = "abc"  # a fifth of the column: too many to read as missing
-    with pytest.raises(DataError, match=r"Column 'Age' is numeric but has non-numeric values such as 'abc'"):
+    with pytest.raises(DataError, match=r"Column 'Age' holds text where the model compares numbers: 'abc' "
+                                        r"\(\d+ of \d+ patients with a value\): correct those cells, or leave them empty"):
         binarizer.transform(junk)
+    # one patient with text for a number is refused, naming the cell, not read as missing behind the user's back
+    with pytest.raises(DataError, match=r"'abc' \(1 of 1 patient with a value\)"):
+        binarizer.transform(junk.iloc[[0]])
+    assert binarizer.transform(junk.iloc[[1]]).shape[0] == 1
     # "unknown" is an export's word for no value, not junk: missing at any share, as fit reads it
     unknown = table.assign(Age=table["Age"].astype(str))
     unknown.loc[unknown.index[::5], "Age"] = "unknown"

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from frl_engine import FallingRuleListClassifier
 from frl_engine.binarize import Binarizer
 from frl_engine.columns import (MISSING_MARKERS, canonical_kind, category_label, category_labels, code_prefixes,
                                 missing_mask, numeric_values, read_column, read_columns)
@@ -283,9 +284,27 @@ def test_whole_number_charges_and_minutes_are_measurements_not_identifiers():
         assert readings[name].kind == "identifier", readings[name].reason
     conditions = {c.column for c in Binarizer().fit(frame).conditions_}
     assert conditions == {"total_charges", "los_minutes"}
-    # with too few patients to tell a spread apart, such a column stays left out (said, and can be declared)
-    few = read_column("total_charges", frame["total_charges"].iloc[:150])
+    # with too few patients to tell a spread apart, a column named like nothing stays left out (said, and can be
+    # declared); one named like a measurement is one by its name
+    few = read_column("c17", frame["total_charges"].iloc[:150])
     assert few.kind == "identifier" and "declare a kind" in few.reason
+    named = read_column("total_charges", frame["total_charges"].iloc[:150])
+    assert named.kind == "numeric" and "named like a measurement" in named.reason
+
+
+def test_charges_spread_evenly_are_a_measurement_by_their_name():
+    """Charges drawn evenly over a range look like random record numbers to the spread test; the name says
+    "how much", so they stay a measurement, and the same numbers named like a key stay left out."""
+    rng = np.random.default_rng(0)
+    charges = pd.Series(rng.choice(np.arange(1_000, 900_000), 1000, replace=False))
+    for name in ("total_charges", "TotalCost", "los_minutes", "drg_weight"):
+        reading = read_column(name, charges)
+        assert reading.kind == "numeric" and "named like a measurement" in reading.reason, (name, reading.reason)
+    for name in ("encounter_id", "visit_key", "c17"):
+        assert read_column(name, charges).kind == "identifier", name
+    rules = FallingRuleListClassifier(random_state=0, n_steps=300, n_chains=2).fit(
+        pd.DataFrame({"total_charges": charges}), rng.random(1000) < np.where(charges > 600_000, 0.7, 0.1)).rules_
+    assert rules and all(rule.startswith("total_charges >= ") for rule in rules)
 
 
 def test_amounts_written_with_a_currency_or_a_unit_are_measurements_whatever_their_spread():

@@ -75,6 +75,19 @@ def test_predict_proba_is_the_risk_of_the_rule_that_fires(fitted):
     np.testing.assert_allclose(proba[:, event_column], model.probabilities_[model.apply(frame)])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert set(model.predict(frame)) <= {"home", "readmitted"}
+    np.testing.assert_array_equal(model.predict(frame) == "readmitted", proba[:, event_column] >= 0.5)
+
+
+def test_a_risk_of_exactly_one_half_predicts_the_event(fitted):
+    """predict says the event where the risk is at least 1/2: a tie is the event, whichever class sorts first."""
+    model, frame, _ = fitted
+    halved = model.to_dict()
+    for rule in halved["rules"]:
+        rule["probability"] = 0.5
+    halved["default"]["probability"] = 0.5
+    tied = FallingRuleListClassifier.from_dict(halved)
+    assert list(tied.classes_) == ["home", "readmitted"]  # the event sorts second
+    assert set(tied.predict(frame.iloc[:20])) == {"readmitted"}
 
 
 def test_log_posterior_is_the_exact_objective_of_the_reported_list(fitted):

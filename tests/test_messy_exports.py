@@ -965,6 +965,37 @@ def test_the_api_takes_integer_column_names_and_an_event_in_another_case():
     assert model.rules_ == ["0 >= 76"]
     words = np.where(y, "Yes", "No")
     assert FallingRuleListClassifier(positive_class="yes", random_state=0).fit(X, words).positive_class_ == "Yes"
+    # cross-validation reads the event as fit does: "yes" is the event "Yes", not a class nobody has
+    cv = FallingRuleListClassifier(positive_class="yes", random_state=0, n_steps=200, n_chains=1)
+    assert len(cv.cross_validate(X, words, n_folds=3).aurocs) == 3
+    with pytest.raises(Exception, match="whole number >= 0 or None"):
+        cv.cross_validate(X, words, n_folds=3, random_state=np.random.default_rng(0))
+
+
+def test_an_outcome_of_question_marks_or_of_text_and_numbers_is_refused_by_name():
+    X, y = _api_frame(n=300)
+    marked = np.where(y, "Died", "Alive").astype(object)
+    marked[[3, 7]] = "?"  # the export's marker of a missing value, not a third class
+    with pytest.raises(ValueError, match=r"y holds '\?' \(2 rows\), a marker of a missing outcome: remove the rows"):
+        FallingRuleListClassifier(random_state=0).fit(X, marked)
+    mixed = np.array(["Died" if event else 0 for event in y], dtype=object)  # a spreadsheet's mixed column
+    with pytest.raises(ValueError, match=r"y mixes text and numbers \('Died' and 0\)"):
+        FallingRuleListClassifier(random_state=0).fit(X, mixed)
+    with pytest.raises(ValueError, match="y holds '\\?'"):
+        FallingRuleListClassifier(random_state=0).cross_validate(X, marked, n_folds=3)
+
+
+def test_a_legacy_random_state_seeds_the_search_as_scikit_learn_estimators_do():
+    X, y = _api_frame(n=1000)
+    fits = [FallingRuleListClassifier(random_state=np.random.RandomState(5), n_steps=300, n_chains=2).fit(X, y)
+            for _ in range(2)]
+    assert fits[0].rules_ == fits[1].rules_ and fits[0].log_posterior_ == fits[1].log_posterior_
+    fitted = FallingRuleListClassifier(random_state=0, n_steps=300, n_chains=2).fit(X, y)
+    draws = [fitted.sample_posterior(50, n_chains=2, burn_in=20, random_state=np.random.RandomState(1))
+             for _ in range(2)]
+    assert np.array_equal(draws[0].log_posterior_trace, draws[1].log_posterior_trace)
+    with pytest.raises(Exception, match="random_state must be None, a whole number >= 0"):
+        FallingRuleListClassifier(random_state=1.5).fit(X, y)
 
 
 def test_t_and_f_are_yes_and_no_but_f_and_m_stay_sexes():
@@ -1143,3 +1174,13 @@ def test_a_0_1_outcome_with_a_blank_cell_prints_died_1_not_died_1_0(tmp_path, ca
     # decimals that are not whole numbers stay as written
     assert whole_numbers_as_written(pd.Series([0.5, 1.0])).tolist() == [0.5, 1.0]
     assert whole_numbers_as_written(pd.Series([0.0, 1.0])).dtype == np.int64
+
+
+def test_a_model_fitted_on_an_array_scores_a_table_by_column_position_with_a_warning():
+    X, y = _api_frame(n=1000)
+    model = FallingRuleListClassifier(random_state=0, n_steps=300, n_chains=2).fit(X.to_numpy(), y)
+    with pytest.warns(UserWarning, match="fitted on an array without them: the columns are read by position"):
+        by_name = model.predict_proba(X)
+    assert np.array_equal(by_name, model.predict_proba(X.to_numpy()))
+    with pytest.raises(Exception, match="lacks column"):  # another number of columns is not a renamed array
+        model.predict_proba(X.assign(extra=1))

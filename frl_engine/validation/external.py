@@ -401,10 +401,14 @@ def _min_support(model: dict) -> float:
     return float(support) if isinstance(support, (int, float)) and 0 < support < 1 else 0.05
 
 
+def _binarizer_columns(model: dict) -> list[dict]:
+    """The model file's record of each column read at fit time (``binarizer.columns``; none for boolean input)."""
+    return [spec for spec in (model.get("binarizer") or {}).get("columns") or [] if isinstance(spec, dict)]
+
+
 def _column_kinds(model: dict) -> dict[str, str]:
     """Each binarized column's kind as the model file records it (``code``, ``categorical``, ``nominal`` ...)."""
-    return {str(spec.get("name")): str(spec.get("kind")) for spec in (model.get("binarizer") or {}).get("columns") or []
-            if isinstance(spec, dict)}
+    return {str(spec.get("name")): str(spec.get("kind")) for spec in _binarizer_columns(model)}
 
 
 def _too_many_to_miss_by_chance(n_present: int, model: dict) -> bool:
@@ -767,7 +771,7 @@ def empty_cell_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
 
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
     # a checkbox column's blanks mean "no" (X where present, blank where not): nothing unknown to report
-    specs = [spec for spec in (model.get("binarizer") or {}).get("columns", []) if isinstance(spec, dict)]
+    specs = _binarizer_columns(model)
     flags = {spec.get("name") for spec in specs if spec.get("flag")}
     fitted = {spec.get("name"): float(spec.get("missing") or 0.0) for spec in specs}
     notes = []
@@ -933,8 +937,7 @@ def unit_notes(model: dict, frame: pd.DataFrame) -> tuple[str, ...]:
     they are, so 160 lb is read as 160 kg.  Cells of plain numbers carry no unit and say nothing."""
     from ..columns import same_unit, written_units
 
-    fitted = {c.get("name"): c.get("unit") for c in (model.get("binarizer") or {}).get("columns", [])
-              if isinstance(c, dict) and c.get("unit")}
+    fitted = {c.get("name"): c.get("unit") for c in _binarizer_columns(model) if c.get("unit")}
     notes = []
     for column in sorted({c["column"] for rule in model["rules"] for c in rule.get("conditions", [])
                           if c.get("op") in (">=", "<") and c["column"] in fitted and c["column"] in frame.columns}):
