@@ -98,10 +98,16 @@ class Job:
             if isinstance(flag, threading.Event):
                 flag.set()
 
-    def wait_for_worker(self) -> None:
-        """Called by the engine when all worker slots are busy (another session's job): shown in the progress."""
+    def wait_for_worker(self):
+        """Called by the engine when all worker slots are busy (another session's job): shown in the progress.
+        Returns what the engine calls once it has its slots (:meth:`frl_engine.stopping.WorkerSlots.acquire`)."""
         with self._lock:
             self.waiting = True
+        return self._got_worker
+
+    def _got_worker(self) -> None:
+        with self._lock:
+            self.waiting = False
 
     # ---- called by the worker
     def stage(self, index: int, detail: str = "") -> None:

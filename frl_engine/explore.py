@@ -513,7 +513,8 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
         result holds the finished cells (``stopped=True``).
     on_wait : callable, optional
         Locally: called once if the run has to wait for a free worker (all of the process's
-        :data:`~frl_engine.stopping.WORKER_SLOTS` are busy, e.g. with another dashboard user's job).
+        :data:`~frl_engine.stopping.WORKER_SLOTS` are busy, e.g. with another dashboard user's job); a
+        callable it returns is called when the workers are free.
 
     Returns
     -------

@@ -141,21 +141,26 @@ class WorkerSlots:
             return self._free
 
     def acquire(self, wanted: int, token: CancelToken | None = None, on_wait: Callable[[], None] | None = None) -> int:
-        """Take between 1 and ``wanted`` slots, waiting (cancellably) until at least one is free; returns how many."""
+        """Take between 1 and ``wanted`` slots, waiting (cancellably) until at least one is free; returns how many.
+
+        ``on_wait`` is called once when the slots are all busy; if it returns a callable, that is called once
+        the slots are taken (a page that said "waiting for a free processor" stops saying it then).
+        """
         wanted = max(1, int(wanted))
-        told = False
+        waited = None
         with self._cond:
             while self._free < 1:
                 if token is not None and token.cancelled or PROCESS_TOKEN.cancelled:
                     raise Stopped((token.reason if token is not None and token.cancelled else PROCESS_TOKEN.reason)
                                   or "stopped")
-                if on_wait is not None and not told:
-                    told = True
-                    on_wait()
+                if on_wait is not None and waited is None:
+                    waited = on_wait() or (lambda: None)
                 self._cond.wait(_POLL)
             taken = min(wanted, self._free)
             self._free -= taken
-            return taken
+        if waited is not None:
+            waited()
+        return taken
 
     def release(self, n: int) -> None:
         with self._cond:
@@ -402,7 +407,8 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
     processes : bool, optional
         Force worker processes even for one worker (True), e.g. for one long fit that must be killable.
     on_wait : callable, optional
-        Called once if the work has to wait for a free worker slot.
+        Called once if the work has to wait for a free worker slot; a callable it returns is called when
+        the slots are taken (:meth:`WorkerSlots.acquire`).
     slots : WorkerSlots, optional
         The cap to take workers from (default :data:`WORKER_SLOTS`, the process-wide one).
     on_result : callable, optional

@@ -236,6 +236,12 @@ def test_an_exploration_takes_its_workers_from_the_server_wide_cap_and_stop_ends
         print(f"Explore page's Stop: workers gone after {time.monotonic() - pressed:.1f} s")
     finally:
         counter.stop()
+        # a failure above must not leave jobs holding the process's slots for the tests that follow
+        for running in (at.session_state[explore_jobs.JOB] if explore_jobs.JOB in at.session_state else None,
+                        locals().get("validation")):
+            if running is not None and not running.done:
+                running.stop("the test ended")
+                jobs.wait(running, 30)
     assert 0 < counter.most <= WORKER_SLOTS.capacity, counter.most
     assert WORKER_SLOTS.free == WORKER_SLOTS.capacity  # every slot given back
     at.run()

@@ -157,6 +157,28 @@ def test_worker_slots_cap_the_processes_and_a_waiting_job_can_be_stopped():
     assert outcome["a"] == "stopped" and live_worker_pids() == [] and slots.free == 1
 
 
+def test_a_job_that_waited_for_a_slot_is_told_when_it_has_one():
+    """The page says "waiting for a free processor" while the slots are busy and stops saying it once the
+    job has its slots, not only when its first result arrives (an exploration's first cell can take minutes)."""
+    from dashboard.jobs import Job
+
+    slots = WorkerSlots(1)
+    assert slots.acquire(1) == 1
+    job = Job("explore", "Exploring", ["Cross-validating the grid"])
+    taken = {}
+    waiter = threading.Thread(target=lambda: taken.setdefault("n", slots.acquire(2, on_wait=job.wait_for_worker)))
+    waiter.start()
+    assert wait_for(lambda: job.waiting, timeout=10)
+    assert "waiting for a free processor" in job.progress()[1]
+    slots.release(1)
+    waiter.join(10)
+    assert taken["n"] == 1 and not job.waiting and "waiting" not in job.progress()[1]
+    assert slots.free == 0
+    slots.release(1)
+    told = threading.Event()
+    assert slots.acquire(1, on_wait=told.set) == 1 and not told.is_set()  # free slots: nobody is told anything
+
+
 def test_cross_validation_stops_between_fits_and_leaves_no_worker():
     from frl_engine.validation.crossval import cross_validate_models
 
