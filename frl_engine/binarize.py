@@ -323,7 +323,10 @@ def _cuts(values: np.ndarray, levels: np.ndarray, low: float, high: float, order
     the cuts are apart: a narrow range far from 0 (sodium 125 to 149, pH 7.2 to 7.5, a year) would
     otherwise lose its cuts (sodium's quartiles 131, 138, 143 round to 130 and 140), while quantiles
     bunched in a wide range (ages 59.6, 60.1, 60.4 of 50 to 90) still read as one ``Age >= 60``.
+    On whole numbers (a count of visits) a cut between two of them is written as the next whole number:
+    ``visits >= 8``, the same patients as ``visits >= 7.5``.
     """
+    whole = bool(np.all(ordered == np.floor(ordered)))
     quantiles = np.quantile(values, levels)
     above_min = ordered[np.searchsorted(ordered, low, side="right")]
     wanted = len({int(np.searchsorted(ordered, max(q, above_min))) for q in quantiles if q < high})
@@ -336,6 +339,8 @@ def _cuts(values: np.ndarray, levels: np.ndarray, low: float, high: float, order
         chosen, splits = [], set()
         for q in quantiles:
             t = round_threshold(q, digits)
+            if whole and t != math.floor(t):
+                t = float(math.ceil(t))
             if t <= low:  # everyone would be on one side: cut just above the minimum instead
                 t = round_threshold(above_min, digits)
                 if t <= low:

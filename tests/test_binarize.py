@@ -158,6 +158,19 @@ def test_every_quantile_item_splits_the_patients():
     assert all(100 < t <= 100.3 for t in binarizer.specs_[2].thresholds)
 
 
+def test_a_count_is_cut_at_whole_numbers_catching_the_same_patients():
+    """Visits 0 to 15: a quartile falling between 7 and 8 reads ``visits >= 8``, never ``visits >= 7.5``,
+    and catches exactly the patients the half-way cut would."""
+    visits = pd.Series(np.repeat(np.arange(16), 20), name="visits")  # quartiles 3.75, 7.5, 11.25
+    assert any(q != np.floor(q) for q in np.quantile(visits, [0.25, 0.5, 0.75]))
+    binarizer = Binarizer().fit(visits.to_frame())
+    assert binarizer.specs_[0].thresholds == (4.0, 8.0, 11.0)  # 3.8 and 7.5 at 2 figures; 11.25 is 11
+    assert "visits >= 8" in [c.name for c in binarizer.conditions_]
+    assert np.array_equal(visits >= 8, visits >= 7.5) and np.array_equal(visits >= 4, visits >= 3.8)
+    # a measurement with decimals keeps its decimal cuts
+    assert not all(float(t).is_integer() for t in Binarizer().fit((visits / 10).to_frame()).specs_[0].thresholds)
+
+
 def test_user_thresholds_are_used_as_given():
     frame = pd.DataFrame({"Age": [30, 44, 45.5, 50, 61, 70]})
     binarizer = Binarizer(thresholds={"Age": [60.25, 45.5]}).fit(frame)
