@@ -59,6 +59,12 @@ h1 { font-size: 2.1rem !important; padding-bottom: 0.1rem !important; }
 """
 
 
+def file_stem(text: str | None, fallback: str) -> str:
+    """A download's file name from a column or file name: letters (accents kept: ``Décès``), digits, ``-`` and ``_``;
+    anything else becomes ``-`` (``Death 30d`` -> ``Death-30d``); ``fallback`` when nothing is left."""
+    return re.sub(r"[^\w-]+", "-", str(text or "")).strip("-_") or fallback
+
+
 def style() -> None:
     """A little CSS: less empty space above the title, smaller headings and metrics."""
     st.html(_CSS)

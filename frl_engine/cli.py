@@ -512,7 +512,7 @@ def cmd_predict(args) -> int:
             scored.to_csv(args.out, index=False, encoding=frame.attrs.get("encoding", "utf-8"), errors="replace",
                           **style)
         counts = pd.Series(rule_number + 1).value_counts().sort_index()
-        print(f"Scored {len(scored)} row{'s' if len(scored) != 1 else ''} into {args.out} (columns {risk_column!r}, "
+        print(f"Scored {len(scored):,} row{'s' if len(scored) != 1 else ''} into {args.out} (columns {risk_column!r}, "
               f"{rule_column!r}; rows per rule: {', '.join(f'{k}: {v}' for k, v in counts.items())})")
     else:
         scored.to_csv(sys.stdout, index=False, **style)

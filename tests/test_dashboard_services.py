@@ -438,3 +438,12 @@ def test_a_page_run_waits_while_the_warm_up_imports_the_engine():
     finally:
         for event, was in ((ui.WARM_UP_STARTED, started), (ui.ENGINE_IMPORTED, imported)):
             event.set() if was else event.clear()
+
+
+def test_download_names_keep_the_outcome_readable():
+    from dashboard.ui import file_stem
+
+    assert file_stem("Décès à 30 jours", "model") == "Décès-à-30-jours"  # accents kept, spaces become -
+    assert file_stem("readmitted/30d?", "model") == "readmitted-30d"
+    assert file_stem("", "model") == "model" and file_stem(None, "external") == "external"
+    assert file_stem("../../etc/passwd", "model") == "etc-passwd"  # never a path

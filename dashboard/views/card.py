@@ -2,7 +2,6 @@
 
 import json
 import logging
-import re
 
 import streamlit as st
 
@@ -64,7 +63,7 @@ with left:
         ui.show_error(exc, what="drawing the card")
 
     st.markdown("**Downloads**")
-    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", (model.get("outcome") or {}).get("target") or "model").strip("-") or "model"
+    stem = ui.file_stem((model.get("outcome") or {}).get("target"), "model")
     if pdf is not None:
         st.download_button("Card (PDF)", pdf, file_name=f"{stem}-card.pdf", mime="application/pdf",
                            icon=":material/picture_as_pdf:", key="download_card", on_click="ignore", width="stretch",

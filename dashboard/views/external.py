@@ -2,7 +2,6 @@
 
 import json
 import logging
-import re
 
 import streamlit as st
 
@@ -229,7 +228,7 @@ if result.subgroups:
 
 # ---------------------------------------------------------------- keep and download
 st.subheader("Keep the result", anchor=False)
-stem = re.sub(r"[^A-Za-z0-9_-]+", "-", data.name.rsplit(".", 1)[0]).strip("-") or "external"
+stem = ui.file_stem(data.name.rsplit(".", 1)[0], "external")
 d1, d2, d3, d4 = st.columns(4)
 d1.download_button("Report (HTML)", lambda: validation_report_html(result, model=unvalidated).encode("utf-8"),
                    file_name=f"{stem}-validation.html", mime="text/html", icon=":material/description:",
