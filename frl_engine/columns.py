@@ -964,6 +964,17 @@ def empty_recorded_codes(frame: pd.DataFrame, recorded: dict) -> tuple[pd.DataFr
     return out, done
 
 
+def _mixes_text_and_numbers(values) -> bool:
+    """Whether distinct values hold both text and numbers (``"250"`` and ``250``), booleans aside."""
+    text = number = False
+    for v in values:
+        text = text or isinstance(v, str)
+        number = number or (isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_)))
+        if text and number:
+            return True
+    return False
+
+
 def read_column(name: str, series: pd.Series, *, declared: str | None = None) -> ColumnReading:
     """Infer the kind of one column (or check the user's), with the reason.
 
@@ -988,6 +999,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     n_missing = int(missing.sum())
     present = series[~missing]
     codes, uniques = pd.factorize(present, use_na_sentinel=True)
+    if present.dtype == object and _mixes_text_and_numbers(uniques):
+        # two exports put together ("250" and 250): one value is one level, as the items read it (category_label)
+        labels = np.array([v if isinstance(v, str) else category_label(v) for v in uniques], dtype=object)
+        codes, uniques = pd.factorize(labels[codes], use_na_sentinel=True)
     counts = np.bincount(codes, minlength=len(uniques)) if len(uniques) else np.zeros(0, dtype=np.int64)
     n_levels = len(uniques)
     top = max(int(counts.max()) if n_levels else 0, n_missing)

@@ -549,3 +549,18 @@ def test_whole_numbers_written_at_once_are_written_as_each_alone(values):
     from frl_engine.columns import _distinct_labels
 
     assert _distinct_labels(values, values.astype(object)) == [category_label(v) for v in values]
+
+
+def test_a_column_of_text_and_numbers_put_together_counts_one_level_per_value():
+    """Two exports concatenated: one wrote diagnosis 250 as text, the other as a number. "250" and 250 are one
+    level, as the items read them (``diag = 250`` catches both), not two levels with duplicated examples."""
+    rng = np.random.default_rng(0)
+    code = rng.choice(["250", "428", "V57"], 1200)
+    as_number = (rng.random(1200) < 0.5) & (code != "V57")
+    diag = pd.Series([int(c) if a else c for c, a in zip(code, as_number)], dtype=object)
+    reading = read_column("diag", diag)
+    assert reading.n_levels == 3 and sorted(reading.examples.split(", ")) == ["250", "428", "V57"]
+    spec_conditions = [c.name for c in Binarizer().fit(diag.to_frame("diag")).conditions_]
+    assert spec_conditions.count("diag = 250") == 1
+    caught = Binarizer().fit(diag.to_frame("diag")).transform(diag.to_frame("diag"))[:, spec_conditions.index("diag = 250")]
+    assert np.array_equal(caught, code == "250")
