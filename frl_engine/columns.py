@@ -176,9 +176,11 @@ _CODE_NAME = re.compile(r"(^|[^a-z])(diag|icd|dx|atc|cpt|opcs|drg|mdc|ccs|diagno
 _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|[^a-z])|count|total", re.IGNORECASE)
 # A name that says "how much" of something named by a code (drg_weight, cpt_rvu, zip_median_income,
 # postcode_distance_km, DRGWeight): a measurement, never codes.
-_MEASURE_NAME = re.compile(r"(^|[^a-z])(weight|wt|rw|rvus?|score|income|distance|dist|km|miles|cost|costs|charges?|"
-                           r"amount|price|payments?|paid|rate|ratio|pct|percent|mean|avg|average|median|los|days|"
-                           r"hours|minutes|mins)($|[^a-z])", re.IGNORECASE)
+_MEASURE_WORDS = (r"(weight|wt|rw|rvus?|score|income|distance|dist|km|miles|cost|costs|charges?|amount|price|payments?|"
+                  r"paid|rate|ratio|pct|percent|mean|avg|average|median|los|days|hours|minutes|mins)")
+_MEASURE_NAME = re.compile(r"(^|[^a-z])" + _MEASURE_WORDS + r"($|[^a-z])", re.IGNORECASE)
+# The same words as the name's last word (total_charges, los_minutes; not charge_code or cost_center).
+_MEASURE_LAST = re.compile(r"(^|[^a-z])" + _MEASURE_WORDS + "$", re.IGNORECASE)
 _MEASURE_CAMEL = re.compile(r"[a-zA-Z](Weight|Score|Income|Distance|Cost|Charges?|Amount|Rate)$")
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|payor|insurance|insurer|marital|religion|language|"
@@ -1001,7 +1003,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     codes, uniques = pd.factorize(present, use_na_sentinel=True)
     if present.dtype == object and _mixes_text_and_numbers(uniques):
         # two exports put together ("250" and 250): one value is one level, as the items read it (category_label)
-        labels = np.array([v if isinstance(v, str) else category_label(v) for v in uniques], dtype=object)
+        labels = np.array([category_label(v) for v in uniques], dtype=object)
         codes, uniques = pd.factorize(labels[codes], use_na_sentinel=True)
     counts = np.bincount(codes, minlength=len(uniques)) if len(uniques) else np.zeros(0, dtype=np.int64)
     n_levels = len(uniques)
@@ -1102,9 +1104,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             # Whole-dollar charges, minutes of stay: a different value in nearly every row, yet a measurement.
             measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, spread like a "
                                 "measurement, not like record numbers)")
-        elif integers and not has_identifier_name(name) and (_MEASURE_NAME.search(name) or _MEASURE_CAMEL.search(name)):
-            # total_charges, cost, los_minutes: the name says "how much", whatever the spread (charges drawn
-            # evenly over a range look like record numbers to the spread test)
+        elif integers and not has_identifier_name(name) and (_MEASURE_LAST.search(name) or _MEASURE_CAMEL.search(name)):
+            # total_charges, cost, los_minutes: the name ends saying "how much", whatever the spread (charges
+            # drawn evenly over a range look like record numbers to the spread test); charge_code, payment_ref,
+            # cost_center do not
             measurement_note = (f" (a different value in {100 * distinct_share:.0f}% of rows, named like a "
                                 "measurement, not like record numbers)")
         else:

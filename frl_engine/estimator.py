@@ -30,6 +30,7 @@ from .io import event_label as event_text, event_values
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules, fit_list
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
+from .seeds import check_seed, fixed_seed
 from .siblings import condition_ids
 from .terminal import display_width, pad_right
 from .wording import simplest_wording
@@ -87,6 +88,11 @@ def outcome_proxies(frame: pd.DataFrame, event: np.ndarray, rules) -> list[dict]
         name = f"{column} has a value"
         found[name] = {"condition": name, "column": column, "youden": round(abs(youden), 3)}
     return sorted((p for p in found.values() if p["youden"] >= PROXY_YOUDEN), key=lambda p: -p["youden"])
+
+
+#: Outcome cells that always mean "not known" (compared trimmed and without case); an outcome of two classes may
+#: hold other missing markers as a real class ("None" / "Severe").
+UNKNOWN_OUTCOME_MARKERS = frozenset({"", "?", "na", "n/a", "nan", "null", "#n/a"})
 
 
 class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
@@ -157,8 +163,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         (:func:`~frl_engine.model.drop_unreached_rules`); ``unreached_rules_`` names them.  Such
         a rule changes no prediction on the training patients; the prior of the risks alone
         keeps it.  False: the MAP list as found (``frl reproduce`` uses False).
-    random_state : int or None
-        Seed; the same seed gives the same list whatever ``n_jobs``.
+    random_state : int, numpy Generator, RandomState or None
+        Seed; the same seed gives the same list whatever ``n_jobs`` (:func:`frl_engine.seeds.generator`).
+        A Generator or a legacy RandomState is drawn from once; the model file then records no seed.
     n_jobs : int or None
         Threads for the chains.
 
@@ -234,6 +241,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         return Hyperparameters(lam=self.lam, alpha=self.alpha, beta=self.beta, alpha_K=self.alpha_K, beta_K=self.beta_K)
 
     def _validate_params(self) -> None:
+        check_seed(self.random_state)
         _check_number("min_support", self.min_support, low=0, high=1, low_open=True)
         _check_number("max_conditions", self.max_conditions, low=1, integer=True)
         _check_number("max_rules", self.max_rules, low=1, integer=True)
@@ -295,8 +303,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                 if missing and frame.shape[1] == self.n_features_in_ and (
                         fitted_names is None or list(fitted_names) == positional):
                     # fitted on an array: its columns are read by position, as scikit-learn does (with a warning)
-                    warnings.warn(f"X has column names, but {type(self).__name__} was fitted on an array without "
-                                  "them: the columns are read by position (x0 is the first)", UserWarning, stacklevel=3)
+                    warnings.warn(f"X's column names are not the model's (x0, x1, ...: it was fitted on an array): "
+                                  "the columns are read by position (x0 is the first)", UserWarning, stacklevel=3)
                     frame = frame.set_axis(positional, axis=1)
                     missing = []
                 if missing:
@@ -327,6 +335,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         if y_array.dtype.kind in "OUS":
             values = pd.unique(pd.Series(y_array, dtype=object))
             marked = [v for v in values if isinstance(v, str) and is_missing_marker(v)]
+            # "?", "NA", blank always mean not known; "None", "-" may be a real class ("None" / "Severe")
+            # and are refused only when they would be a third class
+            if marked and len(values) <= 2:
+                marked = [v for v in marked if v.strip().casefold() in UNKNOWN_OUTCOME_MARKERS]
             if marked:
                 n = int(pd.Series(y_array, dtype=object).isin(marked).sum())
                 raise ValueError(f"Input y holds {', '.join(map(repr, marked))} ({n:,} row{'s' if n != 1 else ''}), "
@@ -548,6 +560,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "rule_objects_")
         risk = np.clip(self.predict_proba(X)[:, list(self.classes_).index(self.positive_class_)], 1e-15, 1 - 1e-15)
         score = np.log(risk) - np.log1p(-risk)
+        # a risk of exactly 1/2 is the event, as in predict: the smallest score on the event's side, not 0
+        score = np.where(risk == 0.5, np.nextafter(0.0, 1.0), score)
         return score if self.classes_[1] == self.positive_class_ else -score
 
     # ------------------------------------------------------------------ posterior
@@ -766,6 +780,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                                                          "max_conditions", "n_thresholds", "n_steps", "n_chains", "temperature",
                                                          "cooling", "mine_rules", "random_state", "search",
                                                          "negate_levels", "drop_unreached", "rule_prior")}
+        if not isinstance(self.random_state, numbers.Integral) or isinstance(self.random_state, bool):
+            hyper["random_state"] = None  # a Generator or RandomState: no number to write (the fit is not repeatable from the file)
         binarizer = getattr(self, "binarizer_", None)
         return {
             "format": MODEL_FORMAT,

@@ -476,7 +476,7 @@ def explore(X, y_event, *, lam=(2.0, 4.0, 8.0), min_support=(0.05, 0.1), max_con
             n_folds: int = 5,
             random_state: int | None = 0, params: dict | None = None, n_jobs: int | None = -1, scheduler=None,
             retries: int = DEFAULT_RETRIES, progress: Callable | None = None,
-            should_stop: Callable[[], bool] | None = None, on_wait: Callable[[], None] | None = None) -> ExploreResult:
+            should_stop: Callable[[], bool] | None = None, on_wait: Callable[[], object] | None = None) -> ExploreResult:
     """Cross-validate every cell of a lam x min_support x max_conditions grid.
 
     Parameters

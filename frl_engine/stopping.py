@@ -140,7 +140,7 @@ class WorkerSlots:
         with self._cond:
             return self._free
 
-    def acquire(self, wanted: int, token: CancelToken | None = None, on_wait: Callable[[], None] | None = None) -> int:
+    def acquire(self, wanted: int, token: CancelToken | None = None, on_wait: Callable[[], object] | None = None) -> int:
         """Take between 1 and ``wanted`` slots, waiting (cancellably) until at least one is free; returns how many.
 
         ``on_wait`` is called once when the slots are all busy; if it returns a callable, that is called once
@@ -148,18 +148,21 @@ class WorkerSlots:
         """
         wanted = max(1, int(wanted))
         waited = None
-        with self._cond:
-            while self._free < 1:
-                if token is not None and token.cancelled or PROCESS_TOKEN.cancelled:
-                    raise Stopped((token.reason if token is not None and token.cancelled else PROCESS_TOKEN.reason)
-                                  or "stopped")
-                if on_wait is not None and waited is None:
-                    waited = on_wait() or (lambda: None)
-                self._cond.wait(_POLL)
-            taken = min(wanted, self._free)
-            self._free -= taken
-        if waited is not None:
-            waited()
+        try:
+            with self._cond:
+                while self._free < 1:
+                    if token is not None and token.cancelled or PROCESS_TOKEN.cancelled:
+                        raise Stopped((token.reason if token is not None and token.cancelled
+                                       else PROCESS_TOKEN.reason) or "stopped")
+                    if on_wait is not None and waited is None:
+                        told = on_wait()
+                        waited = told if callable(told) else (lambda: None)
+                    self._cond.wait(_POLL)
+                taken = min(wanted, self._free)
+                self._free -= taken
+        finally:
+            if waited is not None:  # no longer waiting: slots taken, or stopped while waiting
+                waited()
         return taken
 
     def release(self, n: int) -> None:
@@ -385,7 +388,7 @@ def _reason(token: CancelToken | None) -> Stopped:
 
 def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_jobs: int | None = 1,
               token: CancelToken | None = None, on_done: Callable[[int, int], None] | None = None,
-              processes: bool | None = None, on_wait: Callable[[], None] | None = None,
+              processes: bool | None = None, on_wait: Callable[[], object] | None = None,
               slots: WorkerSlots | None = None, on_result: Callable[[int, Any], None] | None = None) -> list:
     """``[fn(shared, *task) for task in tasks]``, stoppable, optionally in worker processes.
 

@@ -88,6 +88,8 @@ def test_a_risk_of_exactly_one_half_predicts_the_event(fitted):
     tied = FallingRuleListClassifier.from_dict(halved)
     assert list(tied.classes_) == ["home", "readmitted"]  # the event sorts second
     assert set(tied.predict(frame.iloc[:20])) == {"readmitted"}
+    # and scikit-learn's reading of the score agrees: positive means classes_[1]
+    assert np.all(tied.decision_function(frame.iloc[:20]) > 0)
 
 
 def test_log_posterior_is_the_exact_objective_of_the_reported_list(fitted):

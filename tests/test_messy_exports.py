@@ -983,6 +983,12 @@ def test_an_outcome_of_question_marks_or_of_text_and_numbers_is_refused_by_name(
         FallingRuleListClassifier(random_state=0).fit(X, mixed)
     with pytest.raises(ValueError, match="y holds '\\?'"):
         FallingRuleListClassifier(random_state=0).cross_validate(X, marked, n_folds=3)
+    # "None" can be a real class (no complication / severe); it is refused only as a third value
+    severity = np.where(y, "Severe", "None")
+    model = FallingRuleListClassifier(random_state=0, n_steps=200, n_chains=1).fit(X, severity)
+    assert list(model.classes_) == ["None", "Severe"] and model.positive_class_ == "Severe"
+    with pytest.raises(ValueError, match="y holds 'None'"):
+        FallingRuleListClassifier(random_state=0).fit(X, np.where(np.arange(300) < 5, "None", np.where(y, "Severe", "Mild")))
 
 
 def test_a_legacy_random_state_seeds_the_search_as_scikit_learn_estimators_do():
@@ -996,6 +1002,11 @@ def test_a_legacy_random_state_seeds_the_search_as_scikit_learn_estimators_do():
     assert np.array_equal(draws[0].log_posterior_trace, draws[1].log_posterior_trace)
     with pytest.raises(Exception, match="random_state must be None, a whole number >= 0"):
         FallingRuleListClassifier(random_state=1.5).fit(X, y)
+    # a bare bit generator is read like a Generator; a model fitted from a RandomState saves, recording no seed
+    assert FallingRuleListClassifier(random_state=np.random.PCG64(3), n_steps=300, n_chains=2).fit(X, y).rules_
+    saved = json.loads(fits[0].to_json())
+    assert saved["hyperparameters"]["random_state"] is None
+    assert np.array_equal(FallingRuleListClassifier.from_dict(saved).predict_proba(X), fits[0].predict_proba(X))
 
 
 def test_t_and_f_are_yes_and_no_but_f_and_m_stay_sexes():
@@ -1179,7 +1190,7 @@ def test_a_0_1_outcome_with_a_blank_cell_prints_died_1_not_died_1_0(tmp_path, ca
 def test_a_model_fitted_on_an_array_scores_a_table_by_column_position_with_a_warning():
     X, y = _api_frame(n=1000)
     model = FallingRuleListClassifier(random_state=0, n_steps=300, n_chains=2).fit(X.to_numpy(), y)
-    with pytest.warns(UserWarning, match="fitted on an array without them: the columns are read by position"):
+    with pytest.warns(UserWarning, match=r"fitted on an array\): the columns are read by position"):
         by_name = model.predict_proba(X)
     assert np.array_equal(by_name, model.predict_proba(X.to_numpy()))
     with pytest.raises(Exception, match="lacks column"):  # another number of columns is not a renamed array
