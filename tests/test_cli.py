@@ -63,25 +63,30 @@ def test_fit_prints_the_list_like_table_1_and_writes_the_model(table, tmp_path, 
 
 
 def test_fit_names_the_columns_it_left_out_as_identifiers_and_how_to_use_one(tmp_path, capsys):
-    """An income in whole numbers spread evenly reads like a record number: the fit says so in one line, with
-    the --kind that uses it, and with that --kind the list finds the income's risk."""
+    """Whole numbers spread evenly under a name that says nothing (a survey's item Q7) read like record numbers: the
+    fit says so in one line, with the --kind that uses them, and with that --kind the list finds their risk.  The
+    same numbers named Income are a measurement by their name, used without a --kind."""
     rng = np.random.default_rng(5)
     n = 800
     income = rng.choice(np.arange(10_000, 200_000), n, replace=False)
-    frame = pd.DataFrame({"Age": rng.integers(20, 90, n), "Income": income})
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, n), "Q7": income})
     frame["Outcome"] = np.where(rng.random(n) < np.where(income < 60_000, 0.6, 0.1), "Yes", "No")
-    path = tmp_path / "income.csv"
+    path = tmp_path / "survey.csv"
     frame.to_csv(path, index=False)
     status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1"], capsys)
     assert status == 0, err
     note = next(line for line in out.splitlines() if line.startswith("Left out as identifiers"))
-    assert "'Income'" in note and "--kind Income=numeric" in note and "'Age'" not in note
-    status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1", "--kind", "Income=numeric"], capsys)
+    assert "'Q7'" in note and "--kind Q7=numeric" in note and "'Age'" not in note
+    status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1", "--kind", "Q7=numeric"], capsys)
     assert status == 0, err
-    assert "IF      Income < " in out and "Left out as identifiers" not in out
+    assert "IF      Q7 < " in out and "Left out as identifiers" not in out
     # a column the user excluded is not announced again
-    status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1", "--exclude", "Income"], capsys)
+    status, out, err = run(["fit", path, "--target", "Outcome", "--seed", "1", "--exclude", "Q7"], capsys)
     assert status == 0 and "Left out as identifiers" not in out
+    named = tmp_path / "income.csv"
+    frame.rename(columns={"Q7": "Income"}).to_csv(named, index=False)
+    status, out, err = run(["fit", named, "--target", "Outcome", "--seed", "1"], capsys)
+    assert status == 0 and "IF      Income < " in out and "Left out as identifiers" not in out
 
 
 def test_fit_names_the_columns_in_no_candidate_rule_and_what_to_do(tmp_path, capsys):
