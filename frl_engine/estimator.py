@@ -615,7 +615,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             run = sample_posterior_continued_until_converged
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
                      starts=dispersed_starts(self.map_fit_.order, self._as_printed(chain_orders), n_chains),
-                     random_state=random_state, n_jobs=n_jobs, rule_names=self.candidate_names_,
+                     random_state=fixed_seed(random_state), n_jobs=n_jobs, rule_names=self.candidate_names_,
                      focus=focus_rules(self.problem_, (self.map_fit_.order, *chain_orders)),
                      jumps=(self.map_fit_.order, *chain_orders),
                      siblings=getattr(self, "candidate_conditions_", None))
