@@ -132,7 +132,27 @@ def test_a_well_calibrated_list_is_flagged_outside_about_as_often_as_a_95_percen
     assert not any("rises" in f for f in flags)  # 60%, 25%, 8% on hundreds of patients each never swap
 
 
-def test_with_a_credible_interval_the_flag_needs_the_two_intervals_apart():
+def test_with_a_credible_interval_the_flag_counts_both_uncertainties():
+    """A risk of 6.0% known to 4.8-7.2% against 85 events in 977 new patients (8.7%, Wilson 7.1-10.6%): the two
+    intervals overlap, yet the count is more than the uncertain risk explains (beta-binomial, p about 0.01), so
+    the rule is flagged; 62 events (6.3%) are not.  A risk known exactly (a zero-width interval) is the point test."""
+    from frl_engine.validation.external import _disagrees_with_interval
+    from frl_engine.validation.metrics import wilson_interval
+
+    lo, hi = wilson_interval(85, 977)
+    assert lo < 0.072  # the intervals overlap: a test of overlap would say nothing
+    assert _disagrees_with_interval(85, 977, 0.06, 0.048, 0.072)
+    assert not _disagrees_with_interval(62, 977, 0.06, 0.048, 0.072)
+    assert _disagrees_with_interval(40, 977, 0.06, 0.048, 0.072)  # fewer events than explained, too
+    assert _disagrees_with_interval(85, 977, 0.06, 0.06, 0.06) == (not wilson_interval(85, 977)[0] <= 0.06)
+    # calibrated: when the new patients' risk is drawn from the model's own uncertainty, about 1 in 20 is flagged
+    rng = np.random.default_rng(0)
+    truth = rng.beta(0.06 * 1515, 0.94 * 1515, 4000)  # sd 0.0061: the interval 4.8-7.2%
+    flagged = np.mean([_disagrees_with_interval(int(rng.binomial(977, p)), 977, 0.06, 0.048, 0.072) for p in truth])
+    assert 0.02 <= flagged <= 0.07, flagged
+
+
+def test_with_a_wide_credible_interval_a_near_rate_is_not_flagged():
     frame = new_table(n=3000, seed=4, truth=(0.5, 0.25, 0.08))
     point = validate_model(model_dict(), frame)
     assert "outside" in point.rules[0].flags or point.rules[0].upper < 0.6
