@@ -25,7 +25,7 @@ from .columns import empty_recorded_codes, recorded_codes
 from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
-                 rows_fingerprint, save_model, to_jsonable)
+                 rows_fingerprint, rows_text_fingerprint, save_model, to_jsonable)
 from .io import event_label as event_text, event_values
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules, fit_list
 from .mining import mine_packed, rules_from_boolean_columns
@@ -432,6 +432,11 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.log_posterior_ = best.log_posterior
         self.outcome_proxies_ = outcome_proxies(frame, event, self.rule_objects_)
         self.rows_sha256_ = rows_fingerprint(frame, frame.columns) if isinstance(X, pd.DataFrame) else None
+        # and as written, for the same rows saved in another format; only for a table with text columns (an
+        # export), whose cells a spreadsheet may turn to text or back: a table of numbers or flags keeps its speed
+        self.rows_text_sha256_ = (rows_text_fingerprint(frame, frame.columns) if isinstance(X, pd.DataFrame)
+                                  and any(not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
+                                          for t in frame.dtypes) else None)
         self.K_ = best.K
         self.gammas_ = np.asarray(best.gammas)
         self.n_rows_ = int(len(frame))
@@ -802,6 +807,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          **({"outcome_proxies": list(self.outcome_proxies_)}
                             if getattr(self, "outcome_proxies_", None) else {}),
                          **({"rows_sha256": self.rows_sha256_} if getattr(self, "rows_sha256_", None) else {}),
+                         **({"rows_text_sha256": self.rows_text_sha256_}
+                            if getattr(self, "rows_text_sha256_", None) else {}),
                          **({"codes_read_as_missing": {c: list(v) for c, v in self.codes_read_as_missing_.items()}}
                             if getattr(self, "codes_read_as_missing_", None) else {})},
             "rules": rules,
@@ -856,6 +863,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.n_mined_rules_ = training.get("n_mined_rules")
             estimator.data_name_ = training.get("data_name")
             estimator.rows_sha256_ = training.get("rows_sha256")
+            estimator.rows_text_sha256_ = training.get("rows_text_sha256")
             estimator.codes_read_as_missing_ = recorded_codes(training.get("codes_read_as_missing"))
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
             estimator.outcome_proxies_ = [dict(p) for p in training.get("outcome_proxies") or [] if isinstance(p, dict)]

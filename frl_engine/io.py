@@ -733,6 +733,62 @@ def rows_fingerprint(frame: pd.DataFrame, columns) -> str | None:
     return hashlib.sha256(rows.tobytes()).hexdigest()
 
 
+_PLAIN_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?$")
+
+
+def _written(value) -> str:
+    """A cell as written, for :func:`rows_text_fingerprint`: missing markers empty, a number written as text
+    (``"1.0"``) as the number reads (``1``), other text trimmed."""
+    from .columns import category_label, format_number, is_missing_marker
+
+    if isinstance(value, str):
+        text = value.strip()
+        if is_missing_marker(text):
+            return ""
+        return format_number(float(text)) if _PLAIN_NUMBER.match(text) else text
+    return category_label(value)
+
+
+def rows_text_fingerprint(frame: pd.DataFrame, columns) -> str | None:
+    """A SHA-256 of a table's rows over ``columns`` as *written*, whatever the rows' order or the file's format;
+    None without those columns.
+
+    :func:`rows_fingerprint` hashes the values as read, so the training CSV saved as Excel with its cells as text
+    (``"5"`` for 5), or re-read with ``?`` as empty cells, hashes differently.  Here every cell is its label
+    (``5``, ``5.0``, ``"5"`` and ``"5.0"`` are ``5``, text trimmed: :func:`_written`) and every
+    missing cell (NaN, ``?``, ``NA``, blank) the empty text; each column's distinct labels are hashed once, the
+    cells take their label's hash, and the columns are mixed in name order (``training.rows_text_sha256``).
+    """
+    import hashlib
+
+    from .columns import category_label
+
+    names = sorted(str(c) for c in columns)
+    if not names or len(set(names)) != len(names) or not set(names).issubset(frame.columns):
+        return None
+    mixed = np.zeros(len(frame), dtype=np.uint64)
+    for name in names:
+        series = frame[name]
+        if isinstance(series, pd.DataFrame):  # a duplicated column name
+            return None
+        try:
+            codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        except TypeError:  # cells pandas cannot hash (lists): their text
+            codes, uniques = pd.factorize(series.astype(str), use_na_sentinel=True)
+        values = np.asarray(uniques)
+        if values.dtype.kind in "iu" or (values.dtype.kind == "f" and np.all(np.isfinite(values))
+                                        and np.all(values == np.round(values)) and np.all(np.abs(values) < 1e15)):
+            labels = values.astype(np.int64).astype(str).astype(object)  # record numbers: all at once
+        elif values.dtype.kind == "f":
+            labels = np.asarray([category_label(v) for v in values], dtype=object)
+        else:
+            labels = np.asarray([_written(v) for v in np.asarray(uniques, dtype=object)], dtype=object)
+        hashed = pd.util.hash_array(np.append(labels, ""))  # the last: NaN cells (code -1)
+        with np.errstate(over="ignore"):
+            mixed = mixed * np.uint64(0x100000001B3) ^ hashed[codes]
+    return hashlib.sha256(np.sort(mixed).tobytes()).hexdigest()
+
+
 def _row_hashes(block: pd.DataFrame) -> np.ndarray:
     """``pd.util.hash_pandas_object(block, index=False)`` as a uint64 array, the same numbers, faster on wide tables.
 

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
@@ -136,7 +137,14 @@ def test_validating_on_the_training_patients_is_said_and_never_printed_as_extern
     new_table(n=1500, seed=1).sample(frac=1.0, random_state=0).to_csv(shuffled, index=False)
     later = tmp_path / "2025.csv"
     new_table(n=1500, seed=2).to_csv(later, index=False)
-    for table, same in ((train, True), (shuffled, True), (later, False)):
+    # the training CSV saved as Excel with every cell as text ("62" for 62, "?" kept): the same patients
+    workbook = tmp_path / "2024_copy.xlsx"
+    pd.read_csv(train, dtype=str, keep_default_na=False).to_excel(workbook, index=False)
+    edited = tmp_path / "2024_edited.xlsx"
+    changed = pd.read_csv(train, dtype=str, keep_default_na=False)
+    changed.loc[0, "Age"] = "101"  # one cell changed: no longer the very rows
+    changed.to_excel(edited, index=False)
+    for table, same in ((train, True), (shuffled, True), (workbook, True), (edited, False), (later, False)):
         out, copy = tmp_path / f"{table.stem}.json", tmp_path / f"{table.stem}_model.json"
         status, printed, err = run(["validate", model, table, "--out", out, "--model-out", copy], capsys)
         assert status == 0, err

@@ -87,3 +87,21 @@ def test_a_wide_table_never_holds_every_cells_hash_at_once():
     finally:
         tracemalloc.stop()
     assert peak < 16 * 2 ** 20, f"peak {peak / 2 ** 20:.1f} MiB"
+
+
+def test_the_rows_as_written_match_in_any_format_and_order():
+    """``training.rows_text_sha256``: the rows re-read with every cell as text (a CSV saved as Excel), ``?`` as an
+    empty cell, whole numbers as 5.0, and in another order, are the same rows; one changed cell is not."""
+    from frl_engine.io import rows_text_fingerprint
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"age": rng.integers(20, 95, 300), "ward": rng.choice(["ICU", "medical", "?"], 300),
+                          "lab": np.round(rng.normal(1, 0.3, 300), 2), "id": np.arange(300) + 10_000})
+    as_text = frame.astype(str).sample(frac=1.0, random_state=1).replace("?", "")
+    as_text["age"] = frame["age"].astype(float).astype(object)  # 62.0 where the CSV had 62
+    assert rows_text_fingerprint(as_text, frame.columns) == rows_text_fingerprint(frame, frame.columns)
+    assert rows_fingerprint(as_text, frame.columns) != rows_fingerprint(frame, frame.columns)  # as read: different
+    changed = frame.copy()
+    changed.loc[7, "lab"] += 0.01
+    assert rows_text_fingerprint(changed, frame.columns) != rows_text_fingerprint(frame, frame.columns)
+    assert rows_text_fingerprint(frame, ["age", "not a column"]) is None

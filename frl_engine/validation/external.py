@@ -51,7 +51,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import DataError, FRLError, MissingOutcomeError
-from ..io import check_model_dict, event_label, rows_fingerprint, to_jsonable
+from ..io import check_model_dict, event_label, rows_fingerprint, rows_text_fingerprint, to_jsonable
 from ..terminal import display_width, pad_right
 from . import metrics
 
@@ -742,7 +742,9 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     overall = population_metrics(model, rule_index, event, thresholds)
     training_rows = (model.get("training") or {}).get("rows_sha256")
     names = model.get("feature_names") or []
-    same = bool(training_rows) and rows_fingerprint(features, names) == training_rows
+    training_text = (model.get("training") or {}).get("rows_text_sha256")
+    same = (bool(training_rows) and rows_fingerprint(features, names) == training_rows) or (
+        bool(training_text) and rows_text_fingerprint(features, names) == training_text)  # another format
     blanks = checkbox_blanks(frame[target], positive)
     blank_note = ((f"{target} holds {event_label(positive)} and blanks: the {blanks:,} blank cells count as no event (a "
                    "checkbox outcome)",) if blanks else ())
