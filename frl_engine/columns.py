@@ -263,6 +263,9 @@ def _distinct_labels(uniques, uniques_obj: np.ndarray) -> list[str]:
     values = np.asarray(uniques)
     if values.dtype.kind in "iu" and len(values) and values.min() > -1e15 and values.max() < 1e15:
         return values.astype(str).tolist()
+    if (values.dtype.kind == "f" and len(values) and np.all(np.isfinite(values)) and np.all(np.abs(values) < 1e15)
+            and np.all(values == np.round(values))):  # whole numbers read as decimals (a column with empty cells)
+        return values.astype(np.int64).astype(str).tolist()
     return [category_label(v) for v in uniques_obj]
 
 
@@ -510,17 +513,16 @@ def numeric_values(series: pd.Series, column: str, *, scoring: bool = False) -> 
     bad = np.isnan(parsed) & ~marker & ~status
     if bad.any():
         counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
-        present = counts[~marker & ~status].sum()
-        if counts[bad].sum() > (1 - NUMERIC_SHARE) * max(present, 1) and scoring:
-            n_bad = int(counts[bad].sum())
-            raise DataError(
-                f"Column '{column}' holds text where the model compares numbers: {_examples(uniques[bad])} "
-                f"({n_bad:,} of {int(present):,} patient{'s' if present != 1 else ''} with a value): correct those "
-                "cells, or leave them empty to score those patients with the value missing")
-        if counts[bad].sum() > (1 - NUMERIC_SHARE) * max(present, 1):
+        present, n_bad = int(counts[~marker & ~status].sum()), int(counts[bad].sum())
+        if n_bad > (1 - NUMERIC_SHARE) * max(present, 1):
+            if scoring:
+                raise DataError(
+                    f"Column '{column}' holds text where the model compares numbers: {_examples(uniques[bad])} "
+                    f"({n_bad:,} of {present:,} patient{'s' if present != 1 else ''} with a value): correct those "
+                    "cells, or leave them empty to score those patients with the value missing")
             raise DataError(
                 f"Column '{column}' is numeric but has non-numeric values such as "
-                f"{_examples(uniques[bad])} ({100 * counts[bad].sum() / max(present, 1):.0f}% of its values): clean "
+                f"{_examples(uniques[bad])} ({100 * n_bad / max(present, 1):.0f}% of its values): clean "
                 "them, mark them missing, or read the column as categories"
             )
     parsed[marker | status | bad] = np.nan

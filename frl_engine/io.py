@@ -761,7 +761,7 @@ def rows_text_fingerprint(frame: pd.DataFrame, columns) -> str | None:
     """
     import hashlib
 
-    from .columns import category_label
+    from .columns import _distinct_labels
 
     names = sorted(str(c) for c in columns)
     if not names or len(set(names)) != len(names) or not set(names).issubset(frame.columns):
@@ -775,14 +775,9 @@ def rows_text_fingerprint(frame: pd.DataFrame, columns) -> str | None:
             codes, uniques = pd.factorize(series, use_na_sentinel=True)
         except TypeError:  # cells pandas cannot hash (lists): their text
             codes, uniques = pd.factorize(series.astype(str), use_na_sentinel=True)
-        values = np.asarray(uniques)
-        if values.dtype.kind in "iu" or (values.dtype.kind == "f" and np.all(np.isfinite(values))
-                                        and np.all(values == np.round(values)) and np.all(np.abs(values) < 1e15)):
-            labels = values.astype(np.int64).astype(str).astype(object)  # record numbers: all at once
-        elif values.dtype.kind == "f":
-            labels = np.asarray([category_label(v) for v in values], dtype=object)
-        else:
-            labels = np.asarray([_written(v) for v in np.asarray(uniques, dtype=object)], dtype=object)
+        as_objects = np.asarray(uniques, dtype=object)
+        labels = np.asarray(_distinct_labels(uniques, as_objects) if np.asarray(uniques).dtype.kind in "biuf"
+                            else [_written(v) for v in as_objects], dtype=object)  # numbers: all at once
         hashed = pd.util.hash_array(np.append(labels, ""))  # the last: NaN cells (code -1)
         with np.errstate(over="ignore"):
             mixed = mixed * np.uint64(0x100000001B3) ^ hashed[codes]
