@@ -40,6 +40,7 @@ from typing import Any
 
 from .errors import FRLError, ModelFileError
 from .rules import split_conditions
+from .search_report import FEW_PATIENTS
 
 __all__ = [
     "CARD_SIZES",
@@ -624,6 +625,13 @@ def _external_text(model: dict, clean) -> str | None:
         interval = f" (95% CI {lo:.2f}–{hi:.2f})"
     where = block.get("data_name")
     where = f" ({_shorten(clean(where), 40, middle=True)})" if where else ""
+    events = block.get("events")
+    few = min(events, n - events) if isinstance(events, int) and 0 <= events <= n else None
+    if few is not None and few < FEW_PATIENTS:   # a handful of events judges nothing: say so on the card itself
+        side = (("event" if few == 1 else "events") if events <= n - events
+                else ("patient" if few == 1 else "patients") + " without the event")
+        return (f"validated on {n:,} new patients{where} with only {few:,} {side}: "
+                f"too few to judge the list (AUROC {auc:.2f})")
     return f"externally validated: AUROC {auc:.2f}{interval} on {n:,} patients{where}"
 
 

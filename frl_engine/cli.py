@@ -200,7 +200,7 @@ def load_training_data(args):
         others = [v for v in outcome_spellings(frame[args.target]).values() if v not in chosen]
         if len(others) > 1 or len(chosen) > 1:  # on an outcome of 3 or more values: say what "not the event" holds
             shown = ", ".join(repr(v) for v in others[:6]) + (" ..." if len(others) > 6 else "")
-            print(f"The event is {args.target} = {plain_repr(positive)} ({int(event.sum()):,} patients); {shown} "
+            print(f"The event is {args.target} = {plain_repr(positive)} ({int(event.sum()):,} {'patient' if int(event.sum()) == 1 else 'patients'}); {shown} "
                   f"count{'s' if len(others) == 1 else ''} as not the event.")
     args._training_data = (features, event, positive)
     return args._training_data
@@ -331,6 +331,17 @@ def ruleless_note(table, candidate_columns, min_support: float, said=()) -> str 
             f"patients): {shown}. Group rare values into broader ones in the table, or lower --min-support.")
 
 
+def copied_note(copies) -> str | None:
+    """The line naming the columns in no candidate rule because each of their values holds the same patients as a
+    value of another column (``sex`` F / M beside ``gender``), which the rules use instead; None when there are none.
+    Said apart from :func:`ruleless_note`, whose advice (a lower support) would not help them."""
+    if not copies:
+        return None
+    shown = ", ".join(f"'{column}' (the same as '{other}')" for column, other in copies.items())
+    return (f"In no candidate rule, as each of their values holds the same patients as a value of another column, "
+            f"whose rules stand for them: {shown}. A copy or a recoding of that column; nothing is lost.")
+
+
 def text_missing_note(readings) -> str | None:
     """The line naming the numeric columns whose text cells (``pending``, ``TNP``) were read as missing, else None."""
     found = [f"'{r.name}' ({r.text_as_missing})" for r in readings if r.kind == "numeric" and r.text_as_missing]
@@ -423,8 +434,10 @@ def cmd_fit(args) -> int:
     if args.out:  # written before anything is printed: `frl fit ... --out m.json | head` still leaves the model
         save_model(model, args.out)
     print_model(model)
-    from .search_report import empty_list_note, leakage_note, sensitive_columns_note
+    from .search_report import empty_list_note, few_patients_note, leakage_note, sensitive_columns_note
 
+    if few_patients_note(model):
+        print(f"Warning: {few_patients_note(model)}")
     if not model["rules"]:
         print(empty_list_note(model))
     outside = outside_thresholds_note(estimator.binarizer_.readings_) if estimator.binarizer_ is not None else None
@@ -432,10 +445,14 @@ def cmd_fit(args) -> int:
         print(outside)
     if not getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:  # None: --no-mining
         table = estimator.column_table()
+        copies = getattr(estimator, "copied_columns_", {})
         for note in (text_missing_note(estimator.binarizer_.readings_), number_code_note(estimator.binarizer_.readings_),
                      unusable_note(table), identifier_note(table),
+                     # on a handful of patients every column holds "the same patients" as another: the warning says why
+                     None if few_patients_note(model) else copied_note(copies),
                      ruleless_note(table, getattr(estimator, "candidate_columns_", None), estimator.min_support,
-                                   [r.name for r in estimator.binarizer_.readings_ if r.outside_thresholds])):
+                                   [r.name for r in estimator.binarizer_.readings_ if r.outside_thresholds]
+                                   + list(copies))):
             if note:
                 print(note)
     if sensitive_columns_note(model):

@@ -423,6 +423,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.candidate_conditions_ = condition_ids(candidates.rules)   # the sampler's sibling rules
         # the columns some candidate rule tests: a usable column outside them makes no rule at this support
         self.candidate_columns_ = list(dict.fromkeys(c.column for rule in candidates.rules for c in rule.conditions))
+        # ... or its items hold the same patients as another column's (a copy, or a recoding: sex F/M beside gender)
+        self.copied_columns_ = _copied_columns(binarizer, frame, self.candidate_columns_)
         self.problem_ = problem
         self.map_fit_ = best
         self.anneal_result_ = result
@@ -900,6 +902,35 @@ def _fold_result(shared, model, fold, seed, train, test):
         model.fit(rows(train), event[train])
     return frl_fold_result(model, rows(test), event[test], fold=fold, seed=seed, test_index=test,
                            fit_seconds=time.perf_counter() - started)
+
+
+def _copied_columns(binarizer, frame: pd.DataFrame, candidate_columns) -> dict:
+    """``{column: other column}`` for each column that has items but is in no candidate rule because every item of it
+    holds exactly the patients of an item of ``other`` (mining keeps one rule per set of patients, the first column's):
+    a column exported twice, or recoded (``sex`` F / M beside ``gender`` Female / Male).  Empty when there is none,
+    the usual case, which costs nothing more; otherwise only the items of the columns concerned are packed again."""
+    if binarizer is None:
+        return {}
+    used = {str(column) for column in candidate_columns}
+    idle = [spec for spec in binarizer.specs_ if str(spec.name) not in used and spec.conditions()]
+    if not idle:
+        return {}
+    from .bits import pack_columns
+
+    def coverages(spec):
+        return [bits.tobytes() for bits in pack_columns(spec.item_matrix(frame[spec.name]))]
+
+    unmatched = {spec.name: set(coverages(spec)) for spec in idle}
+    first_match = {}
+    for spec in binarizer.specs_:
+        if str(spec.name) not in used or not any(unmatched.values()):
+            continue
+        held = set(coverages(spec))
+        for name, items in unmatched.items():
+            if items & held:
+                first_match.setdefault(name, spec.name)
+                items -= held
+    return {str(name): str(first_match[name]) for name, items in unmatched.items() if not items}
 
 
 def _recorded_codes(X) -> dict:

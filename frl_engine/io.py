@@ -562,7 +562,7 @@ def _flag_outcome(frame: pd.DataFrame, target: str, outcome: pd.Series, missing,
         return None
     n_blank, n_event = int(missing.sum()), int((~missing).sum())
     if positive is None:
-        raise DataError(f"Target column {target!r} holds one value, {plain_repr(value)} ({n_event:,} patients), and "
+        raise DataError(f"Outcome column {target!r} holds one value, {plain_repr(value)} ({n_event:,} patients), and "
                         f"blanks ({n_blank:,}): if a blank means no event (a checkbox outcome), name the event "
                         f"(--positive {shlex.quote(str(value))}) and the blanks count as no event; if a blank means not "
                         "known, the table holds no patient known to be without the event")
@@ -611,16 +611,16 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
         same = [c for c in frame.columns if str(c).strip().casefold() == str(target).strip().casefold()]
         close = same or difflib.get_close_matches(str(target), [str(c) for c in frame.columns], n=1)
         if close:
-            raise DataError(f"Target column {target!r} is not in the data: did you mean {close[0]!r}?")
+            raise DataError(f"Outcome column {target!r} is not in the data: did you mean {close[0]!r}?")
         shown = ", ".join(map(repr, list(frame.columns)[:12])) + (" ..." if frame.shape[1] > 12 else "")
-        raise DataError(f"Target column {target!r} is not in the data; columns are {shown}")
+        raise DataError(f"Outcome column {target!r} is not in the data; columns are {shown}")
     outcome = frame[target]
     missing = outcome_missing_mask(outcome)  # NaN, markers such as "?" or "NA", "Unknown": never an outcome value
     n_missing = int(missing.sum())
     if n_missing and n_missing == len(frame):
         markers = sorted({str(v).strip() for v in outcome.dropna().unique()})
         shown = f" (written {', '.join(repr(m) for m in markers[:4])})" if markers else ""
-        raise DataError(f"Target column {target!r} is empty on all {n_missing:,} rows{shown}: check that it is the "
+        raise DataError(f"Outcome column {target!r} is empty on all {n_missing:,} rows{shown}: check that it is the "
                         "outcome column and that the export filled it in")
     if n_missing and not drop_missing:
         flagged = _flag_outcome(frame, target, outcome, missing, positive)
@@ -638,7 +638,7 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
                                           or (isinstance(v, str) and not v.strip())).any())
         written = f"written {', '.join(repr(m) for m in markers[:4])}" if markers else ""
         shown = f" ({'empty, or ' + written if blank else written})" if markers else ""
-        raise MissingOutcomeError(f"Target column {target!r} has {n_missing} missing values{shown}: remove those rows "
+        raise MissingOutcomeError(f"Outcome column {target!r} has {n_missing} missing values{shown}: remove those rows "
                                   "or fill them", n_missing)
     outcome = whole_numbers_as_written(outcome)   # no cell is missing here: 0.0 / 1.0 read back as 0 / 1
     # "Yes", "YES" and "yes " are one outcome: text is compared trimmed and without case.
@@ -647,11 +647,11 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     values = list(spelled)
     if positive is None:
         if len(values) < 2:
-            raise DataError(f"Target column {target!r} has only one value ({spelled[values[0]]!r}): a model needs both "
+            raise DataError(f"Outcome column {target!r} has only one value ({spelled[values[0]]!r}): a model needs both "
                             "outcomes; check that this is the outcome column and that the export was not filtered to "
                             "one outcome")
         if len(values) > MAX_OUTCOME_LEVELS and pd.to_numeric(outcome, errors="coerce").notna().mean() > 0.95:
-            raise DataError(f"Target column {target!r} has {len(values):,} different numbers: it looks like a "
+            raise DataError(f"Outcome column {target!r} has {len(values):,} different numbers: it looks like a "
                             "measurement, not an outcome. Make a yes/no column from it (e.g. stay longer than "
                             "7 days) and use that as --target")
         if len(values) > 2:
@@ -659,7 +659,7 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
             shown = ", ".join(names[:8]) + (" ..." if len(values) > 8 else "")
             offer = suggested_event(outcome_counts(outcome)) if len(values) <= MAX_OUTCOME_LEVELS else None
             example = f", e.g. --positive {shlex.quote(str(offer))}" if offer is not None else ""
-            raise DataError(f"Target column {target!r} has {len(values)} values ({shown}), not two: "
+            raise DataError(f"Outcome column {target!r} has {len(values)} values ({shown}), not two: "
                             f"say which value is the event (--positive VALUE{example}); give --positive again for "
                             "each further value that counts as the event")
         positive = default_positive(list(spelled.values()))
@@ -679,10 +679,10 @@ def split_target(frame: pd.DataFrame, target: str, positive=None, *,
     positive = spelled[matches[0]] if len(matches) == 1 else tuple(spelled[k] for k in matches)
     if event.all() or not event.any():
         if len(matches) > 1:
-            raise DataError(f"Target column {target!r} has only one class after choosing {plain_repr(positive)} as the "
+            raise DataError(f"Outcome column {target!r} has only one class after choosing {plain_repr(positive)} as the "
                             "event: every patient has one of these values; leave one out so that some patients have "
                             "no event")
-        raise DataError(f"Target column {target!r} has only one class after choosing {positive!r} as the event: a model needs both outcomes")
+        raise DataError(f"Outcome column {target!r} has only one class after choosing {positive!r} as the event: a model needs both outcomes")
     features = frame.drop(columns=[target])
     if features.shape[1] == 0:
         raise DataError(f"The table holds only the outcome column {target!r}: add the patients' findings (age, "

@@ -345,6 +345,32 @@ def _shares_a_stem(column: str, target: str, length: int = 5) -> bool:
     return common >= min(length, len(b)) and len(b) >= 3
 
 
+#: Fewer patients than this on either side of the outcome (with the event, or without it) and a card's risks rest on
+#: too few to mean much: the usual minimum of about 10 events per thing a model estimates (Peduzzi et al. 1996),
+#: where a rule list estimates at least one risk.
+FEW_PATIENTS = 10
+
+
+def few_patients_note(model: dict) -> str | None:
+    """A warning when the training data hold fewer than :data:`FEW_PATIENTS` patients with the event or without it,
+    else None.
+
+    The model is still the paper's posterior and its MAP list, but with so few patients that list mostly reflects the
+    prior (eq. pc and the risks' Gamma priors), and every risk on it is an estimate from a handful of patients.
+    """
+    training = model.get("training") or {}
+    n_rows, events = training.get("n_rows"), training.get("n_positive")
+    if not isinstance(n_rows, int) or not isinstance(events, int):
+        return None
+    side, count = min(("with the event", events), ("without the event", n_rows - events), key=lambda pair: pair[1])
+    if count >= FEW_PATIENTS:
+        return None
+    patients = "patient" if n_rows == 1 else "patients"
+    return (f"Only {n_rows:,} {patients}, {count:,} of them {side}: too few to fit a list that means much for new "
+            f"patients (at least {FEW_PATIENTS} with the event and {FEW_PATIENTS} without are usually needed). Treat "
+            "these risks as a description of these patients only, and fit again on more.")
+
+
 def leakage_note(model: dict, interface: str = "cli") -> str | None:
     """A note when the list separates the outcome almost perfectly, a condition of it alone nearly is the outcome
     (``training.outcome_proxies``: :func:`frl_engine.estimator.outcome_proxies`), or a rule column is named like the

@@ -111,6 +111,60 @@ def test_fit_names_the_columns_in_no_candidate_rule_and_what_to_do(tmp_path, cap
     assert "CardiacArrest" in out.split("\n\n")[0] and "'CardiacArrest'" not in out  # in the list, not in the note
 
 
+def test_a_column_copied_under_another_coding_is_said_to_repeat_it_not_blamed_on_the_support(tmp_path, capsys):
+    """An export with ``gender`` and a recoded copy ``sex`` (F / M): mining keeps one rule per set of patients, so no
+    rule tests ``sex``. The fit says it repeats ``gender``, not that its values are too rare (they are on half the
+    patients); the estimator records it."""
+    frame = small_table(n=800, seed=3)
+    frame.insert(1, "gender", np.where(np.random.default_rng(3).random(800) < 0.5, "Female", "Male"))
+    frame.insert(2, "sex", frame["gender"].str[0])
+    path = tmp_path / "copied.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Readmitted", "--seed", "1", "--steps", "300", "--chains", "2"],
+                           capsys)
+    assert status == 0, err
+    assert "'sex' (the same as 'gender')" in out and "nothing is lost" in out
+    assert "none of their values reaches the minimum support" not in out
+    from frl_engine.estimator import FallingRuleListClassifier
+
+    model = FallingRuleListClassifier(n_steps=300, n_chains=2, random_state=1).fit(frame.drop(columns="Readmitted"),
+                                                                                   frame["Readmitted"])
+    assert model.copied_columns_ == {"sex": "gender"}
+    # without the copy nothing is said
+    status, out, err = run(["fit", table_without(frame, "sex", tmp_path), "--target", "Readmitted", "--seed", "1",
+                            "--steps", "300", "--chains", "2"], capsys)
+    assert status == 0 and "the same as" not in out
+
+
+def table_without(frame, column, tmp_path):
+    path = tmp_path / f"without_{column}.csv"
+    frame.drop(columns=column).to_csv(path, index=False)
+    return path
+
+
+def test_a_fit_on_a_handful_of_patients_warns_that_they_are_too_few(tmp_path, capsys):
+    """Twelve patients, three with the event: the list is fitted (the posterior is defined), with a warning that so
+    few patients make a list that says little; the columns are not blamed on the support. 600 patients: no warning."""
+    frame = small_table()
+    events = frame["Readmitted"] == "yes"
+    tiny = pd.concat([frame[events].head(3), frame[~events].head(9)])
+    path = tmp_path / "tiny.csv"
+    tiny.to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "Readmitted", "--seed", "1", "--steps", "300", "--chains", "2"],
+                           capsys)
+    assert status == 0, err
+    assert "Warning: Only 12 patients, 3 of them with the event: too few" in out
+    assert "reaches the minimum support" not in out and "the same as" not in out
+    status, out, err = run(["fit", tmp_path / "tiny.csv", "--target", "Readmitted", "--positive", "no", "--seed", "1",
+                            "--steps", "300", "--chains", "2"], capsys)
+    assert status == 0 and "Only 12 patients, 3 of them without the event" in out
+    full = tmp_path / "full.csv"
+    frame.to_csv(full, index=False)
+    status, out, err = run(["fit", full, "--target", "Readmitted", "--seed", "1", "--steps", "300", "--chains", "2"],
+                           capsys)
+    assert status == 0 and "too few" not in out
+
+
 def test_checkbox_columns_make_the_rules_they_should_and_their_blanks_are_no_when_scoring(tmp_path, capsys):
     """CHF written X or blank, diabetes Y or blank: the list finds both; the model file marks them as flags, so scoring
     new patients does not call their blanks unknown (a model file without the mark still does)."""

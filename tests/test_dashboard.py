@@ -340,6 +340,18 @@ def test_no_rule_reaching_the_support(at):
     assert at.button(key="fit_button").disabled
 
 
+def test_a_handful_of_patients_fits_with_a_warning_beside_the_list(at):
+    """Twelve uploaded patients, four with the event: the list page shows the fitted list and warns that so few
+    patients say little; the session stays usable."""
+    upload(at, "twelve.csv", _table(12, seed=2, Outcome=["yes"] * 4 + ["no"] * 8).to_csv(index=False).encode())
+    assert not errors(at)
+    fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/rules.py").run()
+    warned = [w.value for w in at.warning if "too few to fit a list" in w.value]
+    assert warned and warned[0].startswith("Only 12 patients, 4 of them with the event")
+    assert shown_rules(at) is not None and not at.exception
+
+
 # ------------------------------------------------------------------ posterior, validation, card, compare
 def test_posterior_page(at):
     fit(at)

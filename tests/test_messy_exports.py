@@ -1085,7 +1085,7 @@ def test_an_outcome_column_empty_on_every_row_is_one_line_not_a_crash(tmp_path, 
     for extra in ([], ["--drop-missing-outcome"]):
         status, _, err = run(["fit", str(path), "--target", "died", *extra], capsys)
         assert status == 2 and "Traceback" not in err
-        assert err.startswith("frl: error: Target column 'died' is empty on all 3 rows"), err
+        assert err.startswith("frl: error: Outcome column 'died' is empty on all 3 rows"), err
         assert "--drop-missing-outcome" not in err  # leaving them out would leave nobody
     model, _ = _age_model(tmp_path, capsys, 400)
     status, _, err = run(["validate", str(model), str(path), "--drop-missing-outcome"], capsys)

@@ -242,6 +242,31 @@ def test_one_row():
     assert "has 1 row of patients" in message(new_table().head(1))
 
 
+def test_a_handful_of_events_is_said_to_judge_nothing_and_the_card_says_so_too():
+    """Three new patients with one event validate (the numbers are computed), but the result says they are too few to
+    judge the model, and the card's back does not print "externally validated" from them; at 10 events it does."""
+    from test_card_external import back_text
+    from frl_engine.card import render_card  # noqa: F401  (back_text renders)
+
+    frame = new_table(n=3000, seed=4)
+    events = frame["readmitted"] == "<30"
+    few = pd.concat([frame[events].head(1), frame[~events].head(2)])
+    result = validate_model(model_dict(), few, data_name="three.csv")
+    assert result.n == 3 and result.events == 1
+    note = next(n for n in result.notes if "too few to judge" in n)
+    assert note.startswith("only 1 of these patients has the event")
+    back = back_text(attach_to_model(model_dict(), result))
+    assert "only 1 event: too few to judge the list" in back and "externally validated" not in back
+    # nine of 400 without the event: the other side is counted too
+    mostly = pd.concat([frame[events].head(391), frame[~events].head(9)])
+    result = validate_model(model_dict(), mostly, data_name="mostly.csv")
+    assert any(n.startswith("only 9 of these patients are without the event") for n in result.notes)
+    enough = pd.concat([frame[events].head(10), frame[~events].head(200)])
+    result = validate_model(model_dict(), enough, data_name="enough.csv")
+    assert not any("too few to judge" in n for n in result.notes)
+    assert "externally validated: AUROC" in back_text(attach_to_model(model_dict(), result))
+
+
 def test_empty_outcome_cells():
     frame = new_table()
     frame.loc[[3, 9], "readmitted"] = np.nan

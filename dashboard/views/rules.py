@@ -75,8 +75,11 @@ if state.running("fit") and fit.posterior is None and fit.source == "fit":
     st.caption("The 95% credible intervals appear when the posterior has been sampled.")
 
 st.html(charts.rule_list_html(model, highlight=highlight))
-from frl_engine.search_report import empty_list_note, leakage_note, sensitive_columns_note  # noqa: E402
+from frl_engine.search_report import (empty_list_note, few_patients_note, leakage_note,  # noqa: E402
+                                      sensitive_columns_note)
 
+if few_patients_note(model):
+    st.warning(few_patients_note(model), icon=":material/group_off:")
 if not model["rules"]:
     st.info(empty_list_note(model, "dashboard"), icon=":material/info:")
 if leakage_note(model, "dashboard"):

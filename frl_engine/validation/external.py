@@ -53,6 +53,7 @@ from scipy import stats
 from ..errors import DataError, FRLError, MissingOutcomeError
 from ..io import check_model_dict, event_label, rows_fingerprint, rows_text_fingerprint, to_jsonable
 from ..terminal import display_width, pad_right
+from ..search_report import FEW_PATIENTS
 from . import metrics
 
 __all__ = [
@@ -750,6 +751,13 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
                    "checkbox outcome)",) if blanks else ())
     text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + outcome_reading_note(frame[target], str(target), positive)
                   + blank_note + emptied + table_notes(model, frame, rule_index))
+    few = min(overall.events, overall.n - overall.events)
+    if 0 < few < FEW_PATIENTS:   # with none on one side, population_metrics has said so already
+        side = (("has" if few == 1 else "have") + " the event" if overall.events <= overall.n - overall.events
+                else ("is" if few == 1 else "are") + " without the event")
+        text_notes += (f"only {few:,} of these patients {side}: too few to judge the "
+                       f"model (at least {FEW_PATIENTS} with the event and {FEW_PATIENTS} without are usually needed); "
+                       "the AUROC and calibration here say little",)
     if overall.auroc_ci[1] < 0.5:  # worse than chance beyond doubt: most often an outcome coded the other way round
         text_notes += (f"the AUROC is below 0.5 beyond chance: the list ranks these patients the wrong way round, which "
                        f"most often means the event is written differently here; check that {target} = "
