@@ -485,6 +485,18 @@ def test_dates_written_as_text_are_unsupported_with_what_to_do():
     assert read_column("visit", pd.Series(["03/04/2021", "?", "12/11/2020"] * 10)).kind == "unsupported"
 
 
+def test_dates_written_several_ways_in_one_column_are_dates_not_thousands_of_categories():
+    """Two systems joined: 2020-01-05, 05/01/2020, 01/05/2020, 05.01.2020 and 05 Jan 2020 in one column. No one
+    writing holds 90% of the values, yet every value is a date: said as dates (2,500 text categories before)."""
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(2500) % 700, unit="D")
+    forms = ["%Y-%m-%d", "%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d %b %Y"]
+    written = pd.Series([day.strftime(forms[i % 5]) for i, day in enumerate(days)])
+    reading = read_column("admit_date", written)
+    assert reading.kind == "unsupported" and reading.reason.startswith("dates such as")
+    # words among dates are not hidden by it: a column of ward names with a few dates stays categorical
+    assert kind("ward", ["north", "south", "east", "2020-01-05"] * 50) == "categorical"
+
+
 @pytest.mark.parametrize("form", ["%b %d, %Y", "%d-%b-%Y", "%d%b%Y", "%d-%b-%y", "%d %B %Y", "%d-%b-%Y %H:%M",
                                   "%Y-%m-%dT%H:%M:%SZ"])
 def test_dates_with_the_months_name_are_dates_not_identifiers(form):
