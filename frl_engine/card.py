@@ -605,6 +605,12 @@ def _fit_date(created_at: str) -> str:
     return stamp.date().isoformat()
 
 
+def external_line(model: dict) -> str | None:
+    """The line the card's back prints on the model's external validation (``frl validate --model-out``), or None
+    when it has none: ``externally validated: AUROC 0.78 (95% CI 0.74–0.81) on 1,000 patients (2025.csv)``."""
+    return _external_text(model, str)
+
+
 def _external_text(model: dict, clean) -> str | None:
     """``externally validated: AUROC 0.78 (95% CI 0.75-0.81) on 1,000 patients (2025.csv)``, or None.
 

@@ -5,6 +5,7 @@ import logging
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 from streamlit.testing.v1 import AppTest
@@ -137,7 +138,7 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     assert not any("Externally validated" in m.value for m in [*at.success, *at.warning])
     at.button(key="ext_keep").click().run()
     assert at.session_state[state.FIT].model["external_validation"]["same_as_training"] is True
-    assert any("card reads: not externally validated (checked only on its training patients)" in c.value
+    assert any("card reads: not externally validated (checked only on its training patients)" in c.value.replace("\\", "")
                for c in at.caption)
 
 
@@ -216,3 +217,18 @@ def test_repeated_records_in_the_new_table_are_said_and_left_out_on_request(at):
     assert not any("repeat an earlier row" in w.value for w in at.warning)
     event = (frame["readmitted"] == "<30").to_numpy()
     assert {m.label: m.value for m in at.metric}["Patients (events)"] == f"1,000 ({int(event.sum()):,})"
+
+
+def test_a_handful_of_new_patients_is_said_to_be_too_few_to_judge_the_list(at):
+    """Three new patients, one with the event: the figures are shown, but the banner says they are too few to judge
+    the list instead of "Externally validated", and the note says why."""
+    open_model_file(at)
+    frame = new_table(n=500, seed=5)
+    events = frame["readmitted"] == "<30"
+    upload_new(at, pd.concat([frame[events].head(1), frame[~events].head(2)]), name="three.csv")
+    assert not at.error and not at.exception
+    assert any(w.value.startswith("**Too few new patients to judge the list: AUROC") for w in at.warning)
+    assert not any("Externally validated" in m.value for m in [*at.success, *at.warning])
+    assert any("only 1 of these patients has the event" in c.value for c in at.caption)
+    upload_new(at, frame, name="enough.csv")
+    assert not any("Too few new patients" in w.value for w in at.warning)

@@ -257,6 +257,10 @@ def test_a_handful_of_events_is_said_to_judge_nothing_and_the_card_says_so_too()
     assert note.startswith("only 1 of these patients has the event")
     back = back_text(attach_to_model(model_dict(), result))
     assert "only 1 event: too few to judge the list" in back and "externally validated" not in back
+    from frl_engine.validation.report import validation_report_html
+
+    report = validation_report_html(result)
+    assert "Too few new patients to judge the list" in report and "Externally validated" not in report
     # nine of 400 without the event: the other side is counted too
     mostly = pd.concat([frame[events].head(391), frame[~events].head(9)])
     result = validate_model(model_dict(), mostly, data_name="mostly.csv")

@@ -6,7 +6,9 @@ import logging
 import streamlit as st
 
 from dashboard import charts, services, state, ui
+from frl_engine.card import external_line
 from frl_engine.errors import FRLError
+from frl_engine.search_report import FEW_PATIENTS
 from frl_engine.validation.external import (ExternalValidation, attach_to_model, event_matches, outcome_reading_note,
                                             validate_model)
 from frl_engine.io import event_label
@@ -163,6 +165,10 @@ if result.same_as_training:
     st.warning(f"**Not an external validation: {result.headline()}** on the very patients the model was fitted on. "
                "These figures measure the fit, not how the list holds up on new patients; validate on a later period "
                "or another hospital.", icon=":material/warning:")
+elif o.too_few_to_judge:
+    st.warning(f"**Too few new patients to judge the list: {result.headline()}**. With fewer than "
+               f"{FEW_PATIENTS} patients with the event, or without it, these figures say little; validate on more.",
+               icon=":material/group_off:")
 elif flagged:
     st.warning(f"**Externally validated: {result.headline()}**. {len(flagged)} rule"
                f"{'s' if len(flagged) > 1 else ''} flagged below: check before using the list on these patients.",
@@ -247,8 +253,8 @@ if source == state.EXT_SOURCE_CURRENT:
         state.attach_external_validation(fit.id, result.model_block())
         st.rerun()
     if kept:
-        st.caption("The current list's card reads: " + ("not externally validated (checked only on its training "
-                   "patients)" if result.same_as_training else "externally validated: " + ui.md(result.headline())))
+        st.caption("The current list's card reads: "
+                   + ui.md(external_line({"external_validation": result.model_block()}) or ""))
 
 with st.expander("What the numbers mean, and when to worry"):
     for name, text in INTERPRETATION:

@@ -163,6 +163,12 @@ class PopulationMetrics:
         return self.events / self.n if self.n else float("nan")
 
     @property
+    def too_few_to_judge(self) -> bool:
+        """Fewer than :data:`~frl_engine.search_report.FEW_PATIENTS` patients with the event, or without it (and
+        at least one of each): the figures are computed, and say little about the list."""
+        return 0 < min(self.events, self.n - self.events) < FEW_PATIENTS
+
+    @property
     def flagged(self) -> tuple[RuleCheck, ...]:
         """The rules whose observed rate rises above the rule above or disagrees with the model."""
         return tuple(r for r in self.rules if set(r.flags) & {"rises", "outside"})
@@ -752,7 +758,7 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + outcome_reading_note(frame[target], str(target), positive)
                   + blank_note + emptied + table_notes(model, frame, rule_index))
     few = min(overall.events, overall.n - overall.events)
-    if 0 < few < FEW_PATIENTS:   # with none on one side, population_metrics has said so already
+    if overall.too_few_to_judge:   # with none on one side, population_metrics has said so already
         side = (("has" if few == 1 else "have") + " the event" if overall.events <= overall.n - overall.events
                 else ("is" if few == 1 else "are") + " without the event")
         text_notes += (f"only {few:,} of these patients {side}: too few to judge the "

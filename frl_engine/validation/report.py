@@ -255,7 +255,8 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
                "check them before using the list on these patients.")
     parts = [
         f"<h1>{html.escape(title)}</h1>",
-        f"<p class=\"headline\">Externally validated: <b>{html.escape(result.headline())}</b></p>",
+        f"<p class=\"headline\">{'Too few new patients to judge the list' if o.too_few_to_judge else 'Externally validated'}"
+        f": <b>{html.escape(result.headline())}</b></p>",
         f"<p>Outcome {html.escape(result.target)} = {html.escape(str(result.event))}; model ID "
         f"{html.escape(result.model_id)}; validated {html.escape(result.validated_at)}.{trained}</p>",
         _metrics_table(o),
