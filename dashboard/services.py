@@ -208,12 +208,15 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
     ``kind`` is the engine's kind when the column makes items (None otherwise);
     ``use`` is False for identifiers, empty, constant and near-constant columns and
     dates; ``note`` is the engine's reason, in words.  ``attrs["number_codes"]`` names the numeric
-    columns holding numbers that look like codes for not known (999 among ages 18 to 94).
+    columns holding numbers that look like codes for not known (999 among ages 18 to 94), and
+    ``attrs["text_as_missing"]`` those whose text cells (``pending``, ``TNP``) are read as missing.
     """
-    rows, codes = [], {}
+    rows, codes, text = [], {}, {}
     for reading in read_columns(frame):
         if reading.kind == "numeric" and reading.number_codes:
             codes[reading.name] = reading.number_codes
+        if reading.kind == "numeric" and reading.text_as_missing:
+            text[reading.name] = reading.text_as_missing
         note = reading.reason
         if reading.kind == "numeric":
             try:
@@ -227,6 +230,7 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
         })
     table = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
     table.attrs["number_codes"] = codes  # column -> "999 on 160 rows, far from its other values ...": the Data page warns
+    table.attrs["text_as_missing"] = text  # column -> "'pending' on 1 row": and says these
     return table
 
 

@@ -295,6 +295,9 @@ def test_a_few_text_results_in_a_numeric_column_are_missing_and_said(at):
     table = at.session_state[state.COLUMN_TABLES][at.session_state[state.DATA].key].set_index("column")
     assert table.loc["Age", "kind"] == "numeric" and "'abc': read as missing" in table.loc["Age", "note"]
     assert not errors(at)
+    # and said in a box above the column table, not only in its cut-off Why column
+    said = [i.value for i in at.info if i.value.startswith("Text in columns of numbers, read as missing")]
+    assert len(said) == 1 and "**Age**: 0.3% text such as 'abc'" in said[0].replace("\\", "")
     at.switch_page("views/fit.py").run()
     assert not errors(at) and not at.exception
 

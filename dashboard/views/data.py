@@ -71,6 +71,12 @@ if merged:
 profile = services.profile_columns_cached(data.key, frame)
 missing = float(profile["missing"].mean()) / 100 if len(profile) else 0.0
 codes = profile.attrs.get("number_codes") or {}
+text_cells = profile.attrs.get("text_as_missing") or {}
+if text_cells:  # a lab result "pending" among numbers: the patient is placed as if the value were not known
+    st.info("Text in columns of numbers, read as missing (those patients meet none of the column's conditions): "
+            + "; ".join(f"**{ui.md(column)}**: {ui.md(cells)}" for column, cells in text_cells.items())
+            + ". If a cell holds a number written another way, correct it in the export.",
+            icon=":material/text_fields:")
 if codes:
     st.warning("Numbers that look like codes for *not known*: "
                + "; ".join(f"**{ui.md(column)}**: {ui.md(note)}" for column, note in codes.items())
