@@ -436,8 +436,9 @@ def cmd_fit(args) -> int:
     print_model(model)
     from .search_report import empty_list_note, few_patients_note, leakage_note, sensitive_columns_note
 
-    if few_patients_note(model):
-        print(f"Warning: {few_patients_note(model)}")
+    few = few_patients_note(model)
+    if few:
+        print(f"Warning: {few}")
     if not model["rules"]:
         print(empty_list_note(model))
     outside = outside_thresholds_note(estimator.binarizer_.readings_) if estimator.binarizer_ is not None else None
@@ -449,7 +450,7 @@ def cmd_fit(args) -> int:
         for note in (text_missing_note(estimator.binarizer_.readings_), number_code_note(estimator.binarizer_.readings_),
                      unusable_note(table), identifier_note(table),
                      # on a handful of patients every column holds "the same patients" as another: the warning says why
-                     None if few_patients_note(model) else copied_note(copies),
+                     None if few else copied_note(copies),
                      ruleless_note(table, getattr(estimator, "candidate_columns_", None), estimator.min_support,
                                    [r.name for r in estimator.binarizer_.readings_ if r.outside_thresholds]
                                    + list(copies))):
