@@ -1151,7 +1151,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             return reading("numeric", "bands such as "
                            f"'{next(v for v in uniques_obj if isinstance(v, str) and parse_interval(v) is not None)}'"
                            ", read by their lower bound")
-        unread = f"{100 * text_share:.1f}% text such as {_examples(unreadable, 2)}" if text_share else ""
+        n_text = int(counts[~readable].sum())   # below 0.05% a share would read 0.0%: one 'pending' in 3,000 rows
+        share = (f"{100 * text_share:.1f}%" if text_share >= 0.0005 else
+                 f"{n_text:,} cell{'' if n_text == 1 else 's'} of")
+        unread = f"{share} text such as {_examples(unreadable, 2)}" if text_share else ""
         junk = f" ({unread}: read as missing)" if unread else ""
         if limits:
             junk += f"; {', '.join(repr(v.strip()) for v in limits[:3])} read at that limit"

@@ -577,3 +577,15 @@ def test_a_column_of_text_and_numbers_put_together_counts_one_level_per_value():
     assert spec_conditions.count("diag = 250") == 1
     caught = Binarizer().fit(diag.to_frame("diag")).transform(diag.to_frame("diag"))[:, spec_conditions.index("diag = 250")]
     assert np.array_equal(caught, code == "250")
+
+
+def test_one_text_cell_among_thousands_of_numbers_is_counted_not_rounded_to_nothing():
+    """One 'pending' CRP among 3,000 numbers: 0.03% would print as "0.0% text", which reads as none; the count is
+    said instead. A larger share keeps its percentage."""
+    rng = np.random.default_rng(0)
+    one = read_column("crp", pd.Series([str(v) for v in rng.integers(0, 30, 3000)] + ["pending"]))
+    assert one.kind == "numeric" and one.text_as_missing == "1 cell of text such as 'pending'"
+    three = read_column("crp", pd.Series([str(v) for v in rng.integers(0, 30, 6000)] + ["pending", "TNP", "TNP"]))
+    assert three.text_as_missing.startswith("3 cells of text such as ")
+    some = read_column("crp", pd.Series([str(v) for v in rng.integers(0, 30, 300)] + ["pending"]))
+    assert some.text_as_missing == "0.3% text such as 'pending'"

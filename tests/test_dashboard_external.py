@@ -72,6 +72,8 @@ def test_a_saved_model_on_a_new_table_shows_the_engines_numbers(at):
     assert headline.startswith(f"**Externally validated: AUROC {auroc:.2f} (95% CI ")
     rules = table_with(at, "observed 95% CI")
     assert list(rules["patients"]) == [int((hand_rules(frame) == k).sum()) for k in range(3)]
+    observed = [100 * event[hand_rules(frame) == k].mean() for k in range(3)]   # in percent, as the intervals
+    assert np.allclose(rules["observed"], observed)
     assert len(at.get("plotly_chart")) == 2
     # subgroups
     at.selectbox(key=state.W_EXT_BY).set_value("Sex").run()

@@ -255,6 +255,8 @@ def test_a_handful_of_events_is_said_to_judge_nothing_and_the_card_says_so_too()
     assert result.n == 3 and result.events == 1
     note = next(n for n in result.notes if "too few to judge" in n)
     assert note.startswith("only 1 of these patients has the event")
+    # no interval can be computed from one event: the headline leaves it out rather than print "nan-nan"
+    assert result.headline() == f"AUROC {result.auroc:.2f} on 3 patients (1 event)"
     back = back_text(attach_to_model(model_dict(), result))
     assert "only 1 event: too few to judge the list" in back and "externally validated" not in back
     from frl_engine.validation.report import validation_report_html

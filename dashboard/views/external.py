@@ -203,14 +203,17 @@ for note in o.notes:
 st.subheader("Each rule on its training patients" if result.same_as_training else "Each rule on the new patients",
              anchor=False)
 table = rule_table_frame(o)
+table[["model risk", "observed"]] *= 100
 if not table["model CrI"].any():  # the model file has no posterior intervals
     table = table.drop(columns=["model CrI"])
 st.dataframe(
     table.style.apply(lambda row: ["background-color: #fff1e0" if ("clearly" in row["flag"] or "disagrees"
                                                                     in row["flag"]) else "" for _ in row], axis=1),
     hide_index=True, width="stretch", key="ext_rules",
-    column_config={"model risk": st.column_config.NumberColumn(format="percent"),
-                   "observed": st.column_config.NumberColumn(format="percent")})
+    # in percent with one decimal, as the intervals beside them ("percent" wrote 6% above 18.51%)
+    column_config={"model risk": st.column_config.NumberColumn(format="%.1f%%"),
+                   "observed": st.column_config.NumberColumn(format="%.1f%%"),
+                   "flag": st.column_config.TextColumn(width="large")})
 
 c1, c2 = st.columns(2, gap="large")
 c1.plotly_chart(charts.fit_for_streamlit(calibration_figure(o), 500), width="stretch", key="ext_calibration",

@@ -274,10 +274,11 @@ class ExternalValidation:
     def headline(self) -> str:
         """``AUROC 0.78 (95% CI 0.74-0.81) on 5,000 patients (600 events)``."""
         o = self.overall
+        who = f"{o.n:,} patient{'' if o.n == 1 else 's'} ({o.events:,} event{'' if o.events == 1 else 's'})"
         if math.isnan(o.auroc):
-            return f"AUROC not available on {o.n:,} patients ({o.events:,} events)"
-        return (f"AUROC {o.auroc:.2f} (95% CI {o.auroc_ci[0]:.2f}-{o.auroc_ci[1]:.2f}) on {o.n:,} patients "
-                f"({o.events:,} events)")
+            return f"AUROC not available on {who}"
+        interval = "" if math.isnan(o.auroc_ci[0]) else f" (95% CI {o.auroc_ci[0]:.2f}-{o.auroc_ci[1]:.2f})"
+        return f"AUROC {o.auroc:.2f}{interval} on {who}"
 
     def format_text(self) -> str:
         """The result as the CLI prints it: headline numbers, the per-rule table, subgroups."""
