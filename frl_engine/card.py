@@ -40,7 +40,7 @@ from typing import Any
 
 from .errors import FRLError, ModelFileError
 from .rules import split_conditions
-from .search_report import FEW_PATIENTS
+from .search_report import FEW_PATIENTS, few_patients_note
 
 __all__ = [
     "CARD_SIZES",
@@ -797,7 +797,9 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
         ("Population", population or "not recorded", "plain"),
         ("Fitted", fitted, "plain"),
         ("Patients", (f"N = {n_rows:,} rows of {n_patients:,} patients" if n_patients else f"N = {n_rows:,}")
-         + f"; {format_risk(rate, n_rows)} had {outcome_text}", "plain"),
+         + f"; {format_risk(rate, n_rows)} had {outcome_text}"
+         # fewer than 10 with the event, or without it: the card does not let the risks pass as evidence
+         + ("; too few to rely on" if few_patients_note(model) else ""), "plain"),
         ("Validation", validated, "plain"),
         ("Intervals", risk_text, "plain"),
         ("Settings", settings, "plain"),

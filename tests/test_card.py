@@ -222,6 +222,16 @@ def test_back_tells_provenance_settings_and_model_id():
     assert expected_id in back
 
 
+def test_the_back_says_a_list_from_a_handful_of_patients_is_too_few_to_rely_on():
+    """Fitted on 14 patients, 6 with the event: the back says so; the 961 patients of the paper's list do not."""
+    few = make_model(rules=[("IrregularShape AND Age >= 60", 0.6, 5)], default=(0.33, 9), posterior=False,
+                     validation=False)
+    assert few["training"]["n_rows"] == 14 and few["training"]["n_positive"] == 6
+    back = page_text(pdf_pages(render_card(few))[1])
+    assert "N = 14" in back and "too few to rely on" in back
+    assert "too few to rely on" not in page_text(pdf_pages(render_card(make_model()))[1])
+
+
 def test_model_id_changes_when_the_model_changes():
     model = make_model()
     changed = copy.deepcopy(model)
