@@ -121,9 +121,9 @@ def paper_table(model: dict) -> pd.DataFrame:
     })
 
 
-def _conditions_html(text: str) -> str:
-    if not text:
-        return '<span class="frl-else">all other patients</span>'
+def _conditions_html(text: str, keyword: str = "ELSE") -> str:
+    if not text:   # an empty list's one line (ALWAYS) holds everyone, as the card writes it
+        return f'<span class="frl-else">{"all patients" if keyword == "ALWAYS" else "all other patients"}</span>'
     parts = [f'<span class="frl-c">{html.escape(p.strip())}</span>' for p in split_conditions(text)]
     return ' <span class="frl-and">AND</span> '.join(parts)
 
@@ -198,7 +198,7 @@ def rule_list_html(model: dict, *, highlight: int | None = None, show_then: bool
         cls = ' class="frl-hit"' if highlight is not None and i == highlight else ""
         fraction = row["risk"] / top
         cells = [f'<td class="frl-kw">{html.escape(row["keyword"])}</td>',
-                 f'<td class="frl-cond">{_conditions_html(row["conditions"])}</td>']
+                 f'<td class="frl-cond">{_conditions_html(row["conditions"], row["keyword"])}</td>']
         if show_then:
             cells.append('<td class="frl-then frl-extra">THEN</td>')
         if not compact:

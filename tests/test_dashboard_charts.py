@@ -55,6 +55,9 @@ def test_rule_table_of_an_empty_list():
     model["default"] = {"probability": 0.2, "support": 1000, "n_positive": 200}
     table = charts.rule_table(model)
     assert list(table["keyword"]) == ["ALWAYS"]
+    # its one line holds every patient, as the card writes it: not "all other patients"
+    html = charts.rule_list_html(model)
+    assert "all patients" in html and "all other patients" not in html
 
 
 def test_paper_table_columns_and_formatting():
