@@ -259,6 +259,7 @@ def plotly_text(text) -> str:
 def rule_labels(table: pd.DataFrame) -> list[str]:
     """Axis labels: '1 · BedSores AND NoShow', ..., 'ELSE · all other patients'."""
     return [plotly_text(f"{r.position} · {_short(r.conditions)}") if r.conditions
+            else f"{r.position} · ALWAYS (all patients)" if r.keyword == "ALWAYS"
             else f"{r.position} · ELSE (all others)" for r in table.itertuples()]
 
 

@@ -58,6 +58,7 @@ def test_rule_table_of_an_empty_list():
     # its one line holds every patient, as the card writes it: not "all other patients"
     html = charts.rule_list_html(model)
     assert "all patients" in html and "all other patients" not in html
+    assert charts.rule_labels(table) == ["1 · ALWAYS (all patients)"]
 
 
 def test_paper_table_columns_and_formatting():
