@@ -39,13 +39,15 @@ import streamlit as st
 
 from frl_engine.binarize import KINDS, Binarizer
 from frl_engine.columns import looks_like_identifier, numeric_values, read_columns  # noqa: F401  (looks_like_identifier: re-exported)
-from frl_engine.errors import DataError, FRLError, ModelFileError, PossibleLeakWarning, RepeatedRecordsWarning
+from frl_engine.errors import (DataError, FewPatientsWarning, FRLError, ModelFileError, PossibleLeakWarning,
+                               RepeatedRecordsWarning)
 from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
 from frl_engine.rules import LIST_OPS, category_label, format_number, mine_rules, missing_mask
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
 warnings.filterwarnings("ignore", category=PossibleLeakWarning)
 warnings.filterwarnings("ignore", category=RepeatedRecordsWarning)  # the Data page says so, with a button
+warnings.filterwarnings("ignore", category=FewPatientsWarning)  # the Data and Rule list pages say so
 
 if TYPE_CHECKING:  # the estimator pulls in scikit-learn: imported on first fit, not on the landing page
     from frl_engine.estimator import FallingRuleListClassifier

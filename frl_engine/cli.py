@@ -653,10 +653,11 @@ def main(argv=None) -> int:
 
     import warnings
 
-    from .errors import PossibleLeakWarning, RepeatedRecordsWarning
+    from .errors import FewPatientsWarning, PossibleLeakWarning, RepeatedRecordsWarning
 
     warnings.simplefilter("ignore", PossibleLeakWarning)  # the command line prints its own note (leakage_note)
     warnings.simplefilter("ignore", RepeatedRecordsWarning)  # and its own line on repeated records
+    warnings.simplefilter("ignore", FewPatientsWarning)  # and on too few patients
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # kept by `--register`

@@ -45,10 +45,17 @@ class RepeatedRecordsWarning(UserWarning):
     (:mod:`frl_engine.repeated_rows`).  The command line and the dashboard say so in their own words."""
 
 
+class FewPatientsWarning(UserWarning):
+    """The training table holds fewer than 10 patients with the event, or without it
+    (:func:`frl_engine.search_report.few_patients_text`): the list says little about new patients.  The command
+    line and the dashboard say so in their own words."""
+
+
 @contextlib.contextmanager
 def quiet_possible_leak():
-    """A context in which :class:`PossibleLeakWarning` is not shown: the fits of the folds of a
-    cross-validation, where the warning would repeat once per fold (and from worker processes)."""
+    """A context in which :class:`PossibleLeakWarning` and :class:`FewPatientsWarning` are not shown: the fits of
+    the folds of a cross-validation, where the warning would repeat once per fold (and from worker processes)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PossibleLeakWarning)
+        warnings.simplefilter("ignore", FewPatientsWarning)
         yield

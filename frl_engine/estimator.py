@@ -402,6 +402,13 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                           UserWarning, stacklevel=2)
         self.positive_class_ = positive
         event = y_array == positive
+        from .search_report import few_patients_text
+
+        few = few_patients_text(len(event), int(event.sum()))
+        if few:   # fitted all the same: the posterior is defined, and the user is told what it is worth
+            from .errors import FewPatientsWarning
+
+            warnings.warn(few, FewPatientsWarning, stacklevel=2)
 
         if progress is not None:
             progress(f"reading {frame.shape[1]:,} columns of {len(frame):,} rows and mining candidate rules")

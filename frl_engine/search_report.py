@@ -362,6 +362,11 @@ def few_patients_note(model: dict) -> str | None:
     n_rows, events = training.get("n_rows"), training.get("n_positive")
     if not isinstance(n_rows, int) or not isinstance(events, int):
         return None
+    return few_patients_text(n_rows, events)
+
+
+def few_patients_text(n_rows: int, events: int) -> str | None:
+    """:func:`few_patients_note` from the counts: ``n_rows`` patients, ``events`` of them with the event."""
     side, count = min(("with the event", events), ("without the event", n_rows - events), key=lambda pair: pair[1])
     if count >= FEW_PATIENTS:
         return None

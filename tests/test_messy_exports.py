@@ -946,6 +946,28 @@ def test_the_api_groups_folds_by_a_patient_index_a_pid_column_or_given_groups():
         model.cross_validate(X, y, n_folds=3, groups=patient[:10])
 
 
+def test_the_api_warns_when_a_handful_of_patients_is_fitted_and_cross_validation_says_it_once():
+    """Twelve patients, three with the event: fit warns (FewPatientsWarning) and still fits; 600 patients do not warn;
+    the folds of a cross-validation do not repeat the warning."""
+    import warnings
+
+    from frl_engine.errors import FewPatientsWarning
+
+    X, y = _api_frame()
+    events, others = np.flatnonzero(y)[:3], np.flatnonzero(~y)[:9]
+    rows = np.concatenate([events, others])
+    with pytest.warns(FewPatientsWarning, match="Only 12 patients, 3 of them with the event"):
+        model = FallingRuleListClassifier(random_state=0, n_steps=200, n_chains=2).fit(X.iloc[rows], y[rows])
+    assert model.predict_proba(X.iloc[rows]).shape == (12, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FewPatientsWarning)
+        FallingRuleListClassifier(random_state=0, n_steps=200, n_chains=2).fit(X.iloc[:600], y[:600])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.cross_validate(X.iloc[rows], y[rows], n_folds=3)
+    assert not [w for w in caught if issubclass(w.category, FewPatientsWarning)]
+
+
 def test_the_api_warns_of_the_outcome_left_in_x_and_of_y_in_another_order():
     from frl_engine.errors import PossibleLeakWarning
 
