@@ -252,6 +252,9 @@ def _model_dict(estimator, args) -> dict:
 def print_model(model: dict, stream=None) -> None:
     """Print a model dictionary as the paper's Table 1 prints a list."""
     stream = stream or sys.stdout
+    from .io import check_model_dict
+
+    check_model_dict(model)   # a registry entry too: counts written as text would stop the printing half-way
     outcome = model["outcome"]
     label = outcome.get("title") or f"{outcome.get('target') or 'event'} = {outcome.get('positive_class')} risk"
     from .estimator import FallingRuleListClassifier
@@ -520,15 +523,24 @@ def cmd_predict(args) -> int:
     style = {"sep": frame.attrs.get("delimiter", ","), "decimal": frame.attrs.get("decimal", ".")}
     if args.out:
         suffix = Path(args.out).suffix.lower()
-        if suffix == ".xlsx":
-            scored.to_excel(args.out, index=False)
-        elif suffix == ".parquet":
-            scored.to_parquet(args.out, index=False)
-        elif suffix in STAT_SUFFIXES:  # an SPSS, Stata or SAS user gets the file their package opens
-            write_stat_file(scored, args.out)
-        else:  # in the input's encoding too (Latin-1, UTF-16, UTF-8 with Excel's mark), so accents survive
-            scored.to_csv(args.out, index=False, encoding=frame.attrs.get("encoding", "utf-8"), errors="replace",
-                          **style)
+        # written beside it, then moved into place: a failed write never leaves an earlier file there emptied
+        partial = Path(args.out).with_name(f".{Path(args.out).name}.partial{Path(args.out).suffix}")
+        try:
+            if suffix == ".xlsx":
+                scored.to_excel(partial, index=False)
+            elif suffix == ".parquet":
+                scored.to_parquet(partial, index=False)
+            elif suffix in STAT_SUFFIXES:  # an SPSS, Stata or SAS user gets the file their package opens
+                renamed = write_stat_file(scored, partial, shown=args.out)
+                if renamed:
+                    print(f"Column names a {suffix} file cannot hold, written as: "
+                          + ", ".join(f"{old!r} as {new!r}" for old, new in renamed.items()) + ".", file=sys.stderr)
+            else:  # in the input's encoding too (Latin-1, UTF-16, UTF-8 with Excel's mark), so accents survive
+                scored.to_csv(partial, index=False, encoding=frame.attrs.get("encoding", "utf-8"), errors="replace",
+                              **style)
+            os.replace(partial, args.out)
+        finally:
+            partial.unlink(missing_ok=True)
         counts = pd.Series(rule_number + 1).value_counts().sort_index()
         print(f"Scored {len(scored):,} row{'s' if len(scored) != 1 else ''} into {args.out} (columns {risk_column!r}, "
               f"{rule_column!r}; rows per rule: {', '.join(f'{k}: {v}' for k, v in counts.items())})")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .card import CARD_SIZES, layout_card, missing_glyphs_note, render_layout
 from .errors import FRLError, ModelFileError
-from .io import check_model_numbers
+from .io import check_model_dict, check_model_numbers
 
 _DESCRIPTION = """\
 Render a fitted falling rule list (model.json, written by `frl fit`) as a
@@ -89,7 +89,15 @@ def read_model_file(path: str | os.PathLike) -> dict:
         raise ModelFileError(f"{str(p)!r} is not a model file: JSON nested too deeply") from None
     if not isinstance(model, dict) or model.get("format") != "frl-model":
         raise ModelFileError(f"{str(p)!r} is not a falling rule list model file (no \"format\": \"frl-model\")")
-    return check_model_numbers(model, str(p))
+    check_model_numbers(model, str(p))
+    if isinstance(model.get("rules"), list) and isinstance(model.get("default"), dict) and "outcome" in model:
+        # the checks `frl show` makes: a rule whose name is not its conditions would print a rule the model never
+        # applies; the card's own checks (layout_card) name what else is missing
+        from .estimator import FallingRuleListClassifier
+
+        check_model_dict(model, str(p))
+        FallingRuleListClassifier.from_dict(model)
+    return model
 
 
 def run_card(args: argparse.Namespace) -> int:

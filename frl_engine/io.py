@@ -901,7 +901,46 @@ def check_model_dict(model, source: str = "model") -> dict:
             raise ModelFileError(f"{source} is missing the {key!r} section: the file is damaged")
     if not isinstance(model["rules"], list) or not isinstance(model["default"], dict):
         raise ModelFileError(f"{source} has a malformed rule list: the file is damaged")
+    _check_outcome_and_counts(model, source)
     return check_model_numbers(model, source)
+
+
+#: The training counts a model file may hold: whole numbers of patients, rows or rules (or absent / null).
+_TRAINING_COUNTS = ("n_rows", "n_positive", "n_patients", "n_candidate_rules", "n_mined_rules")
+
+
+def _check_outcome_and_counts(model: dict, source: str) -> None:
+    """Refuse an ``outcome`` that is not a section of names, an event value that is not one value (a list is written
+    as ``event_values``), and training counts that are not whole numbers or contradict each other: what printing the
+    file (``frl show``, ``frl models show``, the card) reads."""
+    outcome = model["outcome"]
+    if not isinstance(outcome, dict):
+        raise ModelFileError(f"{source} is damaged: its 'outcome' section is {type(outcome).__name__}, not the outcome's "
+                             "names; fit the model again or use the file `frl fit --out` wrote")
+    event = outcome.get("positive_class")
+    if isinstance(event, (list, dict)):
+        raise ModelFileError(f"{source} is damaged: its event value (outcome.positive_class) is {event!r}, not one "
+                             "value; fit the model again or use the file `frl fit --out` wrote")
+    training = model.get("training")
+    if training is None:
+        return
+    if not isinstance(training, dict):
+        raise ModelFileError(f"{source} is damaged: its 'training' section is not a section of figures; fit the model "
+                             "again or use the file `frl fit --out` wrote")
+    for key in _TRAINING_COUNTS:
+        value = training.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ModelFileError(f"{source} is damaged: training.{key} is {value!r}, not a whole number; fit the model "
+                                 "again or use the file `frl fit --out` wrote")
+    rate = training.get("positive_rate")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1):
+        raise ModelFileError(f"{source} is damaged: training.positive_rate is {rate!r}, not a share between 0 and 1; "
+                             "fit the model again or use the file `frl fit --out` wrote")
+    n_rows, events, patients = training.get("n_rows"), training.get("n_positive"), training.get("n_patients")
+    if n_rows is not None and ((events is not None and events > n_rows) or (patients is not None and patients > n_rows)):
+        raise ModelFileError(f"{source} is damaged: it counts more {'events' if events and events > n_rows else 'patients'}"
+                             f" than training rows ({n_rows:,}); fit the model again or use the file `frl fit --out` "
+                             "wrote")
 
 
 def check_model_numbers(model: dict, source: str = "model") -> dict:

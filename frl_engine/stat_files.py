@@ -24,6 +24,8 @@ Variable labels (``Age at admission (years)``) are not used as column names: the
 from __future__ import annotations
 
 import io
+import re
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -165,16 +167,55 @@ def check_writable(path) -> None:
                         ".sav, .dta, .xpt, .csv, .xlsx or .parquet")
 
 
-def write_stat_file(frame: pd.DataFrame, path) -> None:
+#: The longest variable name each format stores (Stata and SAS transport version 8: 32; SPSS: 64).
+_NAME_LENGTH = {".sav": 64, ".dta": 32, ".xpt": 32}
+
+
+def stat_file_names(columns, suffix: str) -> dict:
+    """``{column: name}`` for the columns whose names the format cannot store, each made a legal variable name:
+    letters, digits and underscores, not starting with a digit, at most 32 (64 for .sav) characters, and unique
+    (``glyburide-metformin`` -> ``glyburide_metformin``, ``A1C %`` -> ``A1C__``, ``2nd dx`` -> ``v2nd_dx``).  Empty
+    when every name is legal."""
+    limit = _NAME_LENGTH[suffix]
+    taken, renamed = set(), {}
+    legal = [str(c) for c in columns if re.fullmatch(rf"[A-Za-z][A-Za-z0-9_]{{0,{limit - 1}}}", str(c))]
+    taken.update(name.lower() for name in legal)
+    for column in columns:
+        name = str(column)
+        if name in legal:
+            continue
+        clean = re.sub(r"[^A-Za-z0-9_]", "_", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode())
+        clean = ("v" + clean if not clean or not clean[0].isalpha() else clean)[:limit]   # SPSS: a letter first
+        candidate, k = clean, 1
+        while candidate.lower() in taken:
+            k += 1
+            candidate = f"{clean[:limit - len(str(k)) - 1]}_{k}"
+        taken.add(candidate.lower())
+        renamed[column] = candidate
+    return renamed
+
+
+def write_stat_file(frame: pd.DataFrame, path, shown=None) -> dict:
     """Write ``frame`` as an SPSS (.sav), Stata (.dta) or SAS transport (.xpt) file, by ``path``'s extension.
+
+    Column names the format cannot store are made legal (:func:`stat_file_names`); returns them,
+    ``{column: name written}``, for the caller to say.  ``shown``: the name to give in a message (default ``path``).
 
     Raises
     ------
     DataError
-        For any other extension (.sas7bdat, .zsav and .por are read but not written).
+        For any other extension (.sas7bdat, .zsav and .por are read but not written), or when the package refuses
+        the table (its message, in one line).
     """
     import pyreadstat
 
     check_writable(path)
+    suffix = Path(path).suffix.lower()
+    renamed = stat_file_names(frame.columns, suffix)
     writers = {".sav": pyreadstat.write_sav, ".dta": pyreadstat.write_dta, ".xpt": pyreadstat.write_xport}
-    writers[Path(path).suffix.lower()](frame, str(path))
+    try:
+        writers[suffix](frame.rename(columns=renamed) if renamed else frame, str(path))
+    except pyreadstat.ReadstatError as exc:
+        raise DataError(f"{shown or path}: cannot be written as a {suffix} file ({exc}): write a .csv, .xlsx or .parquet file "
+                        "instead") from None
+    return renamed

@@ -56,10 +56,13 @@ READMISSION_DEFAULT = (0.0088, 3031)
 
 
 def _condition(part: str) -> dict:
-    for op in (">=", "<=", "=", "<", ">"):
+    """A condition as the model file writes it: a number for >= and <, a category for = (written ==)."""
+    for op in (">=", "<", "="):
         if f" {op} " in part:
             column, value = part.split(f" {op} ")
-            return {"column": column, "op": op, "value": value}
+            if op == "=":
+                return {"column": column, "op": "==", "value": value}
+            return {"column": column, "op": op, "value": float(value)}
     return {"column": part, "op": "is true", "value": None}
 
 

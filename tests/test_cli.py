@@ -529,3 +529,34 @@ def test_a_bad_setting_is_named_by_the_option_the_user_typed(table, argv, expect
     (``n_thresholds``); a comma-separated ``--exclude`` says to name each column on its own."""
     status, _, err = run(["fit", table, "--target", "Readmitted", *argv], capsys)
     assert status == 2 and err.startswith(expected) and err.count("\n") == 1, err
+
+
+def test_card_and_show_refuse_the_same_damaged_files_with_one_line(table, tmp_path, capsys):
+    """A hand-edited model file: a rule name that is not its conditions would print a rule the model never applies,
+    and counts written as text stopped `frl show` half-way with a traceback. Card and show refuse each with one line
+    (found by an outside-in sweep: the card printed them)."""
+    model_path = tmp_path / "m.json"
+    assert run(["fit", table, "--target", "Readmitted", "--steps", "300", "--chains", "2", "--out", model_path],
+               capsys)[0] == 0
+    good = json.loads(model_path.read_text())
+    edits = {
+        "name": (lambda m: m["rules"][0].update(name="Ward = surgical"), "does not match its conditions"),
+        "op": (lambda m: m["rules"][0]["conditions"][0].update(op="LIKE"), "Unknown condition operator 'LIKE'"),
+        "event list": (lambda m: m["outcome"].update(positive_class=["yes", "no"]), "not one value"),
+        "rows as text": (lambda m: m["training"].update(n_rows=str(m["training"]["n_rows"])), "not a whole number"),
+        "rate as text": (lambda m: m["training"].update(positive_rate="lots"), "not a share between 0 and 1"),
+        "outcome as text": (lambda m: m.update(outcome="Readmitted"), "'outcome' section is str"),
+        "more events than rows": (lambda m: m["training"].update(n_positive=m["training"]["n_rows"] + 1),
+                                  "more events than training rows"),
+    }
+    for case, (edit, expected) in edits.items():
+        damaged = json.loads(json.dumps(good))
+        edit(damaged)
+        path = tmp_path / "damaged.json"
+        path.write_text(json.dumps(damaged))
+        for argv in (["card", path, "--out", tmp_path / "card.pdf"], ["show", path]):
+            status, out, err = run(argv, capsys)
+            assert status == 2 and expected in err, (case, argv[0], err)
+            assert "Traceback" not in err and err.count("\n") == 1, (case, argv[0], err)
+        assert not (tmp_path / "card.pdf").exists(), case
+    assert run(["card", model_path, "--out", tmp_path / "card.pdf"], capsys)[0] == 0

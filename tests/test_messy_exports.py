@@ -433,6 +433,33 @@ def test_frl_predict_never_overwrites_its_input_and_writes_excel_by_name(sex_mod
     assert list(scored.columns) == ["Sex", "ward", "risk", "rule"] and len(scored) == 2
 
 
+def test_frl_predict_writes_a_stata_or_spss_file_with_legal_names_and_never_empties_an_earlier_one(sex_model, tmp_path,
+                                                                                                    capsys):
+    """UCI's diabetes export names a column ``glyburide-metformin``, which no Stata, SPSS or SAS variable can be
+    called: the scores are written with that column as ``glyburide_metformin`` and the renaming is said (it crashed,
+    leaving the output, an earlier good file included, at 0 bytes). A write that fails leaves the earlier file."""
+    import pyreadstat
+
+    new = tmp_path / "new.csv"
+    new.write_text("Sex,ward,glyburide-metformin,2nd dx\nF,ICU,No,250\nM,medical,Steady,428\n")
+    for suffix in (".dta", ".sav", ".xpt"):
+        out_path = tmp_path / f"scored{suffix}"
+        out_path.write_bytes(b"an earlier result")
+        status, _, err = run(["predict", str(sex_model), str(new), "--out", str(out_path)], capsys)
+        assert status == 0, err
+        assert "'glyburide-metformin' as 'glyburide_metformin'" in err and "'2nd dx' as 'v2nd_dx'" in err
+        reader = {".dta": pyreadstat.read_dta, ".sav": pyreadstat.read_sav, ".xpt": pyreadstat.read_xport}[suffix]
+        scored, _ = reader(str(out_path))
+        assert list(scored.columns) == ["Sex", "ward", "glyburide_metformin", "v2nd_dx", "risk", "rule"]
+        assert len(scored) == 2 and sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name) == []
+    # a write that fails (a parquet file of a column pyarrow cannot store would do; here a folder in the way)
+    earlier = tmp_path / "kept.xlsx"
+    earlier.write_bytes(b"an earlier result")
+    (tmp_path / ".kept.xlsx.partial.xlsx").mkdir()
+    status, _, err = run(["predict", str(sex_model), str(new), "--out", str(earlier)], capsys)
+    assert status != 0 and earlier.read_bytes() == b"an earlier result"
+
+
 def test_frl_predict_warns_when_a_rule_column_was_recoded(sex_model, tmp_path, capsys):
     model = __import__("json").loads(sex_model.read_text())
     used = {c["column"] for r in model["rules"] for c in r["conditions"]}
