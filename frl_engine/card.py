@@ -638,7 +638,25 @@ def _external_text(model: dict, clean) -> str | None:
                 else ("patient" if few == 1 else "patients") + " without the event")
         return (f"validated on {n:,} new patients{where} with only {few:,} {side}: "
                 f"too few to judge the list (AUROC {auc:.2f})")
-    return f"externally validated: AUROC {auc:.2f}{interval} on {n:,} patients{where}"
+    flagged = _flagged_text(block.get("flagged_rules"), len(model.get("rules") or []))
+    return f"externally validated: AUROC {auc:.2f}{interval} on {n:,} patients{where}{flagged}"
+
+
+def _flagged_text(flagged, n_rules: int) -> str:
+    """``; there the observed risk disagrees with rules 1, 3 and ELSE: check before use`` for the rules an external
+    validation flagged (1-based, ``n_rules + 1`` the ELSE rule), else "": the card must not print its risks as
+    validated when the new patients did not bear them out."""
+    if not isinstance(flagged, list) or not flagged:
+        return ""
+    numbers = sorted({int(k) for k in flagged if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n_rules + 1})
+    if not numbers:
+        return ""
+    names = [("ELSE" if k == n_rules + 1 else str(k)) for k in numbers]
+    shown = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if len(numbers) == n_rules + 1:
+        return "; there the observed risk disagrees with every rule: recalibrate before use"
+    return (f"; there the observed risk disagrees with rule{'s' if len(numbers) > 1 else ''} {shown}: check "
+            f"{'them' if len(numbers) > 1 else 'it'} before use")
 
 
 def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:

@@ -43,3 +43,19 @@ def test_a_damaged_block_is_refused():
     model["external_validation"] = {"n": 100, "auroc": 1.7}
     with pytest.raises(ModelFileError, match="external_validation.auroc"):
         render_card(model)
+
+
+def test_a_validation_that_flagged_rules_is_said_on_the_back_not_hidden_behind_its_auroc():
+    """New patients ranked well (AUROC 0.81) but the observed rates disagreed with some or all of the card's risks:
+    the back says which, so the risks on the front are not read as validated (found by an outside-in sweep)."""
+    model = make_model(validation=False)
+    n_rules = len(model["rules"])
+    block = {"data_name": "2025.csv", "n": 4000, "events": 249, "auroc": 0.81, "auroc_ci": [0.79, 0.83]}
+    model["external_validation"] = dict(block, flagged_rules=[1, n_rules + 1])
+    back = " ".join(back_text(model).split())
+    assert "on 4,000 patients (2025.csv); there the observed risk disagrees with rules 1 and ELSE: check them" in back
+    model["external_validation"] = dict(block, flagged_rules=list(range(1, n_rules + 2)))
+    assert "disagrees with every rule: recalibrate before use" in " ".join(back_text(model).split())
+    model["external_validation"] = dict(block, flagged_rules=[])
+    back = " ".join(back_text(model).split())
+    assert "on 4,000 patients (2025.csv)" in back and "disagrees" not in back
