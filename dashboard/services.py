@@ -525,7 +525,7 @@ class FitSettings:
     def label(self) -> str:
         thresholds = f" · {self.n_thresholds} thresholds" if int(self.n_thresholds) != 3 else ""
         return (f"λ {format_number(self.lam)} · support {format_number(round(100 * self.min_support, 2))}% · "
-                f"≤{self.max_conditions} conditions{thresholds} · {self.n_steps:,} steps × {self.n_chains} · "
+                f"≤{self.max_conditions} condition{'s' if self.max_conditions != 1 else ''}{thresholds} · {self.n_steps:,} steps × {self.n_chains} · "
                 f"seed {self.seed}")
 
 

@@ -775,7 +775,7 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
         [
             f"λ = {_fmt_number(lam)}",
             min_support_text,
-            f"max {_fmt_number(max_conditions)} conditions",
+            f"max {_fmt_number(max_conditions)} condition{'' if max_conditions == 1 else 's'}",
             f"{_fmt_number(n_steps)} steps",
             f"seed {_fmt_number(seed)}",
         ]

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .errors import FRLError
 from .io import event_label
 from .cv_result import METHODS, PAPER_METHODS
@@ -63,9 +65,19 @@ def cmd_evaluate(args) -> int:
     args.lam = lams[0]
     started = time.perf_counter()
     features, event, positive = load_training_data(args)
-    params = estimator_from_args(args).get_params()
+    estimator = estimator_from_args(args)
+    params = estimator.get_params()
     for name in ("random_state", "n_jobs", "positive_class"):
         params.pop(name, None)
+    explain = getattr(args, "explain_columns", False) and estimator.mine_rules
+    if explain or estimator.exclude or estimator.thresholds or estimator.column_kinds:
+        # the columns read as every fold reads its training rows: a misspelt --exclude is refused before any fold,
+        # whichever methods run (the baselines leave the excluded columns out too)
+        reader = estimator._column_reader().fit(features)
+        if explain:
+            from .binarize import format_column_table
+
+            print(format_column_table(reader.column_table()) + "\n")
     if len(lams) > 1:
         return _evaluate_settings(args, features, event, positive, methods, params, lams, started)
     result = cross_validate_models(features, event, n_folds=args.folds, methods=methods, frl_params=params,
@@ -73,10 +85,14 @@ def cmd_evaluate(args) -> int:
                                    progress=_progress_line(started) if sys.stderr.isatty() else None)
     print(f"{Path(args.data).name}: event {args.target} = {event_label(positive)}")
     print(result.format_table())
+    from .search_report import few_patients_text
+
+    few = few_patients_text(len(event), int(np.sum(event)))
+    if few:   # every fold trains on fewer still
+        print(f"Warning: {few}")
     if "frl" in methods:
         for fold in result.fold_results("frl"):
-            print(f"  FRL fold {fold.fold + 1}: {fold.list_length} rules from {fold.n_candidates} mined: "
-                  + " | ".join(fold.rules))
+            print(f"  FRL fold {fold.fold + 1}: {fold_line(fold)}")
     if args.out:
         _write(args.out, result.to_json(indent=1) + "\n", "result")
         print(f"Result written to {args.out}")
@@ -87,6 +103,14 @@ def cmd_evaluate(args) -> int:
         print(f"Report written to {args.html}")
     print(f"Took {time.perf_counter() - started:.1f} s.")
     return 0
+
+
+def fold_line(fold) -> str:
+    """``2 rules from 4,254 mined: Age >= 60 | BedSores``, or ``no rule beats the overall risk (4,254 mined)``."""
+    if not fold.list_length:
+        return f"no rule beats the overall risk ({fold.n_candidates:,} mined)"
+    rules = "rule" if fold.list_length == 1 else "rules"
+    return f"{fold.list_length} {rules} from {fold.n_candidates:,} mined: " + " | ".join(fold.rules)
 
 
 def _with_suffix(path, suffix: str) -> Path:
@@ -108,8 +132,7 @@ def _evaluate_settings(args, features, event, positive, methods, params, lams, s
     if "frl" in methods:
         for label, one in zip(result.labels, result.results):
             for fold in one.fold_results("frl"):
-                print(f"  FRL {label} fold {fold.fold + 1}: {fold.list_length} rules from {fold.n_candidates} mined: "
-                      + " | ".join(fold.rules))
+                print(f"  FRL {label} fold {fold.fold + 1}: {fold_line(fold)}")
     for lam, one in zip(lams, result.results):
         suffix = f"lam{lam:g}"
         if args.out:

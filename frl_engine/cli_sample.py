@@ -83,12 +83,17 @@ def cmd_sample(args) -> int:
 
     n_chains = args.sampler_chains if args.sampler_chains is not None else args.chains
     if args.samples * n_chains < ESS_TARGET:  # the verdict asks for an ESS this sample cannot reach
-        print(f"Note: {args.samples} samples x {n_chains} chains = {args.samples * n_chains} draws cannot show an ESS "
-              f"of {ESS_TARGET:.0f}, so the verdict will be 'not converged' whatever the chains do: ask for "
-              f"--samples {int(-(-ESS_TARGET // n_chains)) * 2} or more.")
+        print(f"Note: {args.samples} samples x {n_chains} chains = {args.samples * n_chains} draws seldom show an ESS "
+              f"of {ESS_TARGET:.0f} (an ESS above the number of draws is rare), so the verdict will most likely be "
+              f"'not converged': ask for --samples {int(-(-ESS_TARGET // n_chains))} at the very least; the end of "
+              "the run says how many this run's chains need.")
     registry = registry_for(args)  # before the fit: a bad registry fails at once
     started = time.perf_counter()
     estimator, features = fit_from_args(args)
+    if getattr(args, "explain_columns", False) and estimator.binarizer_ is not None:   # as frl fit prints it
+        from .binarize import format_column_table
+
+        print(format_column_table(estimator.column_table()) + "\n")
     print_model(_model_dict(estimator, args))
     if search_warning(estimator):
         print(search_warning(estimator))

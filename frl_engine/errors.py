@@ -53,9 +53,11 @@ class FewPatientsWarning(UserWarning):
 
 @contextlib.contextmanager
 def quiet_possible_leak():
-    """A context in which :class:`PossibleLeakWarning` and :class:`FewPatientsWarning` are not shown: the fits of
-    the folds of a cross-validation, where the warning would repeat once per fold (and from worker processes)."""
+    """A context in which :class:`PossibleLeakWarning`, :class:`FewPatientsWarning` and :class:`RepeatedRecordsWarning`
+    are not shown: the fits of the folds of a cross-validation, where the warning would repeat once per fold (and
+    from worker processes)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PossibleLeakWarning)
         warnings.simplefilter("ignore", FewPatientsWarning)
+        warnings.simplefilter("ignore", RepeatedRecordsWarning)   # said once for the whole table
         yield

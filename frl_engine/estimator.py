@@ -497,14 +497,18 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             dropped = [c for c in self.exclude if c in frame.columns]
             used = frame.drop(columns=dropped) if dropped else frame
             return None, rules_from_boolean_columns(used)
-        binarizer = Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds,
-                              column_kinds=self.column_kinds, exclude=self.exclude, min_support=float(self.min_support),
-                              negate_levels=bool(self.negate_levels))
+        binarizer = self._column_reader()
         binarizer.fit(frame)
         candidates = mine_packed(binarizer.transform_packed(frame), len(frame), binarizer.conditions_,
                                  min_support=self.min_support, max_conditions=self.max_conditions,
                                  max_rules=self.max_rules, method=self.miner, event=event)
         return binarizer, candidates
+
+    def _column_reader(self) -> Binarizer:
+        """The binarizer ``fit`` reads the columns with, at these settings (not yet fitted)."""
+        return Binarizer(n_thresholds=self.n_thresholds, thresholds=self.thresholds, column_kinds=self.column_kinds,
+                         exclude=self.exclude, min_support=float(self.min_support),
+                         negate_levels=bool(self.negate_levels))
 
     def _search_list(self, candidates, event: np.ndarray, progress=None):
         """``(PackedProblem, AnnealResult)``: the MAP search of :meth:`fit` over these candidate rules."""
@@ -677,6 +681,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         y_array, _, positive = self._read_outcome(y, len(X))  # as fit reads it: "died" is the event "Died"
         event = y_array == positive
         frame = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else X
+        self._warn_repeated_records(X)   # once for the table: the folds' fits do not repeat it
         if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
             raise FRLError(f"Cross-validation needs a whole number of at least 2 folds, got {n_folds!r}")
         if n_folds > min(int(event.sum()), int((~event).sum())):

@@ -35,7 +35,7 @@ def cell_label(row) -> str:
     A cell with other than the default 3 thresholds per numeric column says so (``· 5 thresholds``).
     """
     label = (f"λ {_num(row['lam'])} · support {_num(round(100 * float(row['min_support']), 3))}% · "
-             f"≤{int(row['max_conditions'])} conditions")
+             f"≤{int(row['max_conditions'])} condition{'s' if int(row['max_conditions']) != 1 else ''}")
     thresholds = row.get("n_thresholds", DEFAULT_N_THRESHOLDS)
     if pd.notna(thresholds) and int(thresholds) != DEFAULT_N_THRESHOLDS:
         label += f" · {int(thresholds)} thresholds"

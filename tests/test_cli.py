@@ -330,10 +330,12 @@ def test_sample_writes_a_model_with_credible_intervals_for_the_card(table, tmp_p
 
 def test_a_sample_too_small_to_show_the_ess_is_said_before_it_runs(table, capsys):
     status, out, err = run(["sample", table, "--target", "Readmitted", "--steps", "500", "--samples", "50",
-                            "--sampler-chains", "2", "--jobs", "1"], capsys)
+                            "--sampler-chains", "2", "--jobs", "1", "--explain-columns"], capsys)
     assert status == 0, err
-    assert "50 samples x 2 chains = 100 draws cannot show an ESS of 400" in out and "--samples 400 or more" in out
-    assert out.index("cannot show an ESS") < out.index("IF ")  # said before the work, not after
+    assert re.search(r"^column +kind +items", out, re.MULTILINE) and out.index("column ") < out.index("IF ")
+    assert "50 samples x 2 chains = 100 draws seldom show an ESS of 400" in out
+    assert "--samples 200 at the very least" in out   # 200 x 2 draws: no advice the end of the run contradicts
+    assert out.index("seldom show an ESS") < out.index("IF ")  # said before the work, not after
     # after the work: how much longer a sample would give ESS 400, as --samples, and about how long it would take
     factor = float(re.search(r"about ([\d.,]+) times as many sweeps would give 400", out).group(1).replace(",", ""))
     line = re.search(r"About ([\d.,]+) times as long a sample \(--samples (\d+)\) would take about ([\d.]+) "

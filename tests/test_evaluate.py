@@ -231,6 +231,25 @@ def test_cli_evaluate_errors(tmp_path, capsys, extra, message):
     assert code == 2 and err.startswith(message) and err.count("\n") == 1
 
 
+def test_cli_evaluate_with_two_events_runs_every_baseline_and_warns_and_explains_its_columns(tmp_path, capsys):
+    """Two events in 152 patients, two folds: each training fold holds one event, too few for the baselines' inner
+    3-fold tuning, which stopped the run with a scikit-learn traceback. They are fitted untuned instead (one event)
+    and the run warns that the patients are too few; --explain-columns prints how the columns were read."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, 152), "Ward": rng.choice(["A", "B"], 152),
+                          "Outcome": ["died"] * 2 + ["alive"] * 150})
+    data = tmp_path / "two.csv"
+    frame.to_csv(data, index=False)
+    code = main(["evaluate", str(data), "--target", "Outcome", "--positive", "died", "--folds", "2", "--steps", "200",
+                 "--chains", "1", "--methods", "frl,logreg,svm,rf", "--jobs", "1", "--explain-columns"])
+    printed, err = capsys.readouterr()
+    assert code == 0, err
+    assert "LogReg" in printed and "SVM" in printed and "RF" in printed and "Traceback" not in err
+    assert "Warning: Only 152 patients, 2 of them with the event" in printed
+    assert printed.index("column ") < printed.index("AUROC") and "Ward " in printed
+    assert "FRL fold 1: no rule beats the overall risk (" in printed and "0 rules" not in printed
+
+
 def test_a_user_error_inside_a_parallel_fold_reaches_the_caller_as_is():
     from frl_engine.errors import RuleMiningError
 

@@ -138,3 +138,19 @@ def test_cells_a_database_driver_returns_as_lists_are_compared_as_text():
     first_copy = int(np.flatnonzero(found.copies)[0])
     table.at[first_copy, "codes"] = [99]             # now that row's record differs from its earlier twin
     assert repeated_records(table) is None
+
+
+def test_cross_validation_warns_of_repeated_records_once_not_once_per_fold():
+    """The folds' fits each saw the repeats and each warned, five raw warnings for one table: now the table is warned
+    about once, by the estimator's cross_validate and by cross_validate_models alike."""
+    from frl_engine.validation.crossval import cross_validate_models
+
+    frame = _with_copies(_encounters(), 30)
+    y = frame.pop("readmitted")
+    for run in (lambda: FallingRuleListClassifier(n_steps=200, n_chains=1).cross_validate(frame, y, n_folds=3),
+                lambda: cross_validate_models(frame, (y == "yes").to_numpy(), n_folds=3, methods=("frl", "cart"),
+                                              frl_params={"n_steps": 200, "n_chains": 1}, n_jobs=1)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run()
+        assert sum(issubclass(w.category, RepeatedRecordsWarning) for w in caught) == 1

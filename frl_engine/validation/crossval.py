@@ -362,12 +362,15 @@ def _fit_baseline(method: str, numeric, categorical, seed: int, X: pd.DataFrame,
     from joblib import Memory
 
     pipeline, grid = _baseline_model(method, numeric, categorical, seed, len(y))
-    if grid is None:
-        return pipeline.fit(X, y), {}
-    inner = StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed)
+    # the inner folds are stratified: a training fold with 2 events tunes on 2 inner folds, with 1 not at all (its
+    # grid's defaults), where GridSearchCV stopped the whole evaluation with a traceback
     rows = np.arange(len(y))
-    if len(y) > TUNE_MAX_ROWS:
+    if grid is not None and len(y) > TUNE_MAX_ROWS:
         rows = np.sort(train_test_split(rows, train_size=TUNE_MAX_ROWS, stratify=y, random_state=seed)[0])
+    fewest = int(min(np.sum(y[rows]), len(rows) - np.sum(y[rows])))
+    if grid is None or fewest < 2:
+        return pipeline.fit(X, y), {}
+    inner = StratifiedKFold(min(INNER_FOLDS, fewest), shuffle=True, random_state=seed)
     with tempfile.TemporaryDirectory(prefix="frl-grid-") as cache:
         # The grid points of one inner fold share its preprocessing (fitted once, on that fold only).
         cached = clone(pipeline).set_params(memory=Memory(cache, verbose=0))
@@ -514,6 +517,9 @@ def cross_validate_models(X, y_event, *, n_folds: int = 5, methods=METHODS, frl_
     X = check_table(X, "cross-validation")
     y = _check_y(y_event, len(X))
     n_folds = _check_folds(n_folds, y)
+    from ..estimator import FallingRuleListClassifier
+
+    FallingRuleListClassifier._warn_repeated_records(X)   # once for the table: the folds' fits do not repeat it
     params = _frl_params(frl_params) if "frl" in methods else to_jsonable(dict(frl_params or {}))
     random_state = _check_random_state(random_state)
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
