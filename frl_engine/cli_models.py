@@ -15,6 +15,7 @@ cannot be reached) are one ``frl: error:`` line and exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from pathlib import Path
 
@@ -136,7 +137,37 @@ def format_entries(entries: list[RegistryEntry]) -> str:
     return "\n".join(lines)
 
 
+def missing_registry() -> str | None:
+    """The registry file the read-only commands would open, when it does not exist yet (else None): they say so
+    instead of creating it, so a misspelt FRL_REGISTRY does not leave an empty registry and folders behind."""
+    from .registry import _is_url, default_location
+
+    location = default_location()
+    if _is_url(location):
+        return None
+    path = Path(location).expanduser()
+    return None if path.exists() else str(path)
+
+
+def _no_registry_text(path: str) -> str:
+    if os.environ.get(ENV_VAR, "").strip():
+        return (f"No model registry yet: {ENV_VAR} names {path!r}, which does not exist (check the spelling); "
+                "`frl fit ... --register` creates it")
+    return f"No models registered yet: `frl fit ... --register` keeps one (in {path})"
+
+
+def _open_existing():
+    absent = missing_registry()
+    if absent:
+        raise FRLError(_no_registry_text(absent))
+    return open_registry()
+
+
 def cmd_list(args) -> int:
+    absent = missing_registry()
+    if absent:
+        print(_no_registry_text(absent) + ".")
+        return 0
     registry = open_registry()
     entries = registry.entries(include_retired=args.all)
     in_use, retired = registry.count()
@@ -192,12 +223,17 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
         same = " (its training patients: not an external validation)" if ext.get("same_as_training") else ""
         auroc = ext.get("auroc") if same and isinstance(ext.get("auroc"), (int, float)) else entry.external_auroc
         what = ext.get("data_name") or ext.get("data") or "new patients"
-        lines.append(("External", f"{what}: AUROC {auroc:.3f}{same}" if auroc is not None else str(ext)[:200]))
+        counts = (f" on {ext['n']:,} patients ({ext['events']:,} events)"
+                  if isinstance(ext.get("n"), int) and isinstance(ext.get("events"), int) else "")
+        flagged = ext.get("flagged_rules") if isinstance(ext.get("flagged_rules"), list) else []
+        flags = f"; rules flagged: {', '.join(map(str, flagged))}" if flagged else ""
+        lines.append(("External", f"{what}: AUROC {auroc:.3f}{counts}{same}{flags}" if auroc is not None
+                      else str(ext)[:200]))
     if entry.posterior:
         post = entry.posterior
         lines.append(("Posterior", f"{post.get('n_samples', '?')} samples"
                                    + (f", {post['n_chains']} chains" if post.get("n_chains") else "")
-                                   + (f", R-hat {post['rhat']}" if post.get("rhat") else "")))
+                                   + (f", R-hat {_rhat_text(post['rhat'])}" if post.get("rhat") else "")))
     if entry.parent_sha256:
         lines.append(("Extends", entry.parent_sha256[:10]))
     if entry.note:
@@ -212,10 +248,19 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
     return text
 
 
+def _rhat_text(rhat) -> str:
+    """``1.004 (log posterior), 1.011 (list length)`` from the sample's ``{"log_posterior": ..., "length": ...}``."""
+    if not isinstance(rhat, dict):
+        return str(rhat)
+    names = {"log_posterior": "log posterior", "length": "list length"}
+    return ", ".join(f"{value:.3f} ({names.get(key, key)})" if isinstance(value, (int, float)) else f"{value} ({key})"
+                     for key, value in rhat.items())
+
+
 def cmd_show(args) -> int:
     from .cli import print_model
 
-    registry = open_registry()
+    registry = _open_existing()
     entry = registry.get(args.id)
     print(format_entry(entry, registry.history(entry.sha256)))
     print()
@@ -224,7 +269,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_export(args) -> int:
-    registry = open_registry()
+    registry = _open_existing()
     entry = registry.get(args.id)
     out = Path(args.out)
     if out.is_dir():
@@ -238,7 +283,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_retire(args) -> int:
-    registry = open_registry()
+    registry = _open_existing()
     before = registry.get(args.id)
     entry = registry.retire(before.sha256, reason=args.reason)
     if before.retired:

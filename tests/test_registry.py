@@ -8,6 +8,7 @@ damaged and foreign files refused untouched, and the same store on a real Postgr
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -360,6 +361,9 @@ def test_sample_register_keeps_the_model_with_its_intervals(tmp_path, monkeypatc
     assert entry.model_bytes == (tmp_path / "m.json").read_bytes()
     assert entry.posterior["n_samples"] > 0
     assert entry.posterior == json.loads((tmp_path / "m.json").read_text())["posterior"]
+    status, shown, _ = run(["models", "show", entry.model_id], capsys)   # R-hat in words, not a Python dict
+    assert status == 0 and re.search(r"R-hat \d\.\d{3} \(log posterior\), \d\.\d{3} \(list length\)", shown), shown
+    assert "{'" not in shown
 
 
 @pytest.mark.skipif(not SAMPLE.is_file(), reason="sample_data/readmission.csv is not generated yet")
@@ -542,3 +546,20 @@ def test_postgresql_migrates_a_version_1_store(postgres_url, model):
     assert store.get(model_identifier(model)).model_json == dumps_model(model) + "\n"
     assert [h.kind for h in store.history(model_identifier(model))] == ["registered"]
     store.close()
+
+
+def test_reading_a_registry_that_does_not_exist_says_so_and_creates_nothing(tmp_path, monkeypatch, capsys):
+    """A misspelt FRL_REGISTRY: list, show, export and retire say the registry does not exist (list exits 0: nothing
+    is registered there) and leave no empty registry or folders behind; a register then creates it."""
+    typo = tmp_path / "typo" / "folder" / "regsitry.db"
+    monkeypatch.setenv("FRL_REGISTRY", str(typo))
+    status, out, err = run(["models", "list"], capsys)
+    assert status == 0 and f"FRL_REGISTRY names '{typo}', which does not exist (check the spelling)" in out
+    for argv in (["models", "show", "abcdef"], ["models", "export", "abcdef", "--out", tmp_path / "x.json"],
+                 ["models", "retire", "abcdef"]):
+        status, out, err = run(argv, capsys)
+        assert status == 2 and "which does not exist" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "x.json").exists()
+    Registry(typo).close()   # what a register does first
+    status, out, _ = run(["models", "list"], capsys)
+    assert status == 0 and "No models registered yet" in out
