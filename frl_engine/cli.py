@@ -480,6 +480,11 @@ def cmd_show(args) -> int:
     return 0
 
 
+#: Endings of files that are not tables: ``frl predict --out scored.json`` is refused, not written as CSV text.
+NOT_A_TABLE = frozenset({".json", ".pdf", ".html", ".htm", ".xml", ".doc", ".docx", ".xls", ".png", ".jpg", ".md",
+                         ".py", ".db", ".sqlite", ".pkl", ".pickle"})
+
+
 def cmd_predict(args) -> int:
     from .io import load_model_dict
 
@@ -494,6 +499,9 @@ def cmd_predict(args) -> int:
                        "export stays as it is")
     if args.out and Path(args.out).suffix.lower() in STAT_SUFFIXES:
         check_writable(args.out)  # before the scoring, not after
+    if args.out and Path(args.out).suffix.lower() in NOT_A_TABLE:   # a scored.json would hold CSV text
+        raise FRLError(f"--out {args.out}: a file ending in '{Path(args.out).suffix}' would not hold a table: name "
+                       "it .csv, .xlsx, .parquet, .sav, .dta or .xpt")
     frame = read_table(args.data)  # read as fit reads
     original = read_table(args.data, tidy=False, as_written=True)  # the same rows, every cell as written
     if frame.attrs.get("left_out"):

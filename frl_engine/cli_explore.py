@@ -155,6 +155,10 @@ def cmd_explore(args) -> int:
               f"--max-conditions {int(rec['max_conditions'])} --n-thresholds {int(rec['n_thresholds'])} "
               f"({int(rec['n_rules'])} rule{'s' if int(rec['n_rules']) != 1 else ''}, AUROC "
               f"{rec['auroc_mean']:.3f}); fit it with `frl fit ... --tune` or these options.")
+        if float(result.table["n_rules"].max()) == 0:   # every cell fitted the empty list: nothing to recommend by
+            print("Warning: no setting found a rule that beats the overall risk (every cell's list is empty, its "
+                  "AUROC 0.5): the recommendation only names the simplest cell. Try a lower --min-support, a larger "
+                  "--lam, or more patients.")
     if args.out:
         result.table.to_csv(args.out, index=False)
         print(f"Table written to {args.out}")

@@ -268,7 +268,7 @@ def test_frl_explore_writes_the_table_and_the_report_and_prints_it_sorted(tmp_pa
     shown = [float(line[2:].split()[5]) for line in lines[head + 1:head + 5]]
     assert shown == sorted(shown, reverse=True)
     assert shown == pytest.approx(sorted(expected["auroc_mean"], reverse=True), abs=5e-4)
-    assert "Recommended: --lam" in printed
+    assert "Recommended: --lam" in printed and "no setting found a rule" not in printed
     page = html.read_text()
     assert page.startswith("<!DOCTYPE html>") and "plotly" in page and "recommended" in page
 
@@ -314,3 +314,17 @@ def test_ctrl_c_stops_frl_explore_with_one_line_and_no_worker_left(tmp_path):
     assert not (tmp_path / "t.csv").exists()
     time.sleep(1.0)
     assert not [w.pid for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_frl_explore_says_when_no_setting_found_any_rule(tmp_path, capsys):
+    """An outcome drawn independently of every column: every cell's list is empty, and the recommendation (the
+    simplest cell) comes with a warning instead of reading as a finding."""
+    rng = np.random.default_rng(2)
+    data = tmp_path / "noise.csv"
+    pd.DataFrame({"Age": rng.integers(20, 90, 300), "Ward": rng.choice(["A", "B", "C"], 300),
+                  "Died": np.where(rng.random(300) < 0.1, "yes", "no")}).to_csv(data, index=False)
+    status = main(["explore", str(data), "--target", "Died", "--lam", "1,2", "--min-support", "0.2,0.3", "--folds", "2",
+                   "--steps", "300", "--chains", "1", "--jobs", "1"])
+    printed, err = capsys.readouterr()
+    assert status == 0, err
+    assert "(0 rules, AUROC" in printed and "Warning: no setting found a rule that beats the overall risk" in printed

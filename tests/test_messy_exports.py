@@ -458,6 +458,10 @@ def test_frl_predict_writes_a_stata_or_spss_file_with_legal_names_and_never_empt
     (tmp_path / ".kept.xlsx.partial.xlsx").mkdir()
     status, _, err = run(["predict", str(sex_model), str(new), "--out", str(earlier)], capsys)
     assert status != 0 and earlier.read_bytes() == b"an earlier result"
+    # a name that is not a table's (scored.json held CSV text) is refused before any scoring
+    status, _, err = run(["predict", str(sex_model), str(new), "--out", str(tmp_path / "scored.json")], capsys)
+    assert status == 2 and "would not hold a table: name it .csv, .xlsx" in err
+    assert not (tmp_path / "scored.json").exists()
 
 
 def test_frl_predict_warns_when_a_rule_column_was_recoded(sex_model, tmp_path, capsys):
