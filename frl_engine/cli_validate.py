@@ -79,10 +79,13 @@ def cmd_validate(args) -> int:
     if registry is not None:
         from .io import dumps_model
 
-        if registry.find(result.model_id) is None:  # a model file never registered: keep it now
+        known = registry.find(result.model_id) is not None
+        if not known:  # a model file never registered: keep it now
             registry.register(Path(args.model).read_text(encoding="utf-8"), created_by="cli",
                               command=command_line(args), note=args.note or "registered by frl validate")
-        registry.attach_results(result.model_id, external_validation=result.model_block())
+        # a note given for a model registered before is kept with it, as re-registering the same bytes keeps one
+        registry.attach_results(result.model_id, external_validation=result.model_block(),
+                                note=args.note if known else None)
         print(f"External validation attached to model ID {result.model_id} in {registry.location}")
         if "model_out" in outputs:
             entry = registry.register(dumps_model(attach_to_model(model, result)) + "\n", created_by="cli",

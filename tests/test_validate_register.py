@@ -19,11 +19,13 @@ def test_validate_register_attaches_the_result_to_the_fitted_models_entry(tmp_pa
                   "--register", env=env)
     assert fitted.returncode == 0, fitted.stderr
     model_id = fitted.stdout.split("Registered as model ID ")[1].split()[0]
-    done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", "--model-out", tmp_path / "v.json", env=env)
+    done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", "--model-out", tmp_path / "v.json",
+                "--note", "checked on 2025", env=env)
     assert done.returncode == 0, done.stderr
     assert f"External validation attached to model ID {model_id}" in done.stdout
     shown = _frl("models", "show", model_id, env=env)
     assert shown.returncode == 0 and "readmission.csv" in shown.stdout
+    assert "checked on 2025" in shown.stdout   # the note given with the validation is kept with the fitted model
     listed = _frl("models", "list", env=env).stdout
     validated_id = done.stdout.split("registered as model ID ")[1].split()[0]
     assert model_id in listed and validated_id in listed
