@@ -639,7 +639,10 @@ def _external_text(model: dict, clean) -> str | None:
         return (f"validated on {n:,} new patients{where} with only {few:,} {side}: "
                 f"too few to judge the list (AUROC {auc:.2f})")
     flagged = _flagged_text(block.get("flagged_rules"), len(model.get("rules") or []))
-    return f"externally validated: AUROC {auc:.2f}{interval} on {n:,} patients{where}{flagged}"
+    people = block.get("n_patients")
+    who = (f"{n:,} rows of {people:,} patients" if isinstance(people, int) and not isinstance(people, bool)
+           and 0 < people < n else f"{n:,} patients")
+    return f"externally validated: AUROC {auc:.2f}{interval} on {who}{where}{flagged}"
 
 
 def _flagged_text(flagged, n_rules: int) -> str:

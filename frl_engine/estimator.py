@@ -308,6 +308,15 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                                   "the columns are read by position (x0 is the first)", UserWarning, stacklevel=3)
                     frame = frame.set_axis(positional, axis=1)
                     missing = []
+                if missing:   # the same names with accents written another way (NFD, from macOS): the same columns
+                    import unicodedata
+
+                    spelled = {unicodedata.normalize("NFC", c): c for c in self.used_columns_}
+                    renamed = {c: spelled[unicodedata.normalize("NFC", c)] for c in frame.columns
+                               if c not in self.used_columns_ and unicodedata.normalize("NFC", c) in spelled}
+                    if renamed:
+                        frame = frame.rename(columns=renamed)
+                        missing = [c for c in self.used_columns_ if c not in frame.columns]
                 if missing:
                     raise DataError(f"The data lacks column(s) the model uses: {', '.join(map(repr, missing))}: add them (with these names; extra columns are ignored)")
             # numbers that were codes for not known at fit time (codes_read_as_missing_) are read so again

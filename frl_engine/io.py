@@ -232,7 +232,9 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         raise DataError(f"{filename} has no columns: it needs a header row and at least one row of patients")
     if frame.shape[0] == 0:
         raise DataError(f"{filename} has a header but no rows of data")
-    frame.columns = [str(c).strip() for c in frame.columns]
+    # one spelling of accents: macOS tools write 'âge' decomposed (NFD), Windows composed (NFC); they look the same
+    frame.columns = [unicodedata.normalize("NFC", str(c).strip()) for c in frame.columns]
+
     def keep_text(name):  # never turned into numbers
         return as_written or code_or_declared(name)
 

@@ -1248,3 +1248,25 @@ def test_a_model_fitted_on_an_array_scores_a_table_by_column_position_with_a_war
     assert np.array_equal(by_name, model.predict_proba(X.to_numpy()))
     with pytest.raises(Exception, match="lacks column"):  # another number of columns is not a renamed array
         model.predict_proba(X.assign(extra=1))
+
+
+def test_column_names_with_accents_written_decomposed_are_the_same_columns(tmp_path, capsys):
+    """'âge' composed (Windows) and decomposed (macOS, NFD) look the same: a model fitted on one scores a table with
+    the other, through the API and through a file (the file said the columns were missing, naming them)."""
+    import unicodedata
+
+    rng, age, died = _patients(600)
+    composed = unicodedata.normalize("NFC", "âge")
+    decomposed = unicodedata.normalize("NFD", "âge")
+    assert composed != decomposed
+    frame = pd.DataFrame({composed: age.round(), "índice": rng.integers(15, 40, 600)})
+    model = FallingRuleListClassifier(random_state=0, n_steps=300, n_chains=2).fit(frame, died)
+    other = frame.rename(columns=lambda c: unicodedata.normalize("NFD", c))
+    assert decomposed in other.columns
+    assert np.array_equal(model.predict_proba(other), model.predict_proba(frame))
+    model_path, data = tmp_path / "m.json", tmp_path / "nfd.csv"
+    model.save(model_path, target="died")
+    other.to_csv(data, index=False)
+    status, out, err = run(["predict", str(model_path), str(data)], capsys)
+    assert status == 0, err
+    assert read_table(data).columns[0] == composed

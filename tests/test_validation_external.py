@@ -532,3 +532,25 @@ def test_a_column_as_empty_as_at_fit_time_is_not_reported_and_one_much_emptier_i
     specs = {s.name: s.to_dict() for s in Binarizer().fit(frame).specs_}
     assert specs["A1C"]["missing"] == pytest.approx(frame["A1C"].isna().mean(), abs=1e-4)
     assert "missing" not in specs["Age"]
+
+
+def test_encounters_of_repeated_patients_are_counted_as_rows_of_patients_as_fit_counts_them():
+    """A model fitted on encounters (training.patient_column: the patient number repeats) validated on 3,000 new
+    encounters of 2,000 patients: the result, its text, the model block and the card say 3,000 rows of 2,000
+    patients, not 3,000 patients. A table without that column, or with one row per patient, is counted as before."""
+    from frl_engine.card import external_line
+
+    model = model_dict()
+    model["training"].update(patient_column="pid", n_patients=1500)
+    frame = new_table(n=3000, seed=6)
+    frame["pid"] = np.arange(3000) % 2000
+    result = validate_model(model, frame, data_name="2025.csv")
+    assert result.patients == ("pid", 2000) and result.n == 3000
+    assert "rows 3,000 of 2,000 patients (pid)" in result.format_text()
+    assert result.headline().endswith(f"on 3,000 rows of 2,000 patients ({result.events:,} events)")
+    assert ExternalValidation.from_json(result.to_json()).patients == ("pid", 2000)
+    line = external_line(attach_to_model(model, result))
+    assert "on 3,000 rows of 2,000 patients (2025.csv)" in line
+    for table in (frame.drop(columns="pid"), frame.assign(pid=np.arange(3000))):
+        again = validate_model(model, table, data_name="2025.csv")
+        assert again.patients is None and "patients 3,000" in again.format_text()

@@ -225,6 +225,9 @@ class ExternalValidation:
     #: The new table holds exactly the rows the model was fitted on (``training.rows_sha256``): the figures measure
     #: the fit, not new patients, and the card does not call them an external validation.
     same_as_training: bool = False
+    #: ``(column, number of patients)`` when the new table repeats patients in the model's patient column
+    #: (``training.patient_column``, such as ``patient_nbr``): its rows are encounters, fewer patients than rows.
+    patients: tuple[str, int] | None = None
 
     def __getattr__(self, name):  # result.auroc, result.n ... are the overall metrics
         if name.startswith("_") or name == "overall":
@@ -241,6 +244,7 @@ class ExternalValidation:
             "by": self.by,
             "subgroups": [{"group": s.label, **s.metrics.to_dict()} for s in self.subgroups],
             **({"same_as_training": True} if self.same_as_training else {}),
+            **({"patient_column": self.patients[0], "n_patients": self.patients[1]} if self.patients else {}),
         }, strict=True)
 
     def to_json(self, **kwargs) -> str:
@@ -253,7 +257,8 @@ class ExternalValidation:
         return cls(str(d["data_name"]), str(d["target"]), d["event"], str(d["model_id"]), d.get("model_created_at"),
                    PopulationMetrics.from_dict(d), d.get("by"),
                    tuple(Subgroup(str(s["group"]), PopulationMetrics.from_dict(s)) for s in d.get("subgroups", ())),
-                   d.get("validated_at") or "", bool(d.get("same_as_training", False)))
+                   d.get("validated_at") or "", bool(d.get("same_as_training", False)),
+                   (str(d["patient_column"]), int(d["n_patients"])) if d.get("n_patients") is not None else None)
 
     @classmethod
     def from_json(cls, text: str) -> "ExternalValidation":
@@ -269,12 +274,15 @@ class ExternalValidation:
             "calibration_intercept": o.calibration_intercept, "calibration_slope": o.calibration_slope,
             "flagged_rules": [r.position + 1 for r in o.flagged],
             **({"same_as_training": True} if self.same_as_training else {}),
+            **({"n_patients": self.patients[1]} if self.patients else {}),
         }, strict=True)
 
     def headline(self) -> str:
         """``AUROC 0.78 (95% CI 0.74-0.81) on 5,000 patients (600 events)``."""
         o = self.overall
-        who = f"{o.n:,} patient{'' if o.n == 1 else 's'} ({o.events:,} event{'' if o.events == 1 else 's'})"
+        rows = (f"{o.n:,} rows of {self.patients[1]:,} patients" if self.patients
+                else f"{o.n:,} patient{'' if o.n == 1 else 's'}")
+        who = f"{rows} ({o.events:,} event{'' if o.events == 1 else 's'})"
         if math.isnan(o.auroc):
             return f"AUROC not available on {who}"
         interval = "" if math.isnan(o.auroc_ci[0]) else f" (95% CI {o.auroc_ci[0]:.2f}-{o.auroc_ci[1]:.2f})"
@@ -779,8 +787,13 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
                           for label in order)
     unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
     shown = event_label(positive) if isinstance(positive, (list, tuple)) else to_jsonable(positive)
+    column = (model.get("training") or {}).get("patient_column")
+    patients = None
+    if column is not None and column in frame.columns:   # encounters of patients: say both counts, as fit does
+        n_patients = int(frame[column].dropna().nunique())
+        patients = (str(column), n_patients) if 0 < n_patients < len(frame) else None
     return ExternalValidation(data_name, str(target), shown, model_identifier(unvalidated),
-                              model.get("created_at"), overall, by, subgroups, same_as_training=same)
+                              model.get("created_at"), overall, by, subgroups, same_as_training=same, patients=patients)
 
 
 #: The note of a validation on the very rows the model was fitted on.
@@ -1049,6 +1062,9 @@ def format_validation(result: ExternalValidation) -> str:
     o = result.overall
     lines = [f"External validation on {result.data_name}: {result.target} = {result.event} (model {result.model_id})",
              *format_metrics(o, "  "), ""]
+    if result.patients:   # rows are encounters: "rows 3,000 of 2,593 patients (patient_nbr)", as fit says it
+        column, count = result.patients
+        lines[1] = lines[1].replace(f"patients {o.n:,}", f"rows {o.n:,} of {count:,} patients ({column})", 1)
     if result.same_as_training:
         lines[0] = (f"Not an external validation: {result.data_name} holds the patients the model was fitted on "
                     f"({result.target} = {result.event}, model {result.model_id})")
