@@ -109,6 +109,10 @@ def run_card(args: argparse.Namespace) -> int:
         raise FRLError("--out is the model file itself: choose another name for the PDF")
     if out.is_dir():
         raise FRLError(f"--out {str(out)!r} is a directory: give a file name such as card.pdf")
+    if out.suffix.lower() != ".pdf" and out.exists() and out.read_bytes()[:1] in (b"{", b"["):
+        # `-o other_model.json`: a PDF written over another model file (or any JSON) would lose it
+        raise FRLError(f"--out {str(out)!r} holds a JSON file (a model?) that the card would overwrite: name the "
+                       "card .pdf")
     layout = layout_card(model, size=args.size, title=args.title)
     pdf = render_layout(layout)  # everything is rendered before the output file is touched
     try:

@@ -79,7 +79,12 @@ def cmd_validate(args) -> int:
     if registry is not None:
         from .io import dumps_model
 
-        known = registry.find(result.model_id) is not None
+        found = registry.find(result.model_id)
+        known = found is not None
+        if known and found.retired:   # validating a withdrawn model is allowed (to check it), never silent
+            print(f"Warning: model ID {result.model_id} was retired on {str(found.retired_at)[:10]}: the validation is "
+                  f"kept with it; before using it, or a validated copy of it, read why (`frl models show "
+                  f"{result.model_id}`).")
         if not known:  # a model file never registered: keep it now
             registry.register(Path(args.model).read_text(encoding="utf-8"), created_by="cli",
                               command=command_line(args), note=args.note or "registered by frl validate")

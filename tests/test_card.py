@@ -589,6 +589,16 @@ def test_cli_refuses_to_overwrite_the_model(tmp_path):
     with pytest.raises(FRLError, match="model file itself"):
         args.handler(args)
     assert json.loads(model_path.read_text(encoding="utf-8"))["format"] == "frl-model"
+    # nor another model file (a slip for -o card.pdf); a PDF or a new name is written
+    other = tmp_path / "other_model.json"
+    other.write_text(json.dumps(make_model(title="Another")), encoding="utf-8")
+    args = _cli().parse_args(["card", str(model_path), "-o", str(other)])
+    with pytest.raises(FRLError, match="holds a JSON file"):
+        args.handler(args)
+    assert json.loads(other.read_text(encoding="utf-8"))["outcome"]["title"] == "Another"
+    for name in ("card.pdf", "card"):
+        args = _cli().parse_args(["card", str(model_path), "-o", str(tmp_path / name)])
+        assert args.handler(args) == 0 and (tmp_path / name).read_bytes().startswith(b"%PDF")
 
 
 # --------------------------------------------------------------------------- look at it

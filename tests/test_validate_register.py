@@ -31,3 +31,14 @@ def test_validate_register_attaches_the_result_to_the_fitted_models_entry(tmp_pa
     assert model_id in listed and validated_id in listed
     bad = _frl("validate", tmp_path / "m.json", SAMPLE, "--note", "x", env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("frl: error: --note is stored with the registered model")
+
+
+def test_validating_a_retired_model_says_it_was_retired(tmp_path):
+    env = dict(os.environ, FRL_REGISTRY=str(tmp_path / "registry.db"))
+    fitted = _frl("fit", SAMPLE, "--target", "Readmitted30d", "--exclude", "PatientID", "--steps", "500",
+                  "--out", tmp_path / "m.json", "--register", env=env)
+    model_id = fitted.stdout.split("Registered as model ID ")[1].split()[0]
+    assert _frl("models", "retire", model_id, "--reason", "withdrawn: unsafe", env=env).returncode == 0
+    done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"Warning: model ID {model_id} was retired on " in done.stdout and f"frl models show {model_id}" in done.stdout
