@@ -651,7 +651,8 @@ def _flagged_text(flagged, n_rules: int) -> str:
     validated when the new patients did not bear them out."""
     if not isinstance(flagged, list) or not flagged:
         return ""
-    numbers = sorted({int(k) for k in flagged if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n_rules + 1})
+    numbers = sorted({int(k) for k in flagged
+                      if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n_rules + 1})
     if not numbers:
         return ""
     names = [("ELSE" if k == n_rules + 1 else str(k)) for k in numbers]

@@ -200,7 +200,9 @@ def load_training_data(args):
         others = [v for v in outcome_spellings(frame[args.target]).values() if v not in chosen]
         if len(others) > 1 or len(chosen) > 1:  # on an outcome of 3 or more values: say what "not the event" holds
             shown = ", ".join(repr(v) for v in others[:6]) + (" ..." if len(others) > 6 else "")
-            print(f"The event is {args.target} = {plain_repr(positive)} ({int(event.sum()):,} {'patient' if int(event.sum()) == 1 else 'patients'}); {shown} "
+            n_event = int(event.sum())
+            print(f"The event is {args.target} = {plain_repr(positive)} ({n_event:,} "
+                  f"{'patient' if n_event == 1 else 'patients'}); {shown} "
                   f"count{'s' if len(others) == 1 else ''} as not the event.")
     args._training_data = (features, event, positive)
     return args._training_data

@@ -939,10 +939,11 @@ def _check_outcome_and_counts(model: dict, source: str) -> None:
         raise ModelFileError(f"{source} is damaged: training.positive_rate is {rate!r}, not a share between 0 and 1; "
                              "fit the model again or use the file `frl fit --out` wrote")
     n_rows, events, patients = training.get("n_rows"), training.get("n_positive"), training.get("n_patients")
-    if n_rows is not None and ((events is not None and events > n_rows) or (patients is not None and patients > n_rows)):
-        raise ModelFileError(f"{source} is damaged: it counts more {'events' if events and events > n_rows else 'patients'}"
-                             f" than training rows ({n_rows:,}); fit the model again or use the file `frl fit --out` "
-                             "wrote")
+    too_many = [name for name, count in (("events", events), ("patients", patients))
+                if n_rows is not None and count is not None and count > n_rows]
+    if too_many:
+        raise ModelFileError(f"{source} is damaged: it counts more {too_many[0]} than training rows ({n_rows:,}); fit "
+                             "the model again or use the file `frl fit --out` wrote")
 
 
 def check_model_numbers(model: dict, source: str = "model") -> dict:

@@ -216,6 +216,6 @@ def write_stat_file(frame: pd.DataFrame, path, shown=None) -> dict:
     try:
         writers[suffix](frame.rename(columns=renamed) if renamed else frame, str(path))
     except pyreadstat.ReadstatError as exc:
-        raise DataError(f"{shown or path}: cannot be written as a {suffix} file ({exc}): write a .csv, .xlsx or .parquet file "
-                        "instead") from None
+        raise DataError(f"{shown or path}: cannot be written as a {suffix} file ({exc}): write a .csv, .xlsx or "
+                        ".parquet file instead") from None
     return renamed
