@@ -28,10 +28,22 @@ from .cv_result import METHODS, PAPER_METHODS
 
 
 def _positive_int(text: str) -> int:
+    """``--jobs``: a whole number other than 0 (-1: one process per core; -2: all cores but one, as joblib reads it)."""
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 processes cannot run anything: give 1, 2, ... or -1 for one per core")
+    return value
+
+
+def jobs_per_chain(text: str) -> int:
+    """``frl sample --jobs``: 1, 2, ... processes or -1 (one per core), refused before the fit rather than after."""
+    value = _positive_int(text)
+    if value < -1:
+        raise argparse.ArgumentTypeError(f"give 1, 2, ... processes or -1 for one per core, got {value}")
+    return value
 
 
 def _write(path, text: str, what: str) -> None:

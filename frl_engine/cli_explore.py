@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from .cli_evaluate import _positive_int
 from .errors import FRLError
 from .io import event_label
 
@@ -222,7 +223,7 @@ def add_tune_arguments(fit_parser) -> None:
                        help=f"cross-validation folds (default {DEFAULT_TUNE_FOLDS})")
     group.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="run the tuning on this dask.distributed scheduler (tcp://host:8786)")
-    group.add_argument("--jobs", type=int, default=-1, help="local worker processes for tuning (default -1: all cores)")
+    group.add_argument("--jobs", type=_positive_int, default=-1, help="local worker processes for tuning (default -1: all cores)")
 
 
 def register(subparsers) -> None:
@@ -263,7 +264,7 @@ def register(subparsers) -> None:
                          help="the prior draws each rule from every rule mined (default) or only the --max-rules kept")
     explore.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="run on this dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) instead of locally")
-    explore.add_argument("--jobs", type=int, default=-1,
+    explore.add_argument("--jobs", type=_positive_int, default=-1,
                          help="local worker processes (default -1: all cores; the table does not depend on it)")
     explore.add_argument("--out", help="write the table here (CSV)")
     explore.add_argument("--html", help="write a self-contained HTML report (table, heatmap, frontier)")

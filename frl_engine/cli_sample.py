@@ -19,6 +19,7 @@ import math
 import time
 from pathlib import Path
 
+from .cli_evaluate import jobs_per_chain
 from .errors import FRLError
 
 
@@ -46,7 +47,7 @@ def register(subparsers) -> None:
     parser.add_argument("--thin", type=int, default=1,
                         help="keep every T-th sweep (default 1). Above 1, it runs one sample as asked, without the "
                              "default's longer attempts")
-    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per chain)")
+    parser.add_argument("--jobs", type=jobs_per_chain, default=None, help="worker processes (default: one per chain)")
     parser.add_argument("--temperatures", type=int, default=None, metavar="N",
                         help="parallel tempering: replicas per sampler chain, at inverse temperatures from 1 down "
                              "to 0.1 evenly in log scale; only the one at temperature 1 is kept; 1: no tempering "

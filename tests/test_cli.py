@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -562,3 +563,17 @@ def test_card_and_show_refuse_the_same_damaged_files_with_one_line(table, tmp_pa
             assert "Traceback" not in err and err.count("\n") == 1, (case, argv[0], err)
         assert not (tmp_path / "card.pdf").exists(), case
     assert run(["card", model_path, "--out", tmp_path / "card.pdf"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("command, value, expected", [
+    ("sample", "0", "0 processes cannot run anything"), ("sample", "-2", "or -1 for one per core, got -2"),
+    ("evaluate", "0", "0 processes cannot run anything"), ("explore", "0", "0 processes cannot run anything"),
+])
+def test_a_jobs_count_that_cannot_run_is_refused_by_its_flag_before_any_work(table, command, value, expected, capsys):
+    """`--jobs 0` named the engine's n_jobs, and `frl sample` refused it only after the whole fit."""
+    started = time.perf_counter()
+    with pytest.raises(SystemExit) as stopped:   # argparse's own exit, as for any flag it refuses
+        main([command, str(table), "--target", "Readmitted", "--jobs", value])
+    out, err = capsys.readouterr()
+    assert stopped.value.code == 2 and "argument --jobs" in err and expected in err and out == ""
+    assert time.perf_counter() - started < 5   # refused while reading the command line, before any fit
