@@ -261,7 +261,17 @@ def print_model(model: dict, stream=None) -> None:
     label = outcome.get("title") or f"{outcome.get('target') or 'event'} = {outcome.get('positive_class')} risk"
     from .estimator import FallingRuleListClassifier
 
-    print(FallingRuleListClassifier.from_dict(model).format_list(label), file=stream)
+    text = FallingRuleListClassifier.from_dict(model).format_list(label)
+    intervals = credible_intervals(model)
+    if intervals is not None:   # a column beside the risks, as the card prints them
+        width = max(len(cell) for cell in intervals)
+        lines = text.split("\n")
+        text = "\n".join([f"{lines[0]}  {'95% CrI':>{width}}"]
+                          + [f"{line}  {cell:>{width}}" for line, cell in zip(lines[1:], intervals)])
+    print(text, file=stream)
+    posterior = posterior_line(model)
+    if posterior:
+        print(posterior, file=stream)
     training = model.get("training") or {}
     if training.get("n_rows"):
         who = (f"{training['n_rows']:,} rows of {training['n_patients']:,} patients ({training['patient_column']})"
@@ -274,6 +284,58 @@ def print_model(model: dict, stream=None) -> None:
         print(f"\n{who}, {count(events)} {'event' if events == 1 else 'events'} "
               f"({100 * training.get('positive_rate', 0):.1f}%); {count(n_rules)} candidate rules; "
               f"log posterior {model.get('parameters', {}).get('log_posterior', float('nan')):.3f}", file=stream)
+
+
+def _usable_posterior(model: dict) -> dict | None:
+    """The model's posterior block when it supports its credible intervals (converged, enough independent draws of
+    the risks, one interval per rule and the ELSE), else None: the card's rule (``frl_engine.card``)."""
+    from .diagnostics import ESS_TARGET
+
+    posterior = model.get("posterior")
+    if not isinstance(posterior, dict) or posterior.get("converged") is False:
+        return None
+    risk_ess = posterior.get("risk_ess")
+    if isinstance(risk_ess, (int, float)) and not isinstance(risk_ess, bool) and risk_ess < ESS_TARGET:
+        return None
+    lower, upper = posterior.get("risk_lower"), posterior.get("risk_upper")
+    n_rows = len(model.get("rules") or []) + 1
+    if not (isinstance(lower, list) and isinstance(upper, list) and len(lower) == len(upper) == n_rows
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in lower + upper)):
+        return None
+    return posterior
+
+
+def credible_intervals(model: dict) -> list[str] | None:
+    """Each row's 95% credible interval of the risk, ``"87.4% to 98.6%"``, top to ELSE; None when the model
+    file holds no posterior sample that supports them (:func:`posterior_line` then says why)."""
+    posterior = _usable_posterior(model)
+    if posterior is None:
+        return None
+    return [f"{100 * lo:.1f}% to {100 * hi:.1f}%" for lo, hi in zip(posterior["risk_lower"], posterior["risk_upper"])]
+
+
+def posterior_line(model: dict) -> str | None:
+    """The line under a sampled model's list: how many draws, and the sample's verdict; when the sample did not
+    converge (or its risk draws are too few), that the intervals are left out, as on the card.  None without a
+    posterior block."""
+    posterior = model.get("posterior")
+    if not isinstance(posterior, dict):
+        return None
+    n_samples, n_chains = posterior.get("n_samples"), posterior.get("n_chains")
+    draws = (f"{n_samples:,} draws" if isinstance(n_samples, int) and not isinstance(n_samples, bool) else "draws")
+    if isinstance(n_chains, int) and not isinstance(n_chains, bool):
+        draws += f" from {n_chains} chain{'s' if n_chains != 1 else ''}"
+    verdict = posterior.get("verdict")
+    verdict = f" {verdict}" if isinstance(verdict, str) and verdict else ""
+    if _usable_posterior(model) is not None:
+        return f"Posterior sample: {draws}.{verdict}"
+    if posterior.get("converged") is False:
+        why = ""
+    elif isinstance(posterior.get("risk_ess"), (int, float)) and not isinstance(posterior.get("risk_ess"), bool):
+        why = f" (the draws of the risks hold too few independent ones: ESS {posterior['risk_ess']:.0f})"
+    else:
+        why = " (the file's intervals are incomplete)"
+    return f"Posterior sample: {draws}.{verdict} No credible intervals are printed{why}: the risks are point estimates."
 
 
 def unreached_note(names) -> str:

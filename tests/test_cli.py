@@ -577,3 +577,31 @@ def test_a_jobs_count_that_cannot_run_is_refused_by_its_flag_before_any_work(tab
     out, err = capsys.readouterr()
     assert stopped.value.code == 2 and "argument --jobs" in err and expected in err and out == ""
     assert time.perf_counter() - started < 5   # refused while reading the command line, before any fit
+
+
+def test_show_prints_a_sampled_models_credible_intervals_only_where_the_sample_supports_them(table, tmp_path, capsys):
+    """`frl show` of a `frl sample --model-out` file: each row's 95% credible interval beside its risk, and the
+    sample's verdict; a sample that did not converge prints no interval (as the card), and says so."""
+    model_path = tmp_path / "model.json"
+    status, out, err = run(["sample", table, "--target", "Readmitted", "--steps", "1000", "--samples", "500",
+                            "--jobs", "1", "--seed", "3", "--model-out", model_path], capsys)
+    assert status == 0, err
+    model = json.loads(model_path.read_text())
+    posterior = model["posterior"]
+    status, out, err = run(["show", model_path], capsys)
+    assert status == 0, err
+    rows = [line for line in out.splitlines() if re.match(r"(IF|ELSE IF|ELSE|ALWAYS) ", line)]
+    assert len(rows) == len(model["rules"]) + 1
+    assert f"Posterior sample: {posterior['n_samples']:,} draws from {posterior['n_chains']} chains." in out
+    assert posterior["verdict"] in out
+    assert posterior["converged"], posterior["verdict"]   # this seed's sample converges
+    assert "95% CrI" in out.splitlines()[0]
+    for row, low, high in zip(rows, posterior["risk_lower"], posterior["risk_upper"]):
+        assert row.endswith(f"{100 * low:.1f}% to {100 * high:.1f}%")
+    model["posterior"]["converged"] = False    # the same file had the sample not converged
+    unconverged = tmp_path / "unconverged.json"
+    unconverged.write_text(json.dumps(model))
+    status, out, err = run(["show", unconverged], capsys)
+    assert status == 0, err
+    assert "CrI" not in out and "% to " not in out
+    assert "No credible intervals are printed: the risks are point estimates." in out
