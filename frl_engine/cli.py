@@ -72,6 +72,8 @@ def _parse_kinds(values) -> dict[str, str] | None:
 
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
+    from .cli_evaluate import annealing_steps  # cli_evaluate reads this module's helpers when it runs
+
     parser.add_argument("data", help="CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS table (also .csv.gz or .zip), one row per patient")
     parser.add_argument("--target", required=True, help="the outcome column")
     parser.add_argument("--positive", default=None, action="append", metavar="VALUE",
@@ -101,7 +103,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-unreached", action="store_true",
                         help="keep a rule of the MAP list that no training patient reaches (default: remove it and "
                              "say so; it changes no prediction on these patients)")
-    parser.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000); fewer steps or chains seldom make a fit "
+    parser.add_argument("--steps", type=annealing_steps, default=5000, help="annealing steps per chain (default 5000); fewer steps or chains seldom make a fit "
                         "faster: chains that end apart run more rounds, then walks")
     parser.add_argument("--chains", type=int, default=4, help="independent annealing restarts per round (default 4); up to 3 more rounds run "
                         "while the chains disagree or end at many different lists, then walks of the posterior "

@@ -38,6 +38,21 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def annealing_steps(text: str) -> int:
+    """``--steps``: 1 or more annealing steps per chain, refused while the command line is read.  0 would leave the
+    whole search to its posterior walks, about 20 times slower than the default (the API's ``n_steps=0`` still
+    allows it)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"give 1 or more annealing steps per chain (default 5000), got {value}: without annealing the search "
+            "leans on its slow walks")
+    return value
+
+
 def jobs_per_chain(text: str) -> int:
     """``frl sample --jobs``: 1, 2, ... processes or -1 (one per core), refused before the fit rather than after."""
     value = _positive_int(text)

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cli_evaluate import _positive_int
+from .cli_evaluate import _positive_int, annealing_steps
 from .errors import FRLError
 from .io import event_label
 
@@ -256,7 +256,7 @@ def register(subparsers) -> None:
                          help="quantile thresholds per numeric column to try (default 3)")
     explore.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     explore.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    explore.add_argument("--steps", type=int, default=5000, help="annealing steps per chain (default 5000)")
+    explore.add_argument("--steps", type=annealing_steps, default=5000, help="annealing steps per chain (default 5000)")
     explore.add_argument("--chains", type=int, default=4, help="annealing restarts (default 4)")
     explore.add_argument("--max-rules", type=int, default=5000,
                          help="search at most this many candidate rules, the strongest when mining finds more (default 5000)")

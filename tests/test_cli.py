@@ -579,6 +579,17 @@ def test_a_jobs_count_that_cannot_run_is_refused_by_its_flag_before_any_work(tab
     assert time.perf_counter() - started < 5   # refused while reading the command line, before any fit
 
 
+@pytest.mark.parametrize("command", ["fit", "sample", "evaluate", "explore"])
+@pytest.mark.parametrize("value, expected", [("0", "give 1 or more annealing steps per chain (default 5000), got 0"),
+                                             ("-5", "got -5"), ("many", "expected a whole number, got 'many'")])
+def test_zero_annealing_steps_are_refused_by_the_flag(table, command, value, expected, capsys):
+    """`--steps 0` ran about 20 times slower than the default (the search left to its walks), unsaid."""
+    with pytest.raises(SystemExit) as stopped:
+        main([command, str(table), "--target", "Readmitted", "--steps", value])
+    out, err = capsys.readouterr()
+    assert stopped.value.code == 2 and "argument --steps" in err and expected in err and out == ""
+
+
 def test_show_prints_a_sampled_models_credible_intervals_only_where_the_sample_supports_them(table, tmp_path, capsys):
     """`frl show` of a `frl sample --model-out` file: each row's 95% credible interval beside its risk, and the
     sample's verdict; a sample that did not converge prints no interval (as the card), and says so."""
