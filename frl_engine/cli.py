@@ -735,6 +735,26 @@ def _in_flags(message: str, typed=()) -> str:
 
 
 def main(argv=None) -> int:
+    """Run one ``frl`` command; on a terminal, characters it would obey instead of print (a right-to-left override
+    in a category value) are written visibly (``terminal.visible_controls``)."""
+    from .terminal import VisibleControlsWriter
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (VisibleControlsWriter(stream) if _is_terminal(stream) else stream for stream in streams)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):   # a closed or unusual stream: written to as it is
+        return False
+
+
+def _main(argv=None) -> int:
     from .stopping import PROCESS_TOKEN, REPORTED, Stopped, kill_children, stop_on_signals
 
     import warnings

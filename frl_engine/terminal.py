@@ -28,3 +28,40 @@ def pad_right(text: str, width: int) -> str:
 def pad_left(text: str, width: int) -> str:
     """Spaces then ``text`` up to ``width`` terminal cells (``str.rjust`` by cells)."""
     return " " * max(0, width - display_width(text)) + text
+
+
+# Characters a terminal does not print but obeys: the bidirectional embeddings, overrides and isolates (U+202A to
+# U+202E, U+2066 to U+2069; "Trojan Source", CVE-2021-42574) and the C0 / C1 controls other than the line breaks and
+# the tab (an ESC from a category value would start a terminal escape sequence).  A value holding U+202E would print
+# the rest of its line reversed: `THEN risk is 81%` read right to left.
+_OBEYED = frozenset([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+_KEPT_CONTROLS = frozenset("\n\r\t")
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each character a terminal would obey rather than print written as ``<U+202E>``.
+
+    Right-to-left letters (Arabic, Hebrew) are kept: only the invisible controls that reorder or restyle the
+    line are made visible, so an analyst sees that a value holds one (the card removes them, ``frl_engine.card``).
+    """
+    if text.isprintable():   # the common case, one C-level scan
+        return text
+    return "".join(f"<U+{ord(char):04X}>" if (ord(char) in _OBEYED or (unicodedata.category(char) == "Cc"
+                                                                          and char not in _KEPT_CONTROLS)) else char
+                   for char in text)
+
+
+class VisibleControlsWriter:
+    """A text stream that writes through to ``stream`` with :func:`visible_controls` applied: the command line's
+    standard output and error when they are a terminal (a file or a pipe gets the text unchanged, so a scored
+    table written to standard output keeps its values)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(visible_controls(text))
+        return len(text)
+
+    def __getattr__(self, name):   # flush, fileno, isatty, encoding, buffer ... as the stream has them
+        return getattr(self._stream, name)

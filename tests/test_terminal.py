@@ -50,3 +50,59 @@ def test_the_registry_table_lines_up_with_a_name_in_japanese():
     text = format_entries(entries)
     lines = text.splitlines()
     assert {_where(line, "readmission") for line in lines[1:]} == {_where(lines[0], "Note")}, text
+
+
+def test_controls_a_terminal_would_obey_are_written_visibly_and_letters_kept():
+    from frl_engine.terminal import visible_controls
+
+    assert visible_controls("smokes\u202eX") == "smokes<U+202E>X"          # right-to-left override
+    assert visible_controls("a\u2067b\u2069") == "a<U+2067>b<U+2069>"      # isolates
+    assert visible_controls("ward\x1b[31m") == "ward<U+001B>[31m"          # an escape sequence's start
+    assert visible_controls("الطوارئ = פנימית\tx\r\n") == "الطوارئ = פנימית\tx\r\n"  # letters, tab, line breaks kept
+    assert visible_controls("Age >= 60") == "Age >= 60"
+
+
+def test_a_right_to_left_override_in_a_value_is_shown_on_a_terminal_and_kept_in_a_pipe(tmp_path):
+    """A category value holding U+202E printed the rest of its line reversed on a terminal (`THEN ... risk is 81%`
+    read backwards). On a terminal (a real pseudo-terminal here) `frl show` writes it as <U+202E>; into a pipe or a
+    file it is written as it is, so `frl predict` to standard output keeps the values."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(1)
+    n = 400
+    smokes = rng.random(n) < 0.3
+    table = pd.DataFrame({"smoking": np.where(smokes, "smokes\u202eX", "never"), "age": rng.integers(20, 90, n)})
+    table["stroke"] = (rng.random(n) < 0.05 + 0.6 * smokes).astype(int)
+    data, model = tmp_path / "rlo.csv", tmp_path / "rlo.json"
+    table.to_csv(data, index=False)
+    frl = [sys.executable, "-m", "frl_engine.cli"]
+    fitted = subprocess.run(frl + ["fit", str(data), "--target", "stroke", "--steps", "1000", "--out", str(model)],
+                            capture_output=True, text=True, timeout=300)
+    assert fitted.returncode == 0, fitted.stderr
+    assert "\u202e" in fitted.stdout and "<U+202E>" not in fitted.stdout   # a pipe: the value as it is
+
+    leader, follower = pty.openpty()
+    try:
+        shown = subprocess.run(frl + ["show", str(model)], stdout=follower, stderr=follower, timeout=120)
+        os.close(follower)
+        follower = None
+        printed = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:   # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            printed += chunk
+    finally:
+        os.close(leader)
+        if follower is not None:
+            os.close(follower)
+    text = printed.decode("utf-8")
+    assert shown.returncode == 0, text
+    assert "smokes<U+202E>X" in text
+    assert "\u202e" not in text and "THEN stroke = 1 risk is" in text
