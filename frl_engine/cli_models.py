@@ -50,7 +50,13 @@ def registry_for(args) -> Registry | None:
         if getattr(args, "note", None):
             raise FRLError("--note is stored with the registered model: add --register")
         return None
-    return open_registry()
+    registry = open_registry()
+    try:
+        registry.check_writable()   # a read-only registry fails now, not after the fit
+    except BaseException:
+        registry.close()
+        raise
+    return registry
 
 
 def command_line(args) -> str | None:

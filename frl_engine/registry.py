@@ -531,6 +531,20 @@ class Registry:
         return self._read(self._version)
 
     # ------------------------------------------------------------------ writing
+    def check_writable(self) -> None:
+        """Raise :class:`RegistryError` now when this registry cannot be written: a read-only URL
+        (``sqlite:///file:reg.db?mode=ro&uri=true``), a file or a database user without write rights.
+
+        Opening only reads, so without this a ``--register`` found out after the fit.  The check
+        writes the schema version over itself, in one transaction: nothing changes.
+        """
+        try:
+            self._write(lambda conn: conn.execute(sa.update(schema_table).values(version=schema_table.c.version)),
+                        "write")
+        except RegistryError as exc:
+            raise RegistryError(f"{exc}: this registry cannot be written, so nothing was done; "
+                                f"fix its permissions, or point {ENV_VAR} at a registry you can write") from None
+
     def register(self, model, *, data: DataFingerprint | None = None, hyperparameters: dict | None = None,
                  seed: int | None = None, created_by: str = "cli", command: str | None = None,
                  user_name: str | None = None, note: str | None = None, parent: str | None = None,

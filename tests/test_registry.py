@@ -563,3 +563,28 @@ def test_reading_a_registry_that_does_not_exist_says_so_and_creates_nothing(tmp_
     Registry(typo).close()   # what a register does first
     status, out, _ = run(["models", "list"], capsys)
     assert status == 0 and "No models registered yet" in out
+
+
+def test_a_read_only_registry_is_refused_before_the_fit_and_read_as_before(tmp_path, model, monkeypatch, capsys):
+    """A read-only registry URL opened (opening only reads) and `--register` failed only after the whole fit.
+    Now `fit`, `sample` and `validate` refuse it first, in one line; `models list` still reads it."""
+    path = tmp_path / "registry.db"
+    store = Registry(path)
+    store.register(model)
+    store.close()
+    before = digest(path)
+    table = tmp_path / "patients.csv"
+    small_table().to_csv(table, index=False)
+    model_file = tmp_path / "model.json"
+    model_file.write_text(json.dumps(model))
+    monkeypatch.setenv("FRL_REGISTRY", f"sqlite:///file:{path}?mode=ro&uri=true")
+    for argv in (["fit", table, "--target", "Readmitted", "--register", "--out", tmp_path / "m.json"],
+                 ["sample", table, "--target", "Readmitted", "--samples", "100", "--register"],
+                 ["validate", model_file, table, "--register"]):
+        status, out, err = run(argv, capsys)
+        assert status == 2 and "cannot be written, so nothing was done" in err, (argv[0], err)
+        assert "readonly database" in err and len(err.strip().splitlines()) == 1, err
+        assert "Fitted in" not in out and "IF " not in out and "AUROC" not in out, (argv[0], out)
+    assert not (tmp_path / "m.json").exists() and digest(path) == before
+    status, out, err = run(["models", "list"], capsys)
+    assert status == 0 and "1 model in use" in out, err
