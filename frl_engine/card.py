@@ -399,15 +399,22 @@ _WORD_STYLES = {
 _BREAK_AFTER = set("_-/.,:;=)]}|+")
 
 
-def _split_long_word(word: str, bold: bool, size: float, max_w: float, fonts: _Fonts) -> list[str]:
-    """Break a word wider than ``max_w`` into pieces that fit, preferring breaks after punctuation."""
+def _split_long_word(word: str, bold: bool, size: float, max_w: float, fonts: _Fonts,
+                     first_w: float | None = None) -> list[str]:
+    """Break a word wider than ``max_w`` into pieces that fit, preferring breaks after punctuation.
+
+    The first piece fits ``first_w`` instead when given (the room left on a line already begun).
+    """
     pieces = []
     rest = word
-    while len(rest) > 1 and fonts.width(rest, bold, size) > max_w:
+    while len(rest) > 1:
+        room = max_w if pieces or first_w is None else first_w
+        if fonts.width(rest, bold, size) <= room:
+            break
         lo, hi = 1, len(rest)  # largest prefix length that fits (at least one character)
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if fonts.width(rest[:mid], bold, size) <= max_w:
+            if fonts.width(rest[:mid], bold, size) <= room:
                 lo = mid
             else:
                 hi = mid - 1
@@ -423,7 +430,11 @@ def _split_long_word(word: str, bold: bool, size: float, max_w: float, fonts: _F
 
 
 def _wrap(units: list[list[tuple[str, str]]], max_w: float, size: float, fonts: _Fonts) -> list[list[tuple[str, str]]]:
-    """Greedy line breaking of units of words; units kept whole when they fit on a line."""
+    """Greedy line breaking of units of words; units kept whole when they fit on a line.
+
+    A unit too long for a line is broken between its words, but never right after a connective ("and", style
+    "joiner"): the connective starts the next line with the word it introduces (``_glued``).
+    """
     lines: list[list[tuple[str, str]]] = []
     cur: list[tuple[str, str]] = []
     cur_w = 0.0
@@ -434,29 +445,39 @@ def _wrap(units: list[list[tuple[str, str]]], max_w: float, size: float, fonts: 
     def space(style: str) -> float:
         return fonts.width(" ", _WORD_STYLES[style][0], size)
 
-    def add(word: tuple[str, str]) -> None:
+    def span(words: list[tuple[str, str]]) -> float:  # width of words set on one line
+        return sum(wlen(w) for w in words) + sum(space(w[1]) for w in words[:-1])
+
+    def add(chunk: list[tuple[str, str]]) -> None:
         nonlocal cur, cur_w
-        w = wlen(word)
+        w = span(chunk)
         if cur and cur_w + space(cur[-1][1]) + w <= max_w:  # the space is drawn in the previous word's style
             cur_w += space(cur[-1][1]) + w
-            cur.append(word)
+            cur.extend(chunk)
             return
         if cur:
             lines.append(cur)
             cur, cur_w = [], 0.0
         if w <= max_w:
-            cur, cur_w = [word], w
+            cur, cur_w = list(chunk), w
             return
-        pieces = _split_long_word(word[0], _WORD_STYLES[word[1]][0], size, max_w, fonts)
+        # too wide even for a line of its own: the words before the last (a connective) begin the line and the
+        # last word is broken, its first piece fitting the rest of that line
+        *lead, (text, style) = chunk
+        first_w = max_w - span(lead) - space(lead[-1][1]) if lead else None
+        pieces = _split_long_word(text, _WORD_STYLES[style][0], size, max_w, fonts, first_w)
+        line = list(lead)
         for piece in pieces[:-1]:
-            lines.append([(piece, word[1])])
-        cur, cur_w = [(pieces[-1], word[1])], wlen((pieces[-1], word[1]))
+            lines.append([*line, (piece, style)])
+            line = []
+        cur = [*line, (pieces[-1], style)]
+        cur_w = span(cur)
 
     for unit in units:
         unit = [w for w in unit if w[0]]
         if not unit:
             continue
-        unit_w = sum(wlen(w) for w in unit) + sum(space(w[1]) for w in unit[:-1])
+        unit_w = span(unit)
         if cur and cur_w + space(cur[-1][1]) + unit_w <= max_w:
             cur_w += space(cur[-1][1]) + unit_w
             cur.extend(unit)
@@ -465,11 +486,22 @@ def _wrap(units: list[list[tuple[str, str]]], max_w: float, size: float, fonts: 
                 lines.append(cur)
             cur, cur_w = list(unit), unit_w
         else:
-            for word in unit:
-                add(word)
+            for chunk in _glued(unit):
+                add(chunk)
     if cur:
         lines.append(cur)
     return lines
+
+
+def _glued(unit: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """The words of a unit as the chunks a line may break between: a connective (style "joiner") with the word after it."""
+    chunks: list[list[tuple[str, str]]] = []
+    for word in unit:
+        if chunks and chunks[-1][-1][1] == "joiner":
+            chunks[-1].append(word)
+        else:
+            chunks.append([word])
+    return chunks
 
 
 def _words(text: str, style: str) -> list[list[tuple[str, str]]]:
@@ -987,6 +1019,8 @@ def _front_pages(data: _CardData, g: _Geom, fonts: _Fonts, allow_continuation: b
             if not allow_continuation:
                 return None
             raise FRLError(f"Rule {group[0] + 1} is too long to print even on an A6 card: shorten its conditions")
+    if len(groups) > 1:  # the greedy split fills the first cards and may leave the last one a row or two
+        groups = _fewest_even_groups(data, g, blocks, cols, fonts, len(groups), limit, footer_h) or groups
     n_cards = len(groups)
     pages = []
     for k, group in enumerate(groups, start=1):
@@ -1021,6 +1055,52 @@ def _greedy_groups(data, g, blocks, cols, fonts, n_cards, limit, footer_h) -> li
         _, y = _front_header(data, g, len(groups), n_cards, cols, fonts)
         y += height
     return groups
+
+
+def _fewest_even_groups(data, g, blocks, cols, fonts, most, limit, footer_h) -> list[list[int]] | None:
+    """The rows over the fewest cards (at most ``most``) that hold them, spread evenly (``_even_groups``)."""
+    for n_cards in range(1, most + 1):
+        rooms = [limit - (footer_h if k < n_cards else 0.0) - _front_header(data, g, k, n_cards, cols, fonts)[1]
+                 for k in range(1, n_cards + 1)]
+        groups = _even_groups(blocks, rooms)
+        if groups is not None:
+            return groups
+    return None
+
+
+def _even_groups(blocks: list[float], rooms: list[float]) -> list[list[int]] | None:
+    """Split rows of heights ``blocks`` into one run of consecutive rows per card, as evenly as they go.
+
+    Card ``k`` has ``rooms[k]`` mm for its rows.  The split returned is, of those in which every card holds at
+    least one row and every card's rows fit, the one whose shares of the rooms filled have the least sum of
+    squares: moving the row at the boundary of two neighbouring cards across never evens them out further, so no
+    card is left with the ELSE row alone while the others are full.  None when no split fits.
+    """
+    m = len(blocks)
+    ends = [0.0]
+    for height in blocks:
+        ends.append(ends[-1] + height)
+    best = [0.0] + [math.inf] * m  # best[j]: least cost of rows 0..j-1 on the cards so far
+    starts: list[list[int]] = []  # starts[k][j]: first row of card k when it ends before row j
+    for room in rooms:
+        cost, start = [math.inf] * (m + 1), [0] * (m + 1)
+        for j in range(1, m + 1):
+            for i in range(j - 1, -1, -1):  # card's first row, moving up while its rows still fit
+                filled = ends[j] - ends[i]
+                if filled > room + 1e-9:
+                    break
+                c = best[i] + (filled / room) ** 2
+                if c < cost[j]:
+                    cost[j], start[j] = c, i
+        best = cost
+        starts.append(start)
+    if not rooms or best[m] == math.inf:
+        return None
+    groups, j = [], m
+    for start in reversed(starts):
+        groups.append(list(range(start[j], j)))
+        j = start[j]
+    return groups[::-1]
 
 
 # --------------------------------------------------------------------------- back

@@ -386,6 +386,46 @@ def test_long_list_never_overflows_and_moves_up_or_continues():
         assert model_identifier(model) in page_text(back)
 
 
+def _front_rows(lay) -> list[list[str]]:
+    """The keywords (IF / ELSE IF / ELSE) on each front card, in order."""
+    return [[t.text for t in page.texts if t.role == "keyword"] for page in lay.pages if page.side == "front"]
+
+
+def _rows_height(page) -> float:
+    """How far down a front card its rows reach, from the line under the column headings (mm)."""
+    heading = next(i for i in page.items if isinstance(i, card_mod.Line) and i.role == "rule-line")
+    row_roles = {"keyword", "condition", "default", "risk", "interval", "support"}
+    return max(t.bottom for t in page.texts if t.role in row_roles) - heading.y1
+
+
+def test_a_list_over_several_cards_is_spread_evenly_never_leaving_the_else_row_alone():
+    """Regression: 24 rules (a third with very long column names) over three A6 cards were split greedily, 12 + 12
+    rows, and the third card held only "ELSE".  The rows are now spread over the fewest cards evenly, in order."""
+    names = [f"Very_long_clinical_indicator_name_number_{i:02d}_from_the_EHR_export" if i % 3 == 0 else f"flag_{i:02d}"
+             for i in range(24)]
+    model = make_model([(name, round(0.95 - 0.035 * i, 4), 250) for i, name in enumerate(names)], (0.0175, 1127),
+                       posterior=False)
+    lay = layout_card(model, size="a6")
+    assert (lay.size, lay.n_cards) == ("a6", 3)
+    _check_layout_inside(lay)
+    rows = _front_rows(lay)
+    assert list(itertools.chain(*rows)) == ["IF"] + ["ELSE IF"] * 23 + ["ELSE"]  # every row once, in order
+    assert all(len(card) >= 5 for card in rows), rows  # never a card with the ELSE row (or two rows) alone
+    fronts = [page for page in lay.pages if page.side == "front"]
+    heights = [_rows_height(page) for page in fronts]
+    assert min(heights) > 0.75 * max(heights), heights  # evenly filled, not full, full, nearly empty
+    conditions = "".join(t.text for page in fronts for t in page.texts if t.role == "condition")
+    assert conditions.replace(" ", "") == "".join(names)  # the conditions in the list's order
+    for k, page in enumerate(fronts, start=1):
+        band = norm(" ".join(t.text for t in page.texts if t.role == "band"))
+        continued = [t.text for t in page.texts if t.role == "continued"]
+        if k == 1:
+            assert "Card 1 of 3. Start at the top" in band
+        else:
+            assert f"Card {k} of 3 (continued): use only if no rule on the previous cards matched." in band
+        assert continued == ([f"No rule matched? Continue on card {k + 1} →"] if k < 3 else [])
+
+
 def test_medium_list_moves_up_to_index_card():
     rules = [(f"Finding{i} AND Age >= {40 + i}", round(0.8 - 0.07 * i, 3), 120) for i in range(10)]
     model = make_model(rules, (0.02, 900))
@@ -413,6 +453,41 @@ def test_very_long_words_and_names_are_broken_not_clipped():
     _check_pdf_inside(pdf, card_mod._measuring_fonts())
     front = "".join(page_text(pdf_pages(pdf)[0]).split())
     assert word in front  # every character of the long word is printed, across lines
+
+
+def _condition_lines(page) -> list[str]:
+    """The lines of condition text on a front card, top to bottom, as printed (runs of one line joined)."""
+    lines: dict[float, list] = {}
+    for t in page.texts:
+        if t.role == "condition":
+            lines.setdefault(round(t.baseline, 6), []).append(t)
+    return ["".join(t.text for t in sorted(runs, key=lambda t: t.x)) for _, runs in sorted(lines.items())]
+
+
+def test_and_never_ends_a_line_it_starts_the_next_with_its_condition():
+    """Regression: "Age ≥ 60 and" / "Very_long_..." -- a condition too long for the rest of the line left the grey
+    "and" at the end of the line.  The connective stays with the first word of the condition it introduces."""
+    long_column = "Very_long_clinical_indicator_name_number_00_from_the_EHR_export"
+    rules = [
+        (f"Age >= 60 AND {long_column}", 0.6, 150),
+        (f"Age >= 60 AND Sex = F AND {long_column[:40]} AND Prior admissions in the last year >= 2", 0.4, 150),
+        ("Age >= 60 AND Sex = F", 0.3, 150),
+    ]
+    many = [(f"Age >= {40 + i} AND {long_column.replace('00', f'{i:02d}')}", round(0.9 - 0.03 * i, 4), 100)
+            for i in range(16)]
+    cases = [(make_model(rules, (0.05, 500)), size) for size in ("pocket", "index", "a6")]
+    cases.append((make_model(many, (0.02, 900)), "a6"))
+    for model, size in cases:
+        lay = layout_card(model, size=size)
+        assert lay.size == size
+        _check_layout_inside(lay)
+        lines = [line for page in lay.pages if page.side == "front" for line in _condition_lines(page)]
+        for line in lines:
+            assert line.split()[-1] != "and", (size, lines)
+        assert any(line.startswith("and Very_long_") for line in lines), lines  # "and" moved down with its condition
+        expected = "".join(expected_condition(r["name"]) for r in model["rules"])
+        assert "".join(lines).replace(" ", "") == expected.replace(" ", "")  # nothing lost, nothing reordered
+    assert lay.n_cards > 1  # the last case is the continuation layout
 
 
 def test_a_rule_too_long_for_any_card_is_refused_not_clipped():
