@@ -597,6 +597,11 @@ def cmd_predict(args) -> int:
     style = {"sep": frame.attrs.get("delimiter", ","), "decimal": frame.attrs.get("decimal", ".")}
     if args.out:
         suffix = Path(args.out).suffix.lower()
+        if (suffix in STAT_SUFFIXES or suffix in (".xlsx", ".parquet")) and frame.attrs.get("delimiter"):
+            # a text file into a typed one: numbers as numbers
+            from .io import numbers_as_numbers
+
+            scored = numbers_as_numbers(scored, frame)
         # written beside it, then moved into place: a failed write never leaves an earlier file there emptied
         partial = Path(args.out).with_name(f".{Path(args.out).name}.partial{Path(args.out).suffix}")
         try:

@@ -495,6 +495,35 @@ def _outcome_key(value):
     return value.strip().casefold() if isinstance(value, str) else value
 
 
+_LEADING_ZERO = re.compile(r"^\s*[+-]?0\d")
+
+
+def numbers_as_numbers(written: pd.DataFrame, read: pd.DataFrame) -> pd.DataFrame:
+    """``written`` (a delimited file read ``as_written``: every cell its text) with each column that holds only
+    numbers given the numbers ``read`` (the same file read as ``fit`` reads it): what ``frl predict`` writes to a
+    typed file (.xlsx, .parquet, .sav, .dta, .xpt), where numbers kept as text would be text to Excel or Stata.
+
+    A column keeps its text when anything would be lost: a cell ``read`` could not make a number of
+    (``pending``, ``?``: its count of numbers falls short of the filled cells), a number written with a
+    leading zero (``00123``, a record number), or a column ``read`` holds as text (codes such as ``038``).
+    """
+    typed = written.copy()
+    for name in written.columns:
+        if name not in read.columns or len(read) != len(written):
+            continue
+        numbers = read[name]
+        if not pd.api.types.is_numeric_dtype(numbers) or pd.api.types.is_bool_dtype(numbers):
+            continue
+        text = written[name].astype(str).str.strip()
+        filled = (text != "").to_numpy()
+        if not np.array_equal(numbers.notna().to_numpy(), filled):   # a cell read as missing: its text kept
+            continue
+        if text[filled].str.match(_LEADING_ZERO).any():
+            continue
+        typed[name] = numbers.to_numpy()
+    return typed
+
+
 def whole_numbers_as_written(values: pd.Series) -> pd.Series:
     """An outcome of whole numbers read as decimals (``0.0`` / ``1.0``) back to the integers the export wrote.
 
