@@ -201,13 +201,17 @@ def _examples(series: pd.Series, limit: int = 4) -> str:
 
 
 PROFILE_COLUMNS = ["column", "use", "kind", "thresholds", "detected", "missing", "distinct", "examples", "note"]
+# The Type of a column that makes no item (an identifier, an empty or near-constant column, a date): a choice of the
+# column table beside the engine's kinds, so its cell reads "left out" (an empty cell is drawn as a grey "None").
+LEFT_OUT = "left out"
+COLUMN_TYPES = (*KINDS, LEFT_OUT)
 
 
 def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per column: how the engine reads it (:func:`frl_engine.columns.read_columns`), and the
     defaults the editor starts from.
 
-    ``kind`` is the engine's kind when the column makes items (None otherwise);
+    ``kind`` is the engine's kind when the column makes items (:data:`LEFT_OUT` otherwise);
     ``use`` is False for identifiers, empty, constant and near-constant columns and
     dates; ``note`` is the engine's reason, in words.  ``attrs["number_codes"]`` names the numeric
     columns holding numbers that look like codes for not known (999 among ages 18 to 94), and
@@ -226,7 +230,7 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
             except DataError as exc:  # the engine's own words (bands such as [70-80) are numbers)
                 note = str(exc)
         rows.append({
-            "column": reading.name, "use": reading.used, "kind": reading.kind if reading.used else None,
+            "column": reading.name, "use": reading.used, "kind": reading.kind if reading.used else LEFT_OUT,
             "thresholds": "", "detected": reading.kind, "missing": round(100.0 * reading.missing_share, 1),
             "distinct": reading.n_levels, "examples": reading.examples, "note": note,
         })
@@ -283,14 +287,16 @@ def column_choices(table: pd.DataFrame, target: str | None = None) -> ColumnChoi
     """The engine settings an edited column table stands for.
 
     Only kinds that differ from the engine's own inference are passed on, so a
-    table left as it is fits exactly what the engine fits by default.
+    table left as it is fits exactly what the engine fits by default.  A column is left out when **Use** is
+    unticked or its Type is :data:`LEFT_OUT` (an identifier ticked again without a type: the engine would leave it
+    out anyway, and the cell says so).
     """
     exclude, kinds, thresholds = [], [], []
     for row in table.itertuples(index=False):
         column = row.column
         if column == target:
             continue
-        if not bool(row.use):
+        if not bool(row.use) or row.kind == LEFT_OUT:
             exclude.append(column)
             continue
         kind = row.kind if isinstance(row.kind, str) and row.kind in KINDS else None
@@ -678,6 +684,9 @@ class FitResult:
     posterior: PosteriorView | None = field(default=None, repr=False)
     fit_seconds: float | None = None
     created: float = field(default_factory=time.time)
+    # {column: other column}: columns in no candidate rule as each of their values holds the patients of a value of
+    # the other (sex F / M beside gender), the estimator's ``copied_columns_``; a model file does not record them
+    copied_columns: dict = field(default_factory=dict, repr=False)
 
     @property
     def rules(self) -> list[str]:
@@ -710,8 +719,23 @@ def fit_result(estimator: FallingRuleListClassifier, spec: FitSpec, data: Loaded
     return FitResult(
         id=result_id, model=model, source="fit", label=spec.settings.label(), spec=spec,
         data=data, rule_index=estimator.apply(features), n_candidates=len(estimator.candidate_names_),
-        fit_seconds=seconds,
+        fit_seconds=seconds, copied_columns=dict(getattr(estimator, "copied_columns_", None) or {}),
     )
+
+
+def copied_columns_note(fit: FitResult | None, escape=str) -> str | None:
+    """The command line's note (``frl fit``, :func:`frl_engine.search_report.copied_note`) on the columns of ``fit``
+    in no candidate rule because each of their values holds the same patients as a value of another column, whose rules
+    stand for them (``sex`` F / M beside ``gender``), with the names passed through ``escape`` (markdown); None when
+    there are none, for a model file (it does not record them), and, as ``frl fit``, on a handful of patients, where
+    every column holds "the same patients" as another and the few-patients warning says why."""
+    if fit is None or not fit.copied_columns:
+        return None
+    from frl_engine.search_report import copied_note, few_patients_note
+
+    if few_patients_note(fit.model):
+        return None
+    return copied_note({escape(column): escape(other) for column, other in fit.copied_columns.items()})
 
 
 FIT_STAGES = ("finding the best list by simulated annealing", "sampling the posterior", "summarising")

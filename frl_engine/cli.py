@@ -21,6 +21,7 @@ from .errors import DataError, FRLError, MissingOutcomeError
 from .io import (plain_repr, event_label, event_values, ambiguous_codes, default_event_reason, good_outcome_note, outcome_spellings, read_table,
                  save_model, split_target)
 from .repeated_rows import repeated_records, without_repeated_records
+from .search_report import copied_note  # noqa: F401 - said by frl fit; the dashboard reads it there too
 
 # Sub-commands that live in their own modules, each with ``register(subparsers)``.
 EXTRA_COMMANDS = ("frl_engine.cli_sample", "frl_engine.cli_evaluate", "frl_engine.cli_card", "frl_engine.cli_models",
@@ -398,17 +399,6 @@ def ruleless_note(table, candidate_columns, min_support: float, said=()) -> str 
                       in zip(idle["column"], idle["levels"].astype(int), idle["missing_share"].astype(float)))
     return (f"In no candidate rule, as none of their values reaches the minimum support ({100 * min_support:g}% of "
             f"patients): {shown}. Group rare values into broader ones in the table, or lower --min-support.")
-
-
-def copied_note(copies) -> str | None:
-    """The line naming the columns in no candidate rule because each of their values holds the same patients as a
-    value of another column (``sex`` F / M beside ``gender``), which the rules use instead; None when there are none.
-    Said apart from :func:`ruleless_note`, whose advice (a lower support) would not help them."""
-    if not copies:
-        return None
-    shown = ", ".join(f"'{column}' (the same as '{other}')" for column, other in copies.items())
-    return (f"In no candidate rule, as each of their values holds the same patients as a value of another column, "
-            f"whose rules stand for them: {shown}. A copy or a recoding of that column; nothing is lost.")
 
 
 def text_missing_note(readings) -> str | None:

@@ -420,3 +420,14 @@ def leakage_note(model: dict, interface: str = "cli") -> str | None:
         why = f"The list uses {shown}, named like the outcome '{target}'"
     return (f"{why}: check that {shown} {'is' if len(suspects) == 1 else 'are'} not recorded after the outcome "
             f"or copied from it, or the list will fail on new patients. To leave {them} out, {how}.")
+
+
+def copied_note(copies) -> str | None:
+    """The line naming the columns in no candidate rule because each of their values holds the same patients as a
+    value of another column (``sex`` F / M beside ``gender``), which the rules use instead; None when there are none.
+    Said apart from :func:`ruleless_note`, whose advice (a lower support) would not help them."""
+    if not copies:
+        return None
+    shown = ", ".join(f"'{column}' (the same as '{other}')" for column, other in copies.items())
+    return (f"In no candidate rule, as each of their values holds the same patients as a value of another column, "
+            f"whose rules stand for them: {shown}. A copy or a recoding of that column; nothing is lost.")

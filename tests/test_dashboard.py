@@ -681,3 +681,35 @@ def test_a_list_fitted_on_an_earlier_table_says_so_after_a_new_upload(at):
                          "table now loaded. Fit again on the Fit page to get this table's list."], (page, notes)
     sidebar = " ".join(m.value for m in at.sidebar.markdown)
     assert "second.csv" in sidebar and "fitted on readmission.csv" in sidebar
+
+
+def _recoded_table(n=400, seed=4):
+    """gender Female / Male and, beside it, sex F / M of the same patients (a recoding exported twice); the outcome
+    depends on them and on age."""
+    rng = np.random.default_rng(seed)
+    gender = rng.choice(["Female", "Male"], n)
+    age = rng.integers(20, 90, n)
+    risk = 0.1 + 0.4 * (gender == "Male") + 0.2 * (age > 65)
+    return pd.DataFrame({"Age": age, "gender": gender, "Ward": rng.choice(["A", "B", "C"], n),
+                         "sex": np.where(gender == "Female", "F", "M"),
+                         "Outcome": np.where(rng.random(n) < risk, "yes", "no")})
+
+
+def test_a_column_copying_another_is_said_to_make_no_rule_beside_its_items_and_the_list(at):
+    """sex F / M holds the patients of gender Female / Male: mining keeps gender's rules, so sex is in no candidate
+    rule. The Data page showed sex's items with nothing saying that no rule will use them; after the fit, the Data
+    page (beside the items) and the Rule list page say it, in the command line's words, naming both columns."""
+    upload(at, "recoded.csv", _recoded_table().to_csv(index=False).encode())
+    said = "In no candidate rule, as each of their values holds the same patients as a value of another column"
+    assert not any(said in c.value for c in at.caption)  # before any fit: nothing is known yet
+    fit(at, w_posterior=False)
+    for page in ("views/rules.py", "views/data.py"):
+        at.switch_page(page).run()
+        assert not at.exception
+        notes = [c.value for c in at.caption if said in c.value]
+        assert len(notes) == 1 and "'sex' (the same as 'gender')" in notes[0], (page, notes)
+    # the Data page speaks of the list fitted on these columns: leave gender out and the note goes
+    table = at.session_state[state.COLUMN_TABLES][at.session_state[state.DATA].key]
+    table.loc[table["column"] == "gender", "use"] = False
+    at.run()
+    assert not at.exception and not any(said in c.value for c in at.caption)

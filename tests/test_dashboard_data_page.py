@@ -2,6 +2,7 @@
 export's three-valued outcome gets a sensible event, and unreadable files get one plain message."""
 
 import importlib.util
+import json
 import logging
 import re
 import sys
@@ -233,3 +234,22 @@ def test_a_checkbox_outcome_is_read_with_its_blanks_as_no_event_and_said(at):
     n_blank = int((frame["Died"] == "").sum())
     said = " ".join(c.value for c in at.caption)
     assert f"The {n_blank:,} blank cells of **Died** count as no event" in said
+
+
+def test_a_column_left_out_reads_left_out_in_its_type_cell_not_a_grey_none(at):
+    """An identifier (and an empty column) is left out by default: its Type cell was empty, which the column table
+    draws as a grey "None". It now reads "left out", one of the Type's choices (a value outside them is drawn as an
+    error), and the Type cannot be emptied back to None."""
+    rng = np.random.default_rng(2)
+    n = 300
+    frame = pd.DataFrame({"PatientID": [f"P{i:05d}" for i in range(n)], "Age": rng.integers(20, 90, n),
+                          "Empty": [None] * n, "Outcome": rng.choice(["yes", "no"], n)})
+    upload(at, "ids.csv", frame.to_csv(index=False).encode())
+    [editor] = [d for d in at.dataframe if d.key and d.key.startswith("columns_editor_")]
+    types = editor.value.set_index("column")["kind"]
+    assert types["PatientID"] == "left out" and types["Empty"] == "left out" and types["Age"] == "numeric"
+    assert not editor.value["kind"].isna().any()
+    config = json.loads(editor.proto.columns)["kind"]
+    assert "left out" in config["type_config"]["options"] and config["required"] is True
+    items = next(d for d in at.dataframe if "item" in d.value.columns).value
+    assert "PatientID" not in set(items["column"]) and "Age" in set(items["column"])

@@ -447,3 +447,16 @@ def test_download_names_keep_the_outcome_readable():
     assert file_stem("readmitted/30d?", "model") == "readmitted-30d"
     assert file_stem("", "model") == "model" and file_stem(None, "external") == "external"
     assert file_stem("../../etc/passwd", "model") == "etc-passwd"  # never a path
+
+
+def test_a_column_whose_type_is_left_out_is_left_out_even_with_use_ticked():
+    """"left out" is a Type of the column table (an identifier's, by default): chosen for a column, or kept when Use
+    is ticked again on an identifier without picking a type, the column makes no item, as the cell says."""
+    table = services.profile_columns(_frame())
+    assert table.set_index("column").loc["PatientID", "kind"] == "left out"
+    table.loc[table["column"] == "PatientID", "use"] = True
+    table.loc[table["column"] == "Creatinine", "kind"] = "left out"
+    assert services.column_choices(table, "Outcome").exclude == ("PatientID", "Creatinine")
+    table.loc[table["column"] == "PatientID", "kind"] = "categorical"  # a type picked: used as that type
+    assert services.column_choices(table, "Outcome") == services.ColumnChoices(
+        exclude=("Creatinine",), kinds=(("PatientID", "categorical"),))

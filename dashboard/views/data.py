@@ -191,10 +191,12 @@ edited = st.data_editor(
         "column": st.column_config.TextColumn("Column", disabled=True),
         "use": st.column_config.CheckboxColumn("Use", help="Untick to leave the column out of the rules."),
         "kind": st.column_config.SelectboxColumn(
-            "Type", options=list(services.KINDS), required=False,
+            "Type", options=list(services.COLUMN_TYPES), required=True,
             help="numeric: thresholds (Age ≥ 60); categorical: one item per frequent value (DischargeTo = home); "
                  "boolean: one yes item (BedSores); code: ICD/ATC codes with groups (diag_1 starts with 428); "
-                 "nominal: whole numbers that are labels (discharge_disposition_id = 22), never thresholds."),
+                 "nominal: whole numbers that are labels (discharge_disposition_id = 22), never thresholds; "
+                 "left out: no items (identifiers, empty or near-constant columns, dates). To use such a column, "
+                 "pick its type and tick **Use**."),
         "thresholds": st.column_config.TextColumn("Thresholds", help="Numeric columns only: cut points separated "
                                                   "by commas. Blank = the engine's rounded quartiles."),
         "detected": st.column_config.TextColumn("Read as", disabled=True),
@@ -239,6 +241,12 @@ else:
                    "A rule joins up to a few items with AND. Missing values never match an item, except "
                    "'is missing'." + (f" No items from: {ui.md(', '.join(preview.constant))}."
                                       if preview.constant else ""))
+        fit = ss[state.FIT]  # after a fit of these columns: the items of a copied column make no rule of their own
+        if (fit is not None and fit.spec is not None and fit.spec.data_key == data.key and fit.spec.target == target
+                and fit.spec.choices == choices):
+            copied = services.copied_columns_note(fit, ui.md)
+            if copied:
+                st.caption(f":material/content_copy: {copied}")
         with st.container(key="items"):
             st.dataframe(
                 charts.item_table_display(preview.table), hide_index=True, width="stretch", key="items_table",

@@ -100,6 +100,9 @@ if removed:
     st.caption(f":material/content_cut: Removed {len(removed)} rule{'s' if len(removed) != 1 else ''} of the MAP list "
                f"that no training patient reaches (everyone it covers is caught higher up; no prediction changes): "
                + "; ".join(ui.md(name) for name in removed) + ".")
+copied = services.copied_columns_note(fit, ui.md)
+if copied:  # sex F / M beside gender: no rule tests sex, and none is missing for it
+    st.caption(f":material/content_copy: {copied}")
 post_block = model.get("posterior")
 if isinstance(post_block, dict) and post_block.get("converged") is False:
     st.warning("The posterior sample did not converge, so these credible intervals are not reliable "
