@@ -653,6 +653,10 @@ def _external_text(model: dict, clean) -> str | None:
         return None
     if block.get("same_as_training"):  # validated on the rows it was fitted on: no external validation
         return "not externally validated (checked only on its training patients)"
+    share = block.get("training_share")
+    if isinstance(share, (int, float)) and not isinstance(share, bool) and 0 < share <= 1:   # many of them
+        return (f"not externally validated (about {100 * share:.0f}% of the patients it was checked on are its "
+                "training patients)")
     auc = _number(block["auroc"], "external_validation.auroc", 0.0, 1.0)
     n = _count(_need(block, "n", "external_validation."), "external_validation.n")
     interval = ""

@@ -26,8 +26,9 @@ from .columns import empty_recorded_codes, recorded_codes
 from .cv_result import CrossValidatedAUROC, frl_fold_result
 from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
-                 rows_fingerprint, rows_text_fingerprint, save_model, to_jsonable)
+                 rows_as_written_hashes, rows_fingerprint, rows_text_fingerprint, save_model, to_jsonable)
 from .io import event_label as event_text, event_values
+from .training_rows import sample_training_rows
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules, fit_list
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
@@ -453,9 +454,13 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.rows_sha256_ = rows_fingerprint(frame, frame.columns) if isinstance(X, pd.DataFrame) else None
         # and as written, for the same rows saved in another format; only for a table with text columns (an
         # export), whose cells a spreadsheet may turn to text or back: a table of numbers or flags keeps its speed
-        self.rows_text_sha256_ = (rows_text_fingerprint(frame, frame.columns) if isinstance(X, pd.DataFrame)
+        written = rows_as_written_hashes(frame, frame.columns) if isinstance(X, pd.DataFrame) else None
+        self.rows_text_sha256_ = (rows_text_fingerprint(frame, frame.columns, written) if written is not None
                                   and any(not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
                                           for t in frame.dtypes) else None)
+        # a sample of those rows' hashes: a new table holding some training rows is told apart from new patients
+        self.rows_sample_ = (sample_training_rows(frame, frame.columns, hashes=written) if written is not None
+                             else None)
         self.K_ = best.K
         self.gammas_ = np.asarray(best.gammas)
         self.n_rows_ = int(len(frame))
@@ -833,6 +838,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          **({"rows_sha256": self.rows_sha256_} if getattr(self, "rows_sha256_", None) else {}),
                          **({"rows_text_sha256": self.rows_text_sha256_}
                             if getattr(self, "rows_text_sha256_", None) else {}),
+                         **({"rows_sample": dict(self.rows_sample_)} if getattr(self, "rows_sample_", None) else {}),
                          **({"codes_read_as_missing": {c: list(v) for c, v in self.codes_read_as_missing_.items()}}
                             if getattr(self, "codes_read_as_missing_", None) else {})},
             "rules": rules,
@@ -888,6 +894,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.data_name_ = training.get("data_name")
             estimator.rows_sha256_ = training.get("rows_sha256")
             estimator.rows_text_sha256_ = training.get("rows_text_sha256")
+            sample = training.get("rows_sample")
+            estimator.rows_sample_ = sample if isinstance(sample, dict) else None
             estimator.codes_read_as_missing_ = recorded_codes(training.get("codes_read_as_missing"))
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
             estimator.outcome_proxies_ = [dict(p) for p in training.get("outcome_proxies") or [] if isinstance(p, dict)]

@@ -780,7 +780,7 @@ def _written(value) -> str:
     return category_label(value)
 
 
-def rows_text_fingerprint(frame: pd.DataFrame, columns) -> str | None:
+def rows_text_fingerprint(frame: pd.DataFrame, columns, hashes: np.ndarray | None = None) -> str | None:
     """A SHA-256 of a table's rows over ``columns`` as *written*, whatever the rows' order or the file's format;
     None without those columns.
 
@@ -792,11 +792,27 @@ def rows_text_fingerprint(frame: pd.DataFrame, columns) -> str | None:
     """
     import hashlib
 
+    mixed = rows_as_written_hashes(frame, columns) if hashes is None else hashes   # ``hashes``: computed already
+    return None if mixed is None else hashlib.sha256(np.sort(mixed).tobytes()).hexdigest()
+
+
+def rows_as_written_hashes(frame: pd.DataFrame, columns) -> np.ndarray | None:
+    """One uint64 hash per row of ``frame`` over ``columns``, each cell as written (:func:`rows_text_fingerprint`);
+    None without those columns.  Two rows that read the same in any format hash the same."""
     from .columns import _distinct_labels
 
-    names = sorted(str(c) for c in columns)
-    if not names or len(set(names)) != len(names) or not set(names).issubset(frame.columns):
+    names = sorted(columns, key=str)   # mixed in name order; names as the table has them (0, 1, ... too)
+    if (not names or len({str(n) for n in names}) != len(names)
+            or not all(isinstance(n, (str, int, np.integer)) and n in frame.columns for n in names)):
         return None
+    known: dict[str, np.uint64] = {}   # a label's hash, hashed once for all columns (550 columns of True / False)
+
+    def hashes_of(labels) -> np.ndarray:   # pd.util.hash_array(labels), elementwise as it is
+        new = list(dict.fromkeys(label for label in labels if label not in known))
+        if new:
+            known.update(zip(new, pd.util.hash_array(np.asarray(new, dtype=object))))
+        return np.fromiter((known[label] for label in labels), dtype=np.uint64, count=len(labels))
+
     mixed = np.zeros(len(frame), dtype=np.uint64)
     for name in names:
         series = frame[name]
@@ -807,12 +823,12 @@ def rows_text_fingerprint(frame: pd.DataFrame, columns) -> str | None:
         except TypeError:  # cells pandas cannot hash (lists): their text
             codes, uniques = pd.factorize(series.astype(str), use_na_sentinel=True)
         as_objects = np.asarray(uniques, dtype=object)
-        labels = np.asarray(_distinct_labels(uniques, as_objects) if np.asarray(uniques).dtype.kind in "biuf"
-                            else [_written(v) for v in as_objects], dtype=object)  # numbers: all at once
-        hashed = pd.util.hash_array(np.append(labels, ""))  # the last: NaN cells (code -1)
+        labels = (_distinct_labels(uniques, as_objects) if np.asarray(uniques).dtype.kind in "biuf"
+                  else [_written(v) for v in as_objects])  # numbers: all at once
+        hashed = hashes_of([*map(str, labels), ""])  # the last: NaN cells (code -1)
         with np.errstate(over="ignore"):
             mixed = mixed * np.uint64(0x100000001B3) ^ hashed[codes]
-    return hashlib.sha256(np.sort(mixed).tobytes()).hexdigest()
+    return mixed
 
 
 def _row_hashes(block: pd.DataFrame) -> np.ndarray:

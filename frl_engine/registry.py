@@ -245,10 +245,11 @@ class RegistryEntry:
     @property
     def external_auroc(self) -> float | None:
         """The AUROC of the attached external validation; None when there is none, or when it was measured on the
-        model's own training patients (``same_as_training``: no external validation)."""
+        model's own training patients (``same_as_training``, or ``training_share``: many of them): no external
+        validation."""
         ext = self.external_validation
-        if isinstance(ext, dict) and ext.get("same_as_training"):
-            return None
+        if isinstance(ext, dict) and (ext.get("same_as_training") or ext.get("training_share")):
+            return None   # its training patients, or many of them
         return _auroc_of(ext)
 
     def auroc_text(self) -> str:

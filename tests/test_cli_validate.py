@@ -1,6 +1,7 @@
 """`frl validate MODEL NEW`: the printed numbers, the JSON, the HTML report, the model copy, and one-line errors."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -129,14 +130,19 @@ def test_validating_on_the_training_patients_is_said_and_never_printed_as_extern
     from test_card_external import back_text
     from frl_engine.validation.external import TRAINING_ROWS_NOTE
 
+    def with_lab(seed):   # a creatinine in mg/dL: rows of patients, most written differently from any other
+        frame = new_table(n=1500, seed=seed)
+        frame["Creatinine"] = np.round(np.random.default_rng(seed).lognormal(0.0, 0.4, len(frame)), 2)
+        return frame
+
     train = tmp_path / "2024.csv"
-    new_table(n=1500, seed=1).to_csv(train, index=False)
+    with_lab(1).to_csv(train, index=False)
     model = _fit_on(train, tmp_path, capsys)
     assert len(json.loads(model.read_text())["training"]["rows_sha256"]) == 64
     shuffled = tmp_path / "2024_sorted.csv"
-    new_table(n=1500, seed=1).sample(frac=1.0, random_state=0).to_csv(shuffled, index=False)
+    with_lab(1).sample(frac=1.0, random_state=0).to_csv(shuffled, index=False)
     later = tmp_path / "2025.csv"
-    new_table(n=1500, seed=2).to_csv(later, index=False)
+    with_lab(2).to_csv(later, index=False)
     # the training CSV saved as Excel with every cell as text ("62" for 62, "?" kept): the same patients
     workbook = tmp_path / "2024_copy.xlsx"
     pd.read_csv(train, dtype=str, keep_default_na=False).to_excel(workbook, index=False)
@@ -144,17 +150,36 @@ def test_validating_on_the_training_patients_is_said_and_never_printed_as_extern
     changed = pd.read_csv(train, dtype=str, keep_default_na=False)
     changed.loc[0, "Age"] = "101"  # one cell changed: no longer the very rows
     changed.to_excel(edited, index=False)
-    for table, same in ((train, True), (shuffled, True), (workbook, True), (edited, False), (later, False)):
+    # the training rows with one cell edited, and among new patients (a validation on 2024 and 2025 together): the
+    # exact fingerprints miss them, the model file's sample of its training rows does not
+    both = tmp_path / "2024_2025.csv"
+    pd.concat([pd.read_csv(train, dtype=str, keep_default_na=False),
+               pd.read_csv(later, dtype=str, keep_default_na=False)]).to_csv(both, index=False)
+    for table, same, share in ((train, True, None), (shuffled, True, None), (workbook, True, None),
+                               (edited, False, 1.0), (both, False, 0.5), (later, False, None)):
         out, copy = tmp_path / f"{table.stem}.json", tmp_path / f"{table.stem}_model.json"
-        status, printed, err = run(["validate", model, table, "--out", out, "--model-out", copy], capsys)
+        report = tmp_path / f"{table.stem}.html"
+        status, printed, err = run(["validate", model, table, "--out", out, "--model-out", copy, "--html", report],
+                                   capsys)
         assert status == 0, err
-        assert printed.startswith("Not an external validation:") is same
+        external = not same and share is None
+        headline = re.search(r'<p class="headline">([^:<]+):', report.read_text()).group(1)
+        assert headline == ("Externally validated" if external else "Not an external validation"), table.name
+        assert printed.startswith("Not an external validation:") is not external, (table.name, printed[:300])
         assert (TRAINING_ROWS_NOTE in printed) is same
-        assert json.loads(out.read_text()).get("same_as_training", False) is same
+        result = json.loads(out.read_text())
+        assert result.get("same_as_training", False) is same
+        assert (share is None) == ("training_share" not in result), table.name
+        if share is not None:   # 1,500 training rows: all in the sample, so the share is counted, not estimated;
+            # a 2025 patient written exactly as a 2024 one (about 1 in 200 here) counts too
+            assert result["training_share"] == pytest.approx(share, abs=0.01), table.name
+            assert f"about {100 * share:.0f}% of {table.name}'s rows are patients the model was fitted on" in printed
+            assert f"about {100 * share:.0f}% of these rows are rows the model was fitted on" in printed
         assert json.loads(copy.read_text())["external_validation"].get("same_as_training", False) is same
         back = " ".join(back_text(load_model_dict(copy)).split())  # the printed card, parsed back from the PDF
         assert ("not externally validated (checked only on its training patients)" in back) is same
-        assert ("externally validated: AUROC" in back) is not same
+        assert ("not externally validated (about" in back) is (share is not None)
+        assert ("externally validated: AUROC" in back) is external
 
 
 def test_a_model_file_from_before_the_fingerprint_is_validated_as_before(files, tmp_path, capsys):

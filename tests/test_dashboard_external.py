@@ -109,6 +109,17 @@ def test_a_new_table_that_names_and_writes_its_outcome_differently_is_matched_by
     assert {m.label: m.value for m in at.metric}["AUROC"] == f"{expected:.3f}"
 
 
+def _later_patients(n):
+    """Patients drawn as the bundled sample's were, with another seed (``sample_data/make_sample_data.py``)."""
+    import importlib.util
+
+    folder = Path(__file__).resolve().parents[1] / "sample_data"
+    spec = importlib.util.spec_from_file_location("make_sample_data", folder / "make_sample_data.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    return generator.make_table(n, seed=7)
+
+
 def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     frame = services.load_sample().frame
     at.switch_page("views/fit.py").run()
@@ -119,17 +130,18 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
         assert jobs.wait(job, 180)
     at.switch_page("views/external.py").run()
     at.radio(key=state.W_EXT_SOURCE).set_value(state.EXT_SOURCE_CURRENT).run()
-    upload_new(at, frame.tail(1000), name="later.csv")
+    later = _later_patients(1000)   # new patients (the sample table's last rows were fitted on: not external)
+    upload_new(at, later, name="later.csv")
     assert not at.error and not at.exception
     at.button(key="ext_keep").click().run()
     assert not at.exception
     block = at.session_state[state.FIT].model["external_validation"]
-    assert block["n"] == 1000 and block["data_name"] == "later.csv"
+    assert block["n"] == 1000 and block["data_name"] == "later.csv" and "training_share" not in block
     fit_model = at.session_state[state.FIT].model
     from frl_engine.estimator import FallingRuleListClassifier
 
-    risk = FallingRuleListClassifier.from_dict(fit_model).predict_proba(frame.tail(1000).drop(columns=["Readmitted30d"]))
-    assert block["auroc"] == pytest.approx(roc_auc_score(frame.tail(1000)["Readmitted30d"] == "yes", risk[:, 1]))
+    risk = FallingRuleListClassifier.from_dict(fit_model).predict_proba(later.drop(columns=["Readmitted30d"]))
+    assert block["auroc"] == pytest.approx(roc_auc_score(later["Readmitted30d"] == "yes", risk[:, 1]))
     assert any("card reads: externally validated" in c.value for c in at.caption)
     # the very patients it was fitted on (the sample table, rows in another order): said, and not external
     upload_new(at, frame.sample(frac=1.0, random_state=1), name="training.csv")
@@ -142,6 +154,19 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     assert at.session_state[state.FIT].model["external_validation"]["same_as_training"] is True
     assert any("card reads: not externally validated (checked only on its training patients)" in c.value.replace("\\", "")
                for c in at.caption)
+    # the training patients with a few cells corrected: no longer the very rows, but nearly all training patients
+    edited = frame.copy()
+    column = next(c for c in edited.columns if pd.api.types.is_numeric_dtype(edited[c]) and c != "PatientID")
+    edited.loc[edited.index[:25], column] = edited.loc[edited.index[:25], column] + 1
+    upload_new(at, edited, name="corrected.csv")
+    assert not at.error and not at.exception
+    share = next(w.value for w in at.warning if w.value.startswith("**Not an external validation: AUROC"))
+    assert "of whom about 99% are patients the model was fitted on" in share.replace("\\", ""), share
+    assert "Each rule on these patients" in [h.value for h in at.subheader]
+    at.button(key="ext_keep").click().run()
+    assert at.session_state[state.FIT].model["external_validation"]["training_share"] == pytest.approx(0.99, abs=0.01)
+    assert any("card reads: not externally validated (about 99% of the patients it was checked on are its training "
+               "patients)" in c.value.replace("\\", "") for c in at.caption)
 
 
 def test_an_external_validation_on_the_card_survives_the_posterior_arriving_after_it():

@@ -165,6 +165,11 @@ if result.same_as_training:
     st.warning(f"**Not an external validation: {result.headline()}** on the very patients the model was fitted on. "
                "These figures measure the fit, not how the list holds up on new patients; validate on a later period "
                "or another hospital.", icon=":material/warning:")
+elif result.training_share is not None:
+    st.warning(f"**Not an external validation: {result.headline()}**, of whom about "
+               f"{100 * result.training_share:.0f}% are patients the model was fitted on (their rows are written the "
+               "same in every column). These figures are partly the fit's; validate on patients the model was not "
+               "fitted on, or leave the training patients out.", icon=":material/warning:")
 elif o.too_few_to_judge:
     st.warning(f"**Too few new patients to judge the list: {result.headline()}**. With fewer than "
                f"{FEW_PATIENTS} patients with the event, or without it, these figures say little; validate on more.",
@@ -200,7 +205,8 @@ for note in o.notes:
     st.caption(f"Note: {note.replace('(--positive)', '(**Event value in this table**, above)')}.")
 
 # ---------------------------------------------------------------- each rule
-st.subheader("Each rule on its training patients" if result.same_as_training else "Each rule on the new patients",
+st.subheader("Each rule on its training patients" if result.same_as_training else
+             "Each rule on these patients" if not result.external else "Each rule on the new patients",
              anchor=False)
 table = rule_table_frame(o)
 table[["model risk", "observed"]] *= 100

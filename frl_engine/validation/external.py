@@ -52,6 +52,7 @@ from scipy import stats
 
 from ..errors import DataError, FRLError, MissingOutcomeError
 from ..io import check_model_dict, event_label, rows_fingerprint, rows_text_fingerprint, to_jsonable
+from ..training_rows import training_overlap
 from ..terminal import display_width, pad_right
 from ..search_report import FEW_PATIENTS
 from . import metrics
@@ -225,6 +226,10 @@ class ExternalValidation:
     #: The new table holds exactly the rows the model was fitted on (``training.rows_sha256``): the figures measure
     #: the fit, not new patients, and the card does not call them an external validation.
     same_as_training: bool = False
+    #: The estimated share of the new table's rows that are training rows, when it is
+    #: ``training_rows.TRAINING_SHARE`` or more but the table is not the training table itself (training patients
+    #: mixed with new ones, or the training export with cells edited): not an external validation either.
+    training_share: float | None = None
     #: ``(column, number of patients)`` when the new table repeats patients in the model's patient column
     #: (``training.patient_column``, such as ``patient_nbr``): its rows are encounters, fewer patients than rows.
     patients: tuple[str, int] | None = None
@@ -244,6 +249,7 @@ class ExternalValidation:
             "by": self.by,
             "subgroups": [{"group": s.label, **s.metrics.to_dict()} for s in self.subgroups],
             **({"same_as_training": True} if self.same_as_training else {}),
+            **({"training_share": self.training_share} if self.training_share is not None else {}),
             **({"patient_column": self.patients[0], "n_patients": self.patients[1]} if self.patients else {}),
         }, strict=True)
 
@@ -258,6 +264,7 @@ class ExternalValidation:
                    PopulationMetrics.from_dict(d), d.get("by"),
                    tuple(Subgroup(str(s["group"]), PopulationMetrics.from_dict(s)) for s in d.get("subgroups", ())),
                    d.get("validated_at") or "", bool(d.get("same_as_training", False)),
+                   float(d["training_share"]) if d.get("training_share") is not None else None,
                    (str(d["patient_column"]), int(d["n_patients"])) if d.get("n_patients") is not None else None)
 
     @classmethod
@@ -274,8 +281,15 @@ class ExternalValidation:
             "calibration_intercept": o.calibration_intercept, "calibration_slope": o.calibration_slope,
             "flagged_rules": [r.position + 1 for r in o.flagged],
             **({"same_as_training": True} if self.same_as_training else {}),
+            **({"training_share": self.training_share} if self.training_share is not None else {}),
             **({"n_patients": self.patients[1]} if self.patients else {}),
         }, strict=True)
+
+    @property
+    def external(self) -> bool:
+        """Whether these are new patients: not the training table (``same_as_training``), nor a table holding many
+        of its rows (``training_share``)."""
+        return not self.same_as_training and self.training_share is None
 
     def headline(self) -> str:
         """``AUROC 0.78 (95% CI 0.74-0.81) on 5,000 patients (600 events)``."""
@@ -761,10 +775,15 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     training_text = (model.get("training") or {}).get("rows_text_sha256")
     same = (bool(training_rows) and rows_fingerprint(features, names) == training_rows) or (
         bool(training_text) and rows_text_fingerprint(features, names) == training_text)  # another format
+    # ... or many of its rows, with cells edited or among new patients: estimated from the model's sample of them
+    sample = (model.get("training") or {}).get("rows_sample")
+    overlap = None if same or not isinstance(sample, dict) else training_overlap(features, names, sample)
+    share = round(overlap.share, 3) if overlap is not None and overlap.holds_training_patients else None
     blanks = checkbox_blanks(frame[target], positive)
     blank_note = ((f"{target} holds {event_label(positive)} and blanks: the {blanks:,} blank cells count as no event (a "
                    "checkbox outcome)",) if blanks else ())
-    text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + outcome_reading_note(frame[target], str(target), positive)
+    text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + ((training_share_note(share),) if share else ())
+                  + outcome_reading_note(frame[target], str(target), positive)
                   + blank_note + emptied + table_notes(model, frame, rule_index))
     few = min(overall.events, overall.n - overall.events)
     if overall.too_few_to_judge:   # with none on one side, population_metrics has said so already
@@ -793,7 +812,16 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         n_patients = int(frame[column].dropna().nunique())
         patients = (str(column), n_patients) if 0 < n_patients < len(frame) else None
     return ExternalValidation(data_name, str(target), shown, model_identifier(unvalidated),
-                              model.get("created_at"), overall, by, subgroups, same_as_training=same, patients=patients)
+                              model.get("created_at"), overall, by, subgroups, same_as_training=same,
+                              training_share=share, patients=patients)
+
+
+def training_share_note(share: float) -> str:
+    """The note of a validation on a table of which about ``share`` of the rows are training rows."""
+    return (f"about {100 * share:.0f}% of these rows are rows the model was fitted on (written the same in every "
+            "column; estimated from the model file's sample of its training rows): the figures are partly the fit's, "
+            "so the card will not call them an external validation; validate on patients the model was not fitted "
+            "on (a later period, another hospital), or leave the training patients out")
 
 
 #: The note of a validation on the very rows the model was fitted on.
@@ -1068,6 +1096,10 @@ def format_validation(result: ExternalValidation) -> str:
     if result.same_as_training:
         lines[0] = (f"Not an external validation: {result.data_name} holds the patients the model was fitted on "
                     f"({result.target} = {result.event}, model {result.model_id})")
+    elif result.training_share is not None:
+        lines[0] = (f"Not an external validation: about {100 * result.training_share:.0f}% of {result.data_name}'s "
+                    f"rows are patients the model was fitted on ({result.target} = {result.event}, model "
+                    f"{result.model_id})")
     header = ["#", "rule", "model risk", "patients", "events", "observed (95% CI)", "flags"]
     rows = rule_rows(o)
     widths = [max(len(h), *(display_width(r[i]) for r in rows)) for i, h in enumerate(header)]

@@ -253,15 +253,17 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
                if not flagged else
                f"{len(flagged)} rule{'s' if len(flagged) > 1 else ''} flagged (highlighted below): "
                "check them before using the list on these patients.")
+    # the training patients, or many of them, are no external validation (as the card and the CLI say)
+    headline = ("Not an external validation" if not result.external else
+                "Too few new patients to judge the list" if o.too_few_to_judge else "Externally validated")
     parts = [
         f"<h1>{html.escape(title)}</h1>",
-        f"<p class=\"headline\">{'Too few new patients to judge the list' if o.too_few_to_judge else 'Externally validated'}"
-        f": <b>{html.escape(result.headline())}</b></p>",
+        f"<p class=\"headline\">{headline}: <b>{html.escape(result.headline())}</b></p>",
         f"<p>Outcome {html.escape(result.target)} = {html.escape(str(result.event))}; model ID "
         f"{html.escape(result.model_id)}; validated {html.escape(result.validated_at)}.{trained}</p>",
         _metrics_table(o),
         *(f"<p class=\"note\">Note: {html.escape(n)}.</p>" for n in o.notes),
-        "<h2>Each rule on the new patients</h2>",
+        f"<h2>Each rule on {'the new' if result.external else 'these'} patients</h2>",
         f"<p>{html.escape(verdict)}</p>",
         _rule_table(o),
         f"<div class=\"figures\">{''.join(fragments[:2])}</div>",
