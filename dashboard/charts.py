@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from frl_engine.rules import split_conditions
+from frl_engine.terminal import visible_controls
 
 NAVY = "#16324F"
 INK = "#212121"
@@ -94,7 +95,7 @@ def rule_table(model: dict) -> pd.DataFrame:
         rows.append({
             "position": i + 1,
             "keyword": keyword,
-            "conditions": entry["name"] if i < n_rules else "",
+            "conditions": visible_controls(entry["name"]) if i < n_rules else "",   # a U+202E shown, not obeyed
             "risk": float(entry["probability"]),
             "lower": float(lower[i]) if lower is not None else float("nan"),
             "upper": float(upper[i]) if upper is not None else float("nan"),

@@ -74,8 +74,12 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~$<>])")
 
 
 def md(text) -> str:
-    """User text (file, column and category names) made inert inside Streamlit markdown."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    """User text (file, column and category names) made inert inside Streamlit markdown; a character the browser
+    would obey rather than show (a right-to-left override in a category value) written visibly, ``<U+202E>``, as
+    the command line writes it on a terminal."""
+    from frl_engine.terminal import visible_controls
+
+    return _MD_SPECIAL.sub(r"\\\1", visible_controls(str(text)))
 
 
 def event_md(event) -> str:

@@ -196,3 +196,14 @@ def test_rule_text_reaches_plotly_as_text_not_markup():
     assert charts.plotly_text("a<b>c") == "a&lt;b&gt;c"
     hover = charts.inclusion_chart({"Age < 60 AND Crea > 1": 0.5}).data[0]
     assert hover.y[0] == "Age &lt; 60 AND Crea &gt; 1" and hover.customdata[0] == hover.y[0]
+
+
+def test_a_control_character_in_a_value_is_shown_on_the_page_not_obeyed():
+    """A category value holding U+202E (right-to-left override) would print the rest of its line reversed in the
+    browser, as on a terminal: the rule table, its charts and the page's markdown show it as <U+202E>."""
+    from dashboard import ui
+
+    table = charts.rule_table(_model(name0="Smoking = smokes\u202eX AND NoShow"))
+    assert table["conditions"][0] == "Smoking = smokes<U+202E>X AND NoShow"
+    assert "\u202e" not in " ".join(charts.rule_labels(table))
+    assert ui.md("smokes\u202eX") == "smokes\\<U\\+202E\\>X" and ui.md("Age >= 60") == "Age \\>= 60"
