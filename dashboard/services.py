@@ -685,7 +685,7 @@ class FitResult:
     fit_seconds: float | None = None
     created: float = field(default_factory=time.time)
     # {column: other column}: columns in no candidate rule as each of their values holds the patients of a value of
-    # the other (sex F / M beside gender), the estimator's ``copied_columns_``; a model file does not record them
+    # the other (sex F / M beside gender), the estimator's ``copied_columns_`` (a model file's ``training.copied_columns``)
     copied_columns: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -726,16 +726,19 @@ def fit_result(estimator: FallingRuleListClassifier, spec: FitSpec, data: Loaded
 def copied_columns_note(fit: FitResult | None, escape=str) -> str | None:
     """The command line's note (``frl fit``, :func:`frl_engine.search_report.copied_note`) on the columns of ``fit``
     in no candidate rule because each of their values holds the same patients as a value of another column, whose rules
-    stand for them (``sex`` F / M beside ``gender``), with the names passed through ``escape`` (markdown); None when
-    there are none, for a model file (it does not record them), and, as ``frl fit``, on a handful of patients, where
-    every column holds "the same patients" as another and the few-patients warning says why."""
-    if fit is None or not fit.copied_columns:
+    stand for them (``sex`` F / M beside ``gender``; a model file records them as ``training.copied_columns``), with
+    the names passed through ``escape`` (markdown); None when there are none, and, as ``frl fit``, on a handful of
+    patients, where every column holds "the same patients" as another and the few-patients warning says why."""
+    recorded = ((fit.model.get("training") or {}).get("copied_columns") if fit is not None else None)
+    copies = (fit.copied_columns if fit is not None and fit.copied_columns
+              else recorded if isinstance(recorded, dict) else None)   # a model file records them too
+    if not copies:
         return None
     from frl_engine.search_report import copied_note, few_patients_note
 
     if few_patients_note(fit.model):
         return None
-    return copied_note({escape(column): escape(other) for column, other in fit.copied_columns.items()})
+    return copied_note({escape(column): escape(other) for column, other in copies.items()})
 
 
 FIT_STAGES = ("finding the best list by simulated annealing", "sampling the posterior", "summarising")

@@ -839,6 +839,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          **({"rows_text_sha256": self.rows_text_sha256_}
                             if getattr(self, "rows_text_sha256_", None) else {}),
                          **({"rows_sample": dict(self.rows_sample_)} if getattr(self, "rows_sample_", None) else {}),
+                         **({"copied_columns": {str(c): str(o) for c, o in self.copied_columns_.items()}}
+                            if getattr(self, "copied_columns_", None) else {}),
                          **({"codes_read_as_missing": {c: list(v) for c, v in self.codes_read_as_missing_.items()}}
                             if getattr(self, "codes_read_as_missing_", None) else {})},
             "rules": rules,
@@ -896,6 +898,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.rows_text_sha256_ = training.get("rows_text_sha256")
             sample = training.get("rows_sample")
             estimator.rows_sample_ = sample if isinstance(sample, dict) else None
+            copies = training.get("copied_columns")
+            estimator.copied_columns_ = ({str(c): str(o) for c, o in copies.items()} if isinstance(copies, dict)
+                                         else {})
             estimator.codes_read_as_missing_ = recorded_codes(training.get("codes_read_as_missing"))
             estimator.unreached_rules_ = list(training.get("unreached_rules_removed") or [])
             estimator.outcome_proxies_ = [dict(p) for p in training.get("outcome_proxies") or [] if isinstance(p, dict)]

@@ -131,6 +131,14 @@ def test_a_column_copied_under_another_coding_is_said_to_repeat_it_not_blamed_on
     model = FallingRuleListClassifier(n_steps=300, n_chains=2, random_state=1).fit(frame.drop(columns="Readmitted"),
                                                                                    frame["Readmitted"])
     assert model.copied_columns_ == {"sex": "gender"}
+    # the model file records them, so a list opened from it says so too (the dashboard's Rule list page)
+    from dashboard import services
+
+    saved = json.loads(model.to_json())
+    assert saved["training"]["copied_columns"] == {"sex": "gender"}
+    assert FallingRuleListClassifier.from_dict(saved).copied_columns_ == {"sex": "gender"}
+    opened = services.FitResult(id="file-1", model=saved, source="file", label="model.json")
+    assert "'sex' (the same as 'gender')" in services.copied_columns_note(opened)
     # without the copy nothing is said
     status, out, err = run(["fit", table_without(frame, "sex", tmp_path), "--target", "Readmitted", "--seed", "1",
                             "--steps", "300", "--chains", "2"], capsys)
