@@ -42,3 +42,24 @@ def test_validating_a_retired_model_says_it_was_retired(tmp_path):
     done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", env=env)
     assert done.returncode == 0, done.stderr
     assert f"Warning: model ID {model_id} was retired on " in done.stdout and f"frl models show {model_id}" in done.stdout
+
+
+def test_a_validation_on_half_training_patients_is_no_external_auroc_in_the_registry(tmp_path):
+    """Fitted on the first half of the table, validated on all of it: the registry keeps the result but shows no
+    external AUROC, and says why."""
+    import pandas as pd
+
+    env = dict(os.environ, FRL_REGISTRY=str(tmp_path / "registry.db"))
+    first_half = tmp_path / "first_half.csv"
+    pd.read_csv(SAMPLE, dtype=str, keep_default_na=False).head(1500).to_csv(first_half, index=False)
+    fitted = _frl("fit", first_half, "--target", "Readmitted30d", "--exclude", "PatientID", "--steps", "500",
+                  "--out", tmp_path / "m.json", "--register", env=env)
+    assert fitted.returncode == 0, fitted.stderr
+    model_id = fitted.stdout.split("Registered as model ID ")[1].split()[0]
+    done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Not an external validation: about 50% of readmission.csv's rows are patients")
+    shown = _frl("models", "show", model_id, env=env).stdout
+    assert "(about 50% of them its training patients: not an external validation)" in shown, shown
+    listed = [line for line in _frl("models", "list", env=env).stdout.splitlines() if line.startswith(model_id)]
+    assert len(listed) == 1 and " ext" not in listed[0], listed
