@@ -226,9 +226,10 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
                       else str(cv)))
     if entry.external_validation:
         ext = entry.external_validation
+        share = ext.get("training_share")
         same = (" (its training patients: not an external validation)" if ext.get("same_as_training")
-                else f" (about {100 * ext['training_share']:.0f}% of them its training patients: not an external validation)"
-                if isinstance(ext.get("training_share"), (int, float)) else "")
+                else f" (about {100 * share:.0f}% of them its training patients: not an external validation)"
+                if isinstance(share, (int, float)) else "")
         auroc = ext.get("auroc") if same and isinstance(ext.get("auroc"), (int, float)) else entry.external_auroc
         what = ext.get("data_name") or ext.get("data") or "new patients"
         counts = (f" on {ext['n']:,} patients ({ext['events']:,} events)"
