@@ -695,6 +695,8 @@ def _flagged_text(flagged, n_rules: int) -> str:
     shown = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     if len(numbers) == n_rules + 1:
         return "; there the observed risk disagrees with every rule: recalibrate before use"
+    if names == ["ELSE"]:
+        return "; there the observed risk disagrees with the ELSE rule: check it before use"
     return (f"; there the observed risk disagrees with rule{'s' if len(numbers) > 1 else ''} {shown}: check "
             f"{'them' if len(numbers) > 1 else 'it'} before use")
 

@@ -59,3 +59,13 @@ def test_a_validation_that_flagged_rules_is_said_on_the_back_not_hidden_behind_i
     model["external_validation"] = dict(block, flagged_rules=[])
     back = " ".join(back_text(model).split())
     assert "on 4,000 patients (2025.csv)" in back and "disagrees" not in back
+
+
+def test_the_flagged_rules_are_named_as_a_reader_says_them():
+    from frl_engine.card import _flagged_text
+
+    assert _flagged_text([4], 3) == "; there the observed risk disagrees with the ELSE rule: check it before use"
+    assert _flagged_text([2], 3) == "; there the observed risk disagrees with rule 2: check it before use"
+    assert _flagged_text([1, 4], 3) == "; there the observed risk disagrees with rules 1 and ELSE: check them before use"
+    assert _flagged_text([1, 2, 3, 4], 3) == "; there the observed risk disagrees with every rule: recalibrate before use"
+    assert _flagged_text([7], 3) == "" and _flagged_text([], 3) == ""

@@ -143,6 +143,21 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     risk = FallingRuleListClassifier.from_dict(fit_model).predict_proba(later.drop(columns=["Readmitted30d"]))
     assert block["auroc"] == pytest.approx(roc_auc_score(later["Readmitted30d"] == "yes", risk[:, 1]))
     assert any("card reads: externally validated" in c.value for c in at.caption)
+    # new patients on whom the top rule fails (none of them had the event): the page says what the card will
+    # print, rule 1 flagged, not "every rule" (it read the block without the list)
+    from frl_engine.card import external_line
+
+    failing = later.copy()
+    top = FallingRuleListClassifier.from_dict(fit_model).apply(later.drop(columns=["Readmitted30d"])) == 0
+    failing.loc[top, "Readmitted30d"] = "no"
+    upload_new(at, failing, name="later_top_rule.csv")
+    at.button(key="ext_keep").click().run()
+    validated = at.session_state[state.FIT].model
+    flagged = validated["external_validation"]["flagged_rules"]
+    assert 1 in flagged and len(flagged) < len(validated["rules"]) + 1, flagged
+    caption = next(c.value for c in at.caption if "card reads:" in c.value).replace("\\", "")
+    assert caption.endswith(external_line(validated)) and "every rule" not in caption, caption
+    assert "there the observed risk disagrees with rule" in caption and "check" in caption
     # the very patients it was fitted on (the sample table, rows in another order): said, and not external
     upload_new(at, frame.sample(frac=1.0, random_state=1), name="training.csv")
     assert not at.error and not at.exception

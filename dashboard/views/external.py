@@ -262,8 +262,8 @@ if source == state.EXT_SOURCE_CURRENT:
         state.attach_external_validation(fit.id, result.model_block())
         st.rerun()
     if kept:
-        st.caption("The current list's card reads: "
-                   + ui.md(external_line({"external_validation": result.model_block()}) or ""))
+        # the card's own words, from the whole model: which rules were flagged needs the list's length
+        st.caption("The current list's card reads: " + ui.md(external_line(model) or ""))
 
 with st.expander("What the numbers mean, and when to worry"):
     for name, text in INTERPRETATION:
