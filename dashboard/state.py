@@ -348,7 +348,8 @@ def find_fit(fit_id: str):
 
 
 def attach_external_validation(fit_id: str, block: dict) -> None:
-    """Keep an external validation in the model of fit ``fit_id`` (current list and history), for the card."""
+    """Keep an external validation in the model of fit ``fit_id`` (current list and history), for the card; the
+    model with it (the card's model ID) is registered, linked to the fit's entry, as cross-validation's is."""
     import copy
     import dataclasses
 
@@ -359,6 +360,9 @@ def attach_external_validation(fit_id: str, block: dict) -> None:
         model["external_validation"] = block
         return dataclasses.replace(fit, model=model)
 
+    before = next((f for f in [ss[FIT], *ss[HISTORY]] if f is not None and f.id == fit_id), None)
     if ss[FIT] is not None and ss[FIT].id == fit_id:
         ss[FIT] = updated(ss[FIT])
     ss[HISTORY] = [updated(f) if f.id == fit_id else f for f in ss[HISTORY]]
+    if before is not None:   # the card now prints another model ID: kept in the registry, linked to the fit
+        register(updated(before), parent=before)

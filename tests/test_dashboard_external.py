@@ -143,6 +143,10 @@ def test_the_current_list_is_validated_and_its_card_gets_the_line(at):
     risk = FallingRuleListClassifier.from_dict(fit_model).predict_proba(later.drop(columns=["Readmitted30d"]))
     assert block["auroc"] == pytest.approx(roc_auc_score(later["Readmitted30d"] == "yes", risk[:, 1]))
     assert any("card reads: externally validated" in c.value for c in at.caption)
+    # the card's model ID (the model with its validation) is in the registry, linked to the fit's entry
+    entry = services.registry_entry(fit_model)
+    assert entry is not None and entry.external_validation["data_name"] == "later.csv"
+    assert entry.parent_sha256 is not None
     # new patients on whom the top rule fails (none of them had the event): the page says what the card will
     # print, rule 1 flagged, not "every rule" (it read the block without the list)
     from frl_engine.card import external_line
