@@ -890,26 +890,39 @@ class PatientCheck:
     lower: float | None
     upper: float | None
     steps: tuple  # per rule tried: (rule name, fired, ((condition, holds), ...))
+    # the rules above the one that fires that could apply but for values left unknown (every condition they miss
+    # tests a column not given): (0-based position, rule name, risk, (columns, ...)); their risks are higher
+    could_apply: tuple = ()
 
 
 def explain_patient(model: dict, values: dict) -> PatientCheck:
-    """Which rule fires for one patient (values: column -> number / category / "yes"/"no" / None) and why."""
+    """Which rule fires for one patient (values: column -> number / category / "yes"/"no" / None) and why.
+
+    An unknown value meets no condition (but ``is missing``), so a patient whose age is not given passes over
+    ``age >= 70`` to a lower, lower-risk rule: ``could_apply`` names each rule above that only unknown values
+    kept from applying, with its risk, so the page can say the result rests on them."""
     estimator = estimator_from_model(model)
     row = pd.DataFrame([{c: (np.nan if v is None else v) for c, v in values.items()}])
     for column in estimator.used_columns_:
         if column not in row.columns:
             row[column] = np.nan
     position = int(estimator.apply(row)[0])
-    steps = []
+    steps, could_apply = [], []
+    unknown = {column for column in row.columns if pd.isna(row[column].iloc[0])}
     for index, rule in enumerate(estimator.rule_objects_[: position + 1]):
-        conditions = tuple((c.name, bool(c.evaluate(row)[0])) for c in rule.conditions)
+        held = [bool(c.evaluate(row)[0]) for c in rule.conditions]
+        conditions = tuple((c.name, ok) for c, ok in zip(rule.conditions, held))
         steps.append((rule.name, index == position, conditions))
+        missed = [c for c, ok in zip(rule.conditions, held) if not ok]
+        if index < position and missed and all(c.column in unknown for c in missed):
+            columns = tuple(dict.fromkeys(str(c.column) for c in missed))
+            could_apply.append((index, rule.name, float(estimator.probabilities_[index]), columns))
     posterior = model.get("posterior") or {}
     lower = posterior.get("risk_lower")
     upper = posterior.get("risk_upper")
     return PatientCheck(position, float(estimator.probabilities_[position]),
                         None if lower is None else float(lower[position]),
-                        None if upper is None else float(upper[position]), tuple(steps))
+                        None if upper is None else float(upper[position]), tuple(steps), tuple(could_apply))
 
 
 # ============================================================================ validation

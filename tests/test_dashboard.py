@@ -170,6 +170,12 @@ def test_thresholds_per_number_on_the_fit_page_reach_the_engine(at):
     assert result.rules == engine_fit(n_thresholds=9).rules_
 
 
+def charts_pct(p):
+    from dashboard import charts
+
+    return charts.pct(p)
+
+
 def test_patient_lookup_finds_the_rule(at):
     result = fit(at)
     at.switch_page("views/rules.py").run()  # AppTest keeps requesting the page it last switched to
@@ -191,6 +197,17 @@ def test_patient_lookup_finds_the_rule(at):
     assert any(s.value.startswith("**Rule 1 applies: IF") for s in at.success)
     html = [h.proto.body for h in at.get("html") if "frl-list" in h.proto.body][0]
     assert html.count('<tr class="frl-hit">') == 1
+    assert not any("rests on values left unknown" in w.value for w in at.warning)   # rule 1: nothing above it
+    # every field left unknown: the ELSE line, the lowest risk, with a caution naming the top rule and its risk
+    for cond in first["conditions"]:
+        widget = (at.number_input(key="pt_" + cond["column"]) if cond["op"] in (">=", "<")
+                  else at.selectbox(key="pt_" + cond["column"]))
+        widget.set_value(None)
+    at.button(key="patient_submit").click().run()
+    assert any(s.value.startswith("**No rule matched, so the ELSE line applies**") for s in at.success)
+    caution = [w.value for w in at.warning if "rests on values left unknown" in w.value]
+    top = charts_pct(model["rules"][0]["probability"])
+    assert len(caution) == 1 and f"rule 1 (" in caution[0] and f"risk **{top}**" in caution[0], caution
 
 
 def test_a_failed_posterior_keeps_the_new_list_and_says_what_failed(at, monkeypatch):

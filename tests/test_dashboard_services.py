@@ -344,6 +344,28 @@ def test_explain_patient_with_nothing_known_falls_to_else(fitted):
     assert check.position == len(result.rules) or all(not fired for _, fired, _ in check.steps[:-1])
 
 
+def test_a_rule_kept_from_applying_only_by_unknown_values_is_named_with_its_risk(fitted):
+    """Every field left unknown falls to the ELSE line, the lowest risk; each rule above it that an unknown value
+    alone kept from applying is named, with its columns and risk, so the page can say the result rests on them.
+    A patient whose known values fail a rule is not told it could apply."""
+    result, estimator, features = fitted
+    check = services.explain_patient(result.model, {})
+    n_rules = len(result.rules)
+    assert check.position == n_rules
+    # each rule above missed only conditions on unknown columns (had they all been met, it would have applied)
+    assert [position for position, _, _, _ in check.could_apply] == list(range(n_rules)) and n_rules
+    for position, name, risk, columns in check.could_apply:
+        rule = estimator.rule_objects_[position]
+        assert name == rule.name and risk == pytest.approx(estimator.probabilities_[position])
+        assert set(columns) == {c.column for c in rule.conditions}
+    # a patient known in full: nothing rests on unknown values
+    for row in range(0, 40, 7):
+        values = {c: (None if pd.isna(v) else (v.item() if hasattr(v, "item") else v))
+                  for c, v in features.iloc[row][estimator.used_columns_].items()}
+        known = services.explain_patient(result.model, values)
+        assert all(all(values.get(c) is None for c in columns) for _, _, _, columns in known.could_apply)
+
+
 def test_card_pdf_and_preview(fitted):
     result, _, _ = fitted
     text = json.dumps(result.model, sort_keys=True)

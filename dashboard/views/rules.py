@@ -171,6 +171,15 @@ else:
                        + (f" (95% CrI {ci})" if ci else "")
                        + f". Of the {row['support']:,} training patients this line captured, {row['events']:,} had "
                        f"the event ({charts.pct(row['observed'])}).", icon=":material/person_check:")
+            if check.could_apply:   # unknown values can only have hidden a higher rule, never a lower one
+                position, name, risk, columns = check.could_apply[0]
+                more = len(check.could_apply) - 1
+                st.warning(f"**This rests on values left unknown.** With {ui.md(', '.join(columns))} known, rule "
+                           f"{position + 1} ({ui.md(name)}, risk **{charts.pct(risk)}**) could apply"
+                           + (f", or {more} other rule{'s' if more != 1 else ''} above this one" if more else "")
+                           + ": an unknown value meets no condition. Fill "
+                           + ("it" if len(columns) == 1 else "them") + " in before relying on this risk.",
+                           icon=":material/help:")
             lines = []
             for index, (name, fired, conditions) in enumerate(check.steps):
                 keyword = "IF" if index == 0 else "ELSE IF"
