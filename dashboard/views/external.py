@@ -168,7 +168,8 @@ if result.same_as_training:
 elif result.training_share is not None:
     st.warning(f"**Not an external validation: {result.headline()}**, of whom about "
                f"{100 * result.training_share:.0f}% are patients the model was fitted on (their rows are written the "
-               "same in every column). These figures are partly the fit's; validate on patients the model was not "
+               f"same in every column). These figures are {'mostly' if result.training_share >= 0.9 else 'partly'} "
+               "the fit's; validate on patients the model was not "
                "fitted on, or leave the training patients out.", icon=":material/warning:")
 elif o.too_few_to_judge:
     st.warning(f"**Too few new patients to judge the list: {result.headline()}**. With fewer than "

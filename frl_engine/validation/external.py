@@ -819,7 +819,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
 def training_share_note(share: float) -> str:
     """The note of a validation on a table of which about ``share`` of the rows are training rows."""
     return (f"about {100 * share:.0f}% of these rows are rows the model was fitted on (written the same in every "
-            "column; estimated from the model file's sample of its training rows): the figures are partly the fit's, "
+            f"column; estimated from the model file's sample of its training rows): the figures are "
+            f"{'mostly' if share >= 0.9 else 'partly'} the fit's, "
             "so the card will not call them an external validation; validate on patients the model was not fitted "
             "on (a later period, another hospital), or leave the training patients out")
 
