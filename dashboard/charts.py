@@ -296,7 +296,12 @@ def falling_risk_chart(model: dict, *, highlight: int | None = None) -> go.Figur
     ))
     fig.update_yaxes(autorange="reversed", tickfont={"size": 12}, automargin=True)
     upper = float(np.nanmax(table["upper"])) if has_ci else top
-    fig.update_xaxes(tickformat=".0%", range=[0, min(1.0, max(upper, top) * 1.2 + 0.03)], title="Risk")
+    end = max(upper, top) * 1.2 + 0.03
+    if end <= 1.0:
+        fig.update_xaxes(tickformat=".0%", range=[0, end], title="Risk")
+    else:   # room right of 100% for the top rule's number (it was cut off there); no tick past 100%
+        fig.update_xaxes(tickformat=".0%", range=[0, min(end, 1.2)], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
+                         title="Risk")
     return _base_layout(fig, height=90 + 44 * len(table), title="Risk falls down the list", showlegend=False,
                         bargap=0.35, left=_label_margin(labels))
 

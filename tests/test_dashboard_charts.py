@@ -207,3 +207,16 @@ def test_a_control_character_in_a_value_is_shown_on_the_page_not_obeyed():
     assert table["conditions"][0] == "Smoking = smokes<U+202E>X AND NoShow"
     assert "\u202e" not in " ".join(charts.rule_labels(table))
     assert ui.md("smokes\u202eX") == "smokes\\<U\\+202E\\>X" and ui.md("Age >= 60") == "Age \\>= 60"
+
+
+def test_the_top_rules_number_stays_inside_the_chart_when_its_interval_reaches_100_percent():
+    """A top rule of 91.8% with an interval up to 98.6%: its number sits right of the whisker, past 100%; the axis
+    stopped at 100% and cut it off. The axis now leaves room for it, with no tick past 100%."""
+    model = _model()
+    model["rules"][0]["probability"] = 0.918
+    model["posterior"]["risk_upper"][0] = 0.986
+    fig = charts.falling_risk_chart(model)
+    label_x = fig.data[1].x[0]
+    assert fig.layout.xaxis.range[1] >= label_x + 0.1   # room for "91.8%" right of its x, near 100%
+    assert max(fig.layout.xaxis.tickvals) == 1.0
+    assert charts.falling_risk_chart(_model()).layout.xaxis.range[1] <= 1.0   # as before when it fits
