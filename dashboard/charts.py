@@ -335,8 +335,12 @@ def events_captured_chart(model: dict) -> go.Figure:
 
 # ============================================================================ data page
 def item_table_display(items: pd.DataFrame) -> pd.DataFrame:
-    """The binarised items for display: item, column, patients, percent (0-100)."""
-    return items[["item", "column", "patients", "percent"]].copy()
+    """The binarised items for display: item, column, patients, percent (0-100); a control character in a value
+    shown as ``<U+202E>``, as in the rule table."""
+    shown = items[["item", "column", "patients", "percent"]].copy()
+    for name in ("item", "column"):
+        shown[name] = shown[name].map(lambda text: visible_controls(str(text)))
+    return shown
 
 
 # ============================================================================ posterior

@@ -207,6 +207,9 @@ def test_a_control_character_in_a_value_is_shown_on_the_page_not_obeyed():
     assert table["conditions"][0] == "Smoking = smokes<U+202E>X AND NoShow"
     assert "\u202e" not in " ".join(charts.rule_labels(table))
     assert ui.md("smokes\u202eX") == "smokes\\<U\\+202E\\>X" and ui.md("Age >= 60") == "Age \\>= 60"
+    items = pd.DataFrame({"item": ["smoking = smokes\u202eX"], "column": ["smoking"], "patients": [12],
+                          "percent": [4.0]})
+    assert charts.item_table_display(items)["item"].tolist() == ["smoking = smokes<U+202E>X"]
 
 
 def test_the_top_rules_number_stays_inside_the_chart_when_its_interval_reaches_100_percent():
