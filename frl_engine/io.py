@@ -505,7 +505,9 @@ def numbers_as_numbers(written: pd.DataFrame, read: pd.DataFrame) -> pd.DataFram
 
     A column keeps its text when anything would be lost: a cell ``read`` could not make a number of
     (``pending``, ``?``: its count of numbers falls short of the filled cells), a number written with a
-    leading zero (``00123``, a record number), or a column ``read`` holds as text (codes such as ``038``).
+    leading zero (``00123``, a record number), a column ``read`` holds as text (codes such as ``038``), a number
+    of more than 15 significant digits (an 18-digit accession number: Excel keeps 15, Stata's doubles about 16,
+    so two patients would end with one number), or ``inf`` (no file format here stores it alike).
     """
     typed = written.copy()
     for name in written.columns:
@@ -518,7 +520,10 @@ def numbers_as_numbers(written: pd.DataFrame, read: pd.DataFrame) -> pd.DataFram
         filled = (text != "").to_numpy()
         if not np.array_equal(numbers.notna().to_numpy(), filled):   # a cell read as missing: its text kept
             continue
-        if text[filled].str.match(_LEADING_ZERO).any():
+        if text[filled].str.match(_LEADING_ZERO).any() or not np.isfinite(numbers[filled]).all():
+            continue
+        mantissa = text[filled].str.replace(r"[eE].*$", "", regex=True).str.replace(r"[^0-9]", "", regex=True)
+        if (mantissa.str.lstrip("0").str.len() > 15).any():   # more digits than a double or Excel holds
             continue
         typed[name] = numbers.to_numpy()
     return typed

@@ -467,12 +467,14 @@ def test_frl_predict_writes_a_stata_or_spss_file_with_legal_names_and_never_empt
 def test_frl_predict_from_a_csv_writes_numbers_as_numbers_to_excel_stata_and_parquet(sex_model, tmp_path, capsys):
     """A CSV scored into .xlsx, .dta or .parquet had every input column written as text (Excel's green corners,
     Stata string variables). Columns of numbers are numbers now; a column keeps its text wherever a number would
-    lose something: a record number with leading zeros, a lab with a `pending` cell, a diagnosis code."""
+    lose something: a record number with leading zeros, a lab with a `pending` cell, a diagnosis code, an
+    18-digit accession number, an `inf`."""
     import pyreadstat
 
     new = tmp_path / "new.csv"
-    new.write_text("mrn,age,creatinine,diag_1,Sex,ward\n00012,82,1.4,250.80,F,ICU\n00013,67,pending,038,M,medical\n"
-                   "00014,,0.9,428,F,medical\n")
+    new.write_text("mrn,age,creatinine,diag_1,Sex,ward,accession,ratio\n"
+                   "00012,82,1.4,250.80,F,ICU,100000000000000001,0.5\n00013,67,pending,038,M,medical,100000000000000008,inf\n"
+                   "00014,,0.9,428,F,medical,100000000000000015,2\n")
     readers = {".xlsx": lambda p: pd.read_excel(p, dtype=object, engine="openpyxl"), ".parquet": pd.read_parquet,
                ".dta": lambda p: pyreadstat.read_dta(str(p))[0]}
     for suffix, read in readers.items():
@@ -485,10 +487,13 @@ def test_frl_predict_from_a_csv_writes_numbers_as_numbers_to_excel_stata_and_par
         assert scored["mrn"].tolist() == ["00012", "00013", "00014"], suffix               # leading zeros kept
         assert scored["creatinine"].tolist() == ["1.4", "pending", "0.9"], suffix          # `pending` kept
         assert scored["diag_1"].tolist() == ["250.80", "038", "428"], suffix               # codes as written
+        # 18 digits: a double (and Excel) would make the three patients one number; `inf` no format stores alike
+        assert scored["accession"].tolist() == ["100000000000000001", "100000000000000008", "100000000000000015"]
+        assert scored["ratio"].tolist() == ["0.5", "inf", "2"], suffix
         assert not isinstance(scored["risk"][0], str) and scored["rule"].tolist() == [int(r) for r in scored["rule"]]
     csv_out = tmp_path / "scored.csv"   # a CSV is still written cell for cell as read
     assert run(["predict", str(sex_model), str(new), "--out", str(csv_out)], capsys)[0] == 0
-    assert csv_out.read_text().splitlines()[1].startswith("00012,82,1.4,250.80,F,ICU,")
+    assert csv_out.read_text().splitlines()[1].startswith("00012,82,1.4,250.80,F,ICU,100000000000000001,0.5,")
 
 
 def test_frl_predict_warns_when_a_rule_column_was_recoded(sex_model, tmp_path, capsys):
