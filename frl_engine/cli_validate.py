@@ -91,7 +91,8 @@ def cmd_validate(args) -> int:
         # a note given for a model registered before is kept with it, as re-registering the same bytes keeps one
         registry.attach_results(result.model_id, external_validation=result.model_block(),
                                 note=args.note if known else None)
-        print(f"External validation attached to model ID {result.model_id} in {registry.location}")
+        what = "External validation" if result.external else "Validation (not external: its training patients)"
+        print(f"{what} attached to model ID {result.model_id} in {registry.location}")
         if "model_out" in outputs:
             entry = registry.register(dumps_model(attach_to_model(model, result)) + "\n", created_by="cli",
                                       command=command_line(args), parent=result.model_id, note=args.note)

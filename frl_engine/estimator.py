@@ -28,7 +28,7 @@ from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  rows_as_written_hashes, rows_fingerprint, rows_text_fingerprint, save_model, to_jsonable)
 from .io import event_label as event_text, event_values
-from .training_rows import sample_training_rows
+from .training_rows import finding_columns, sample_training_rows
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules, fit_list
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
@@ -459,8 +459,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                                   and any(not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
                                           for t in frame.dtypes) else None)
         # a sample of those rows' hashes: a new table holding some training rows is told apart from new patients
-        self.rows_sample_ = (sample_training_rows(frame, frame.columns, hashes=written) if written is not None
-                             else None)
+        # over the columns read as findings: a row counter would make every row unique, and match another export's
+        self.rows_sample_ = (sample_training_rows(frame, finding_columns(self, frame))
+                             if isinstance(X, pd.DataFrame) else None)
         self.K_ = best.K
         self.gammas_ = np.asarray(best.gammas)
         self.n_rows_ = int(len(frame))

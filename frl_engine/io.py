@@ -801,9 +801,10 @@ def rows_text_fingerprint(frame: pd.DataFrame, columns, hashes: np.ndarray | Non
     return None if mixed is None else hashlib.sha256(np.sort(mixed).tobytes()).hexdigest()
 
 
-def rows_as_written_hashes(frame: pd.DataFrame, columns) -> np.ndarray | None:
+def rows_as_written_hashes(frame: pd.DataFrame, columns, casefold: bool = False) -> np.ndarray | None:
     """One uint64 hash per row of ``frame`` over ``columns``, each cell as written (:func:`rows_text_fingerprint`);
-    None without those columns.  Two rows that read the same in any format hash the same."""
+    None without those columns.  Two rows that read the same in any format hash the same; with ``casefold``,
+    also when their text differs only in case (``FEMALE`` and ``Female``, one category to the binarizer)."""
     from .columns import _distinct_labels
 
     names = sorted(columns, key=str)   # mixed in name order; names as the table has them (0, 1, ... too)
@@ -830,7 +831,8 @@ def rows_as_written_hashes(frame: pd.DataFrame, columns) -> np.ndarray | None:
         as_objects = np.asarray(uniques, dtype=object)
         labels = (_distinct_labels(uniques, as_objects) if np.asarray(uniques).dtype.kind in "biuf"
                   else [_written(v) for v in as_objects])  # numbers: all at once
-        hashed = hashes_of([*map(str, labels), ""])  # the last: NaN cells (code -1)
+        labels = [str(label).casefold() for label in labels] if casefold else [*map(str, labels)]
+        hashed = hashes_of([*labels, ""])  # the last: NaN cells (code -1)
         with np.errstate(over="ignore"):
             mixed = mixed * np.uint64(0x100000001B3) ^ hashed[codes]
     return mixed

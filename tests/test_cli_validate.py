@@ -165,6 +165,9 @@ def test_validating_on_the_training_patients_is_said_and_never_printed_as_extern
         external = not same and share is None
         headline = re.search(r'<p class="headline">([^:<]+):', report.read_text()).group(1)
         assert headline == ("Externally validated" if external else "Not an external validation"), table.name
+        title = re.search(r"<title>([^<]+)</title>", report.read_text()).group(1)
+        assert title == (f"External validation on {table.name}" if external
+                         else f"Validation on {table.name} (not external)"), title
         assert printed.startswith("Not an external validation:") is not external, (table.name, printed[:300])
         assert (TRAINING_ROWS_NOTE in printed) is same
         result = json.loads(out.read_text())

@@ -22,7 +22,8 @@ def test_validate_register_attaches_the_result_to_the_fitted_models_entry(tmp_pa
     done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", "--model-out", tmp_path / "v.json",
                 "--note", "checked on 2025", env=env)
     assert done.returncode == 0, done.stderr
-    assert f"External validation attached to model ID {model_id}" in done.stdout
+    # validated on its own training table: attached, and not called external
+    assert f"Validation (not external: its training patients) attached to model ID {model_id}" in done.stdout
     shown = _frl("models", "show", model_id, env=env)
     assert shown.returncode == 0 and "readmission.csv" in shown.stdout
     assert "checked on 2025" in shown.stdout   # the note given with the validation is kept with the fitted model
@@ -59,6 +60,7 @@ def test_a_validation_on_half_training_patients_is_no_external_auroc_in_the_regi
     done = _frl("validate", tmp_path / "m.json", SAMPLE, "--register", env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Not an external validation: about 50% of readmission.csv's rows are patients")
+    assert f"Validation (not external: its training patients) attached to model ID {model_id}" in done.stdout
     shown = _frl("models", "show", model_id, env=env).stdout
     assert "(about 50% of them its training patients: not an external validation)" in shown, shown
     listed = [line for line in _frl("models", "list", env=env).stdout.splitlines() if line.startswith(model_id)]

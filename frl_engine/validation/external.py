@@ -777,12 +777,13 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         bool(training_text) and rows_text_fingerprint(features, names) == training_text)  # another format
     # ... or many of its rows, with cells edited or among new patients: estimated from the model's sample of them
     sample = (model.get("training") or {}).get("rows_sample")
-    overlap = None if same or not isinstance(sample, dict) else training_overlap(features, names, sample)
+    overlap = None if same or not isinstance(sample, dict) else training_overlap(features, sample)
     share = round(overlap.share, 3) if overlap is not None and overlap.holds_training_patients else None
     blanks = checkbox_blanks(frame[target], positive)
     blank_note = ((f"{target} holds {event_label(positive)} and blanks: the {blanks:,} blank cells count as no event (a "
                    "checkbox outcome)",) if blanks else ())
     text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + ((training_share_note(share),) if share else ())
+                  + overlap_notes(overlap)
                   + outcome_reading_note(frame[target], str(target), positive)
                   + blank_note + emptied + table_notes(model, frame, rule_index))
     few = min(overall.events, overall.n - overall.events)
@@ -814,6 +815,21 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     return ExternalValidation(data_name, str(target), shown, model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups, same_as_training=same,
                               training_share=share, patients=patients)
+
+
+def overlap_notes(overlap) -> tuple[str, ...]:
+    """The notes on a new table's rows and the training rows below the share that makes it no external validation:
+    some rows look like training rows, or the check could not be made (the table lacks some columns)."""
+    if overlap is None:
+        return ()
+    if overlap.missing:
+        shown = ", ".join(repr(c) for c in overlap.missing[:5]) + (" ..." if len(overlap.missing) > 5 else "")
+        return (f"whether these are the training patients could not be checked: the table lacks {shown}, "
+                "which the model file's sample of its training rows was taken over",)
+    if overlap.some_training_rows:
+        return (f"about {100 * overlap.share:.0f}% of these rows are written exactly as rows the model was fitted "
+                "on (every column it reads): if some of these patients were in the training table, leave them out",)
+    return ()
 
 
 def training_share_note(share: float) -> str:

@@ -235,7 +235,8 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
     from ..figures import figures_html
 
     o = result.overall
-    title = title or f"External validation on {result.data_name}"
+    title = title or (f"External validation on {result.data_name}" if result.external
+                      else f"Validation on {result.data_name} (not external)")
     figures = [calibration_figure(o), decision_curve_figure(o)]
     if result.subgroups:
         figures.append(subgroup_figure(result))
