@@ -731,11 +731,12 @@ def _in_flags(message: str, typed=()) -> str:
 
 def main(argv=None) -> int:
     """Run one ``frl`` command; on a terminal, characters it would obey instead of print (a right-to-left override
-    in a category value) are written visibly (``terminal.visible_controls``)."""
-    from .terminal import VisibleControlsWriter
+    in a category value) are written visibly (``terminal.visible_controls``); a reader that stops reading its
+    output does not stop the command (``terminal.CommandLineWriter``)."""
+    from .terminal import CommandLineWriter
 
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = (VisibleControlsWriter(stream) if _is_terminal(stream) else stream for stream in streams)
+    sys.stdout, sys.stderr = (CommandLineWriter(stream, visible=_is_terminal(stream)) for stream in streams)
     try:
         return _main(argv)
     finally:

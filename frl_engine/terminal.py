@@ -51,17 +51,44 @@ def visible_controls(text: str) -> str:
                    for char in text)
 
 
-class VisibleControlsWriter:
-    """A text stream that writes through to ``stream`` with :func:`visible_controls` applied: the command line's
-    standard output and error when they are a terminal (a file or a pipe gets the text unchanged, so a scored
-    table written to standard output keeps its values)."""
+class CommandLineWriter:
+    """The command line's standard output or error, written through to ``stream``.
 
-    def __init__(self, stream):
+    On a terminal (``visible``), :func:`visible_controls` is applied; a file or a pipe gets the text unchanged,
+    so a scored table written to standard output keeps its values.  A reader that stops reading
+    (``frl fit ... | head -1``) closes the pipe: the rest of the text is dropped and the command goes on, so the
+    files it was asked to write and the model it was asked to register are still made (the pipe's error used to
+    end the command there, with status 0).
+    """
+
+    def __init__(self, stream, visible: bool):
         self._stream = stream
+        self._visible = visible
+        self.reader_gone = False
 
     def write(self, text: str) -> int:
-        self._stream.write(visible_controls(text))
+        if not self.reader_gone:
+            try:
+                self._stream.write(visible_controls(text) if self._visible else text)
+            except BrokenPipeError:
+                self._reader_gone()
         return len(text)
 
-    def __getattr__(self, name):   # flush, fileno, isatty, encoding, buffer ... as the stream has them
+    def flush(self) -> None:
+        if not self.reader_gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        import os
+
+        self.reader_gone = True
+        try:   # what the stream still holds goes nowhere, also when Python flushes it at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def __getattr__(self, name):   # fileno, isatty, encoding, buffer ... as the stream has them
         return getattr(self._stream, name)

@@ -106,3 +106,31 @@ def test_a_right_to_left_override_in_a_value_is_shown_on_a_terminal_and_kept_in_
     assert shown.returncode == 0, text
     assert "smokes<U+202E>X" in text
     assert "\u202e" not in text and "THEN stroke = 1 risk is" in text
+
+
+def test_a_reader_that_stops_reading_does_not_stop_the_command(tmp_path):
+    """`frl fit ... --register | head -1`: the pipe closes after one line. The command used to end at the next
+    print, with status 0, having registered nothing; the rest of its output is now dropped and the command goes
+    on, so the model file and the registration it was asked for are made."""
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(2)
+    n = 400
+    table = pd.DataFrame({"age": rng.integers(20, 90, n), "ward": rng.choice(["icu", "medical"], n)})
+    table["died"] = (rng.random(n) < 0.05 + 0.5 * (table["ward"] == "icu")).astype(int)
+    data, model = tmp_path / "t.csv", tmp_path / "m.json"
+    table.to_csv(data, index=False)
+    env = dict(os.environ, FRL_REGISTRY=str(tmp_path / "registry.db"))
+    command = [sys.executable, "-m", "frl_engine.cli", "fit", str(data), "--target", "died", "--steps", "500",
+               "--out", str(model), "--register"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    process.stdout.close()   # the reader is gone before the command prints its first line
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err.decode()
+    assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
+    assert model.exists()
+    listed = subprocess.run([sys.executable, "-m", "frl_engine.cli", "models", "list"], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert "1 model in use" in listed.stdout, listed.stdout + listed.stderr
