@@ -684,9 +684,6 @@ class FitResult:
     posterior: PosteriorView | None = field(default=None, repr=False)
     fit_seconds: float | None = None
     created: float = field(default_factory=time.time)
-    # {column: other column}: columns in no candidate rule as each of their values holds the patients of a value of
-    # the other (sex F / M beside gender), the estimator's ``copied_columns_`` (a model file's ``training.copied_columns``)
-    copied_columns: dict = field(default_factory=dict, repr=False)
 
     @property
     def rules(self) -> list[str]:
@@ -719,7 +716,7 @@ def fit_result(estimator: FallingRuleListClassifier, spec: FitSpec, data: Loaded
     return FitResult(
         id=result_id, model=model, source="fit", label=spec.settings.label(), spec=spec,
         data=data, rule_index=estimator.apply(features), n_candidates=len(estimator.candidate_names_),
-        fit_seconds=seconds, copied_columns=dict(getattr(estimator, "copied_columns_", None) or {}),
+        fit_seconds=seconds,
     )
 
 
@@ -729,10 +726,8 @@ def copied_columns_note(fit: FitResult | None, escape=str) -> str | None:
     stand for them (``sex`` F / M beside ``gender``; a model file records them as ``training.copied_columns``), with
     the names passed through ``escape`` (markdown); None when there are none, and, as ``frl fit``, on a handful of
     patients, where every column holds "the same patients" as another and the few-patients warning says why."""
-    recorded = ((fit.model.get("training") or {}).get("copied_columns") if fit is not None else None)
-    copies = (fit.copied_columns if fit is not None and fit.copied_columns
-              else recorded if isinstance(recorded, dict) else None)   # a model file records them too
-    if not copies:
+    copies = (fit.model.get("training") or {}).get("copied_columns") if fit is not None else None
+    if not isinstance(copies, dict) or not copies:
         return None
     from frl_engine.search_report import copied_note, few_patients_note
 

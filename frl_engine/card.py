@@ -701,6 +701,22 @@ def _flagged_text(flagged, n_rules: int) -> str:
             f"{'them' if len(numbers) > 1 else 'it'} before use")
 
 
+def intervals_refused(posterior) -> str | None:
+    """Why a model's posterior block supports no credible interval, else None: ``"unconverged"`` (the sample did
+    not converge) or ``"few draws"`` (the fixed-list draws of the risks behind the intervals hold too few
+    independent ones, ``risk_ess``).  The card prints no interval then, nor does ``frl show``."""
+    if not isinstance(posterior, dict):
+        return None
+    if posterior.get("converged") is False:
+        return "unconverged"
+    from .diagnostics import ESS_TARGET  # here: the card module stays light to import
+
+    risk_ess = posterior.get("risk_ess")
+    if isinstance(risk_ess, (int, float)) and not isinstance(risk_ess, bool) and risk_ess < ESS_TARGET:
+        return "few draws"
+    return None
+
+
 def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     if not isinstance(model, dict):
         raise ModelFileError(f"Not a falling rule list model: expected a JSON object, got {type(model).__name__}")
@@ -740,14 +756,10 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     default = _need(model, "default", "")
     posterior = model.get("posterior")
     lower = upper = None
-    # A posterior sample that did not converge supports no interval, nor do risk draws holding too few
-    # independent ones (the fixed-list run behind the intervals, `risk_ess`): the card then shows none.
-    unconverged = isinstance(posterior, dict) and posterior.get("converged") is False
-    from .diagnostics import ESS_TARGET  # here: the card module stays light to import
-
-    risk_ess = posterior.get("risk_ess") if isinstance(posterior, dict) else None
-    few_draws = isinstance(risk_ess, (int, float)) and not isinstance(risk_ess, bool) and risk_ess < ESS_TARGET
-    if posterior is not None and not unconverged and not few_draws:
+    refusal = intervals_refused(posterior)
+    unconverged, few_draws = refusal == "unconverged", refusal == "few draws"
+    risk_ess = posterior.get("risk_ess") if few_draws else None
+    if posterior is not None and refusal is None:
         lower = _need(posterior, "risk_lower", "posterior.")
         upper = _need(posterior, "risk_upper", "posterior.")
         if not (isinstance(lower, list) and isinstance(upper, list) and len(lower) == len(upper) == len(rules) + 1):

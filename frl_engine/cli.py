@@ -290,15 +290,12 @@ def print_model(model: dict, stream=None) -> None:
 
 
 def _usable_posterior(model: dict) -> dict | None:
-    """The model's posterior block when it supports its credible intervals (converged, enough independent draws of
-    the risks, one interval per rule and the ELSE), else None: the card's rule (``frl_engine.card``)."""
-    from .diagnostics import ESS_TARGET
+    """The model's posterior block when it supports its credible intervals (the card's rule,
+    :func:`frl_engine.card.intervals_refused`, and one interval per rule and the ELSE), else None."""
+    from .card import intervals_refused
 
     posterior = model.get("posterior")
-    if not isinstance(posterior, dict) or posterior.get("converged") is False:
-        return None
-    risk_ess = posterior.get("risk_ess")
-    if isinstance(risk_ess, (int, float)) and not isinstance(risk_ess, bool) and risk_ess < ESS_TARGET:
+    if not isinstance(posterior, dict) or intervals_refused(posterior) is not None:
         return None
     lower, upper = posterior.get("risk_lower"), posterior.get("risk_upper")
     n_rows = len(model.get("rules") or []) + 1
@@ -332,12 +329,12 @@ def posterior_line(model: dict) -> str | None:
     verdict = f" {verdict}" if isinstance(verdict, str) and verdict else ""
     if _usable_posterior(model) is not None:
         return f"Posterior sample: {draws}.{verdict}"
-    if posterior.get("converged") is False:
-        why = ""
-    elif isinstance(posterior.get("risk_ess"), (int, float)) and not isinstance(posterior.get("risk_ess"), bool):
-        why = f" (the draws of the risks hold too few independent ones: ESS {posterior['risk_ess']:.0f})"
-    else:
-        why = " (the file's intervals are incomplete)"
+    from .card import intervals_refused
+
+    refusal = intervals_refused(posterior)
+    why = ("" if refusal == "unconverged" else
+           f" (the draws of the risks hold too few independent ones: ESS {posterior['risk_ess']:.0f})"
+           if refusal == "few draws" else " (the file's intervals are incomplete)")
     return f"Posterior sample: {draws}.{verdict} No credible intervals are printed{why}: the risks are point estimates."
 
 
