@@ -311,6 +311,29 @@ def column_choices(table: pd.DataFrame, target: str | None = None) -> ColumnChoi
     return ColumnChoices(tuple(exclude), tuple(kinds), tuple(thresholds))
 
 
+def column_edit_notes(table: pd.DataFrame, target: str | None = None) -> list[str]:
+    """What the user's edits of the column table do, in words, one line per edited column (Markdown-free).
+
+    The **Why** cell keeps the engine's reading (``"an identifier: a different value on every row"``); once the
+    user picks another Type, these lines say what the fit will do instead. **Use** ticked again on a column the
+    engine leaves out, its Type still :data:`LEFT_OUT`, does nothing (:func:`column_choices`), so that is said
+    too, with what to do.
+    """
+    notes = []
+    for row in table.itertuples(index=False):
+        if row.column == target or not bool(row.use):
+            continue
+        if row.kind == LEFT_OUT:
+            if row.detected not in KINDS:  # an identifier ticked again: Use alone does not bring it back
+                notes.append(f"{row.column}: Use is ticked, but its Type is still left out, so it makes no item. "
+                             "Pick a type (numeric, categorical, ...) to use it.")
+        elif isinstance(row.kind, str) and row.kind in KINDS and row.kind != row.detected:
+            read = ("would leave it out" if row.detected not in KINDS
+                    else f"reads it as {row.detected}")
+            notes.append(f"{row.column}: used as {row.kind} (your choice; the engine {read}).")
+    return notes
+
+
 # ============================================================================ outcome
 def name_words(name) -> list[str]:
     """The lower-case words of a column name: ``"Readmitted30d"`` -> ``["readmitted", "30", "d"]``."""

@@ -253,3 +253,29 @@ def test_a_column_left_out_reads_left_out_in_its_type_cell_not_a_grey_none(at):
     assert "left out" in config["type_config"]["options"] and config["required"] is True
     items = next(d for d in at.dataframe if "item" in d.value.columns).value
     assert "PatientID" not in set(items["column"]) and "Age" in set(items["column"])
+
+
+def test_the_data_page_says_what_an_edit_of_the_column_table_does(at):
+    """The Why cell keeps the engine's reading; under the table, a caption says what the user's edits do, and that
+    Use ticked again on an identifier whose Type is still "left out" makes no item."""
+    rng = np.random.default_rng(2)
+    n = 300
+    frame = pd.DataFrame({"PatientID": [f"P{i:05d}" for i in range(n)], "Age": rng.integers(20, 90, n),
+                          "Smoker": rng.choice(["yes", "no"], n), "Outcome": rng.choice(["yes", "no"], n)})
+    raw = frame.to_csv(index=False).encode()
+    upload(at, "ids.csv", raw)
+    assert not any("Your changes" in c.value for c in at.caption)
+    tables = at.session_state[state.COLUMN_TABLES]
+    key = services.bytes_key(raw)
+    table = tables[key].copy()
+    table.loc[table["column"] == "PatientID", "use"] = True
+    table.loc[table["column"] == "Age", "kind"] = "categorical"
+    tables[key] = table
+    at.session_state[state.COLUMN_TABLES] = tables
+    at.run()
+    assert not at.exception
+    [said] = [c.value for c in at.caption if "Your changes" in c.value]
+    assert "PatientID: Use is ticked, but its Type is still left out, so it makes no item" in said
+    assert "Age: used as categorical \\(your choice; the engine reads it as numeric\\)" in said
+    items = next(d for d in at.dataframe if "item" in d.value.columns).value
+    assert "PatientID" not in set(items["column"]) and not any(">" in item for item in items["item"])  # no Age >= 60

@@ -120,6 +120,25 @@ def test_parse_thresholds():
         services.parse_thresholds("inf", "Age")
 
 
+def test_the_column_table_says_what_each_edit_does_where_the_why_cell_still_gives_the_engines_reading():
+    """The Why cell keeps the engine's reason; a changed Type, or Use ticked again on an identifier whose Type is
+    still "left out" (which does nothing), gets a line saying what the fit will do."""
+    table = services.profile_columns(_frame())
+    assert services.column_edit_notes(table, "Outcome") == []  # untouched: nothing to say
+    table.loc[table["column"] == "PatientID", "use"] = True
+    table.loc[table["column"] == "BedSores", "kind"] = "categorical"
+    table.loc[table["column"] == "Ward", "kind"] = "categorical"  # the engine's own reading: no line
+    notes = services.column_edit_notes(table, "Outcome")
+    assert notes == ["PatientID: Use is ticked, but its Type is still left out, so it makes no item. "
+                     "Pick a type (numeric, categorical, ...) to use it.",
+                     "BedSores: used as categorical (your choice; the engine reads it as boolean)."]
+    table.loc[table["column"] == "PatientID", "kind"] = "categorical"
+    table.loc[table["column"] == "BedSores", "use"] = False  # unticked: the fit leaves it out, as the box shows
+    assert services.column_edit_notes(table, "Outcome") == [
+        "PatientID: used as categorical (your choice; the engine would leave it out)."]
+    assert services.column_choices(table, "Outcome").kinds == (("PatientID", "categorical"),)
+
+
 def test_column_choices_from_the_edited_table():
     table = services.profile_columns(_frame())
     untouched = services.column_choices(table, "Outcome")

@@ -194,6 +194,7 @@ edited = st.data_editor(
             "Type", options=list(services.COLUMN_TYPES), required=True,
             help="numeric: thresholds (Age ≥ 60); categorical: one item per frequent value (DischargeTo = home); "
                  "boolean: one yes item (BedSores); code: ICD/ATC codes with groups (diag_1 starts with 428); "
+                 "code list: several codes in one cell, 428|250.01 (diagnoses includes 428); "
                  "nominal: whole numbers that are labels (discharge_disposition_id = 22), never thresholds; "
                  "left out: no items (identifiers, empty or near-constant columns, dates). To use such a column, "
                  "pick its type and tick **Use**."),
@@ -211,6 +212,9 @@ if not edited.equals(shown):
     updated.loc[edited.index, ["use", "kind", "thresholds"]] = edited[["use", "kind", "thresholds"]]
     state.store_column_table(data, updated)
     table = updated
+edit_notes = services.column_edit_notes(table, target)
+if edit_notes:  # the Why cells keep the engine's reading: say what the edits do instead
+    st.caption("Your changes: " + " ".join(ui.md(note) for note in edit_notes))
 if st.button("Reset columns to the engine's defaults", icon=":material/restart_alt:", type="tertiary"):
     del ss[state.COLUMN_TABLES][data.key]
     ss[f"editor_version_{data.key}"] = version + 1
