@@ -82,6 +82,14 @@ def md(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", visible_controls(str(text)))
 
 
+def visible(value) -> str:
+    """A user's value as a widget shows it (a select box's option, not markdown): a character the browser would
+    obey rather than show written visibly, ``<U+202E>``, as :func:`md` does."""
+    from frl_engine.terminal import visible_controls
+
+    return visible_controls(str(value))
+
+
 def event_md(event) -> str:
     """The event value(s) as inert markdown: ``<30``, or ``<30 or >30`` when several values count as the event."""
     from frl_engine.io import event_label

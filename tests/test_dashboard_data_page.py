@@ -279,3 +279,18 @@ def test_the_data_page_says_what_an_edit_of_the_column_table_does(at):
     assert "Age: used as categorical \\(your choice; the engine reads it as numeric\\)" in said
     items = next(d for d in at.dataframe if "item" in d.value.columns).value
     assert "PatientID" not in set(items["column"]) and not any(">" in item for item in items["item"])  # no Age >= 60
+
+
+def test_a_value_holding_a_right_to_left_override_is_shown_visibly_in_the_outcome_choices(at):
+    """A select box shows its options as text, not markdown: an event value holding U+202E would show the rest of
+    the option reversed; it reads <U+202E>, as on the page's text and on a terminal. The value itself is kept."""
+    rng = np.random.default_rng(3)
+    n = 300
+    frame = pd.DataFrame({"Age": rng.integers(20, 90, n),
+                          "Outcome\u202e": rng.choice(["died\u202edeliver", "home"], n, p=[0.3, 0.7])})
+    upload(at, "rlo.csv", frame.to_csv(index=False).encode())
+    outcome = at.selectbox(key=state.W_TARGET)
+    assert outcome.value == "Outcome\u202e" and "Outcome<U+202E>" in outcome.options
+    event = at.selectbox(key=state.W_EVENT)
+    assert "died<U+202E>deliver" in event.options and event.value == "died\u202edeliver"
+    assert not any("\u202e" in option for option in [*outcome.options, *event.options])

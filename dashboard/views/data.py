@@ -123,7 +123,7 @@ if ss.get(state.W_TARGET) not in columns:
     state.reset_event()
 o1, o2, o3 = st.columns([1, 1, 2])
 target = o1.selectbox("Outcome column", columns, key=state.W_TARGET, persist_state=state.PERSIST,
-                      on_change=state.reset_event,
+                      on_change=state.reset_event, format_func=ui.visible,
                       help="The yes/no outcome the rule list predicts, e.g. readmission within 30 days.")
 for column, value in services.single_valued_outcomes(frame):
     st.warning(f"**{ui.md(column)}** looks like an outcome, but every patient in this file has '{ui.md(value)}': "
@@ -135,14 +135,15 @@ if data.n_rows < SMALL_TABLE:
 values = services.outcome_values(frame[target]) if target in frame.columns else []
 if ss.get(state.W_EVENT) not in values:
     ss[state.W_EVENT] = services.plain(services.suggest_event(frame[target])) if values else None
-o2.selectbox("Value that counts as the event", values, key=state.W_EVENT, persist_state=state.PERSIST, format_func=str,
+o2.selectbox("Value that counts as the event", values, key=state.W_EVENT, persist_state=state.PERSIST,
+             format_func=ui.visible,
              placeholder="Pick the event value", disabled=not values,
              help="Patients with this value are the events; all other values are 'no event'.")
 if len(values) > 2:  # e.g. readmitted NO / >30 / <30: "any readmission" is <30 and >30
     further = [v for v in values if v != ss.get(state.W_EVENT)]
     ss[state.W_EVENT_ALSO] = [v for v in ss.get(state.W_EVENT_ALSO) or () if v in further]
     o2.multiselect("Also counts as the event", further, key=state.W_EVENT_ALSO, persist_state=state.PERSIST,
-                   format_func=str,
+                   format_func=ui.visible,
                    placeholder="No other value", disabled=ss.get(state.W_EVENT) is None,
                    help="Further values whose patients are events too, e.g. both <30 and >30 for any readmission; "
                         "the values left count as 'no event'.")
