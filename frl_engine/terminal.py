@@ -9,11 +9,29 @@ from __future__ import annotations
 
 import unicodedata
 
+# Characters a terminal does not print but obeys: the bidirectional embeddings, overrides and isolates (U+202A to
+# U+202E, U+2066 to U+2069; "Trojan Source", CVE-2021-42574) and the C0 / C1 controls other than the line breaks and
+# the tab (an ESC from a category value would start a terminal escape sequence).  A value holding U+202E would print
+# the rest of its line reversed: `THEN risk is 81%` read right to left.
+_OBEYED = frozenset([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+_KEPT_CONTROLS = frozenset("\n\r\t")
+
+
+def _obeyed(char: str) -> bool:
+    return ord(char) in _OBEYED or (unicodedata.category(char) == "Cc" and char not in _KEPT_CONTROLS)
+
 
 def display_width(text: str) -> int:
-    """Terminal cells ``text`` takes: 2 for East Asian wide and full-width characters, 0 for combining marks."""
+    """Terminal cells ``text`` takes: 2 for East Asian wide and full-width characters, 0 for combining marks.
+
+    A character a terminal would obey (:func:`visible_controls`) takes the cells of its visible form,
+    ``<U+202E>``, as a terminal is shown it, so the columns after it still line up.
+    """
     width = 0
     for char in text:
+        if _obeyed(char):
+            width += len(f"<U+{ord(char):04X}>")
+            continue
         if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
             continue
         width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
@@ -30,14 +48,6 @@ def pad_left(text: str, width: int) -> str:
     return " " * max(0, width - display_width(text)) + text
 
 
-# Characters a terminal does not print but obeys: the bidirectional embeddings, overrides and isolates (U+202A to
-# U+202E, U+2066 to U+2069; "Trojan Source", CVE-2021-42574) and the C0 / C1 controls other than the line breaks and
-# the tab (an ESC from a category value would start a terminal escape sequence).  A value holding U+202E would print
-# the rest of its line reversed: `THEN risk is 81%` read right to left.
-_OBEYED = frozenset([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
-_KEPT_CONTROLS = frozenset("\n\r\t")
-
-
 def visible_controls(text: str) -> str:
     """``text`` with each character a terminal would obey rather than print written as ``<U+202E>``.
 
@@ -46,9 +56,7 @@ def visible_controls(text: str) -> str:
     """
     if text.isprintable():   # the common case, one C-level scan
         return text
-    return "".join(f"<U+{ord(char):04X}>" if (ord(char) in _OBEYED or (unicodedata.category(char) == "Cc"
-                                                                          and char not in _KEPT_CONTROLS)) else char
-                   for char in text)
+    return "".join(f"<U+{ord(char):04X}>" if _obeyed(char) else char for char in text)
 
 
 class CommandLineWriter:

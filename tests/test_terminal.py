@@ -60,6 +60,9 @@ def test_controls_a_terminal_would_obey_are_written_visibly_and_letters_kept():
     assert visible_controls("ward\x1b[31m") == "ward<U+001B>[31m"          # an escape sequence's start
     assert visible_controls("الطوارئ = פנימית\tx\r\n") == "الطوارئ = פנימית\tx\r\n"  # letters, tab, line breaks kept
     assert visible_controls("Age >= 60") == "Age >= 60"
+    # padded by the cells a terminal shows: the columns after such a value still line up
+    assert display_width("smokes\u202eX") == len("smokes<U+202E>X") and display_width("ward\x1b[") == len("ward<U+001B>[")
+    assert display_width(visible_controls("年齢\u202e")) == display_width("年齢\u202e") == 12
 
 
 def test_a_right_to_left_override_in_a_value_is_shown_on_a_terminal_and_kept_in_a_pipe(tmp_path):
