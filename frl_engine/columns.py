@@ -116,10 +116,18 @@ _BARE_RANGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)$", 
 _PERCENT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*%$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 # A number written with its unit ("72 kg", "3 days", "120 mmHg") or a currency ("$24,247", "€ 310.50").
+_LAB_UNITS = ("kpa", "cmh2o", "mmol", "mmol/mol", "meq/l", "nmol/l", "pmol/l", "µg/l", "ug/l", "mg/l", "ng/ml", "ng/l",
+              "pg/ml", "µg/dl", "ug/dl", "ng/dl", "mu/l", "miu/l", "mui/l", "u/ml", "iu/ml", "µkat/l", "ukat/l",
+              "mosm/kg", "mosm/l", "fl", "pg", "mm/h", "mm/hr", "l/min", "ml/min", "ml/min/1.73m2", "ml/min/1.73 m2",
+              "ml/min/1.73m²", "ml/min/1.73 m²", "kg/m2", "kg/m²", "x10^9/l", "x 10^9/l", "10^9/l", "x10^12/l",
+              "x 10^12/l", "10^12/l", "x10^3/µl", "x 10^3/µl", "x10^3/ul", "10^3/µl", "10^3/ul", "k/µl", "k/ul",
+              "g/24h", "mg/24h", "sec", "secs", "breaths/min")
 UNITS = ("kg", "g", "mg", "mcg", "µg", "ug", "ng", "lb", "lbs", "oz", "cm", "mm", "in", "ml", "l", "dl", "mmol/l",
          "µmol/l", "umol/l", "mg/dl", "g/dl", "g/l", "mmhg", "bpm", "/min", "kcal", "iu", "iu/l", "u/l",
          "d", "day", "days", "h", "hr", "hrs", "hour", "hours", "min", "mins", "minutes", "wk", "wks", "week",
-         "weeks", "mo", "months", "y", "yr", "yrs", "year", "years", "yo", "°c", "°f")
+         "weeks", "mo", "months", "y", "yr", "yrs", "year", "years", "yo", "°c", "°f", *_LAB_UNITS)
+# The micro sign (U+00B5) and the Greek mu (U+03BC) look the same; exports write either.
+UNITS = (*UNITS, *(u.replace("µ", "μ") for u in UNITS if "µ" in u))
 _UNIT_WORDS = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
 _WITH_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(" + _UNIT_WORDS + r")$", re.IGNORECASE)
 # Lab exports: a result below (or above) what the assay measures, "<0.5" ("≤0.5", "<0.5 mg/dL"), read at that limit.
@@ -132,7 +140,13 @@ _UNIT_TAIL = re.compile(r"^(?:[<>]=?|≤|≥)\s*[-+]?\d+(?:\.\d+)?\s*(" + _UNIT_
 # Spellings of one unit: "3 days" and "3 d" are the same unit, "72 kg" and "160 lb" are not.
 _UNIT_SPELLINGS = (("d", "day", "days"), ("h", "hr", "hrs", "hour", "hours"), ("min", "mins", "minutes"),
                    ("wk", "wks", "week", "weeks"), ("mo", "months"), ("y", "yr", "yrs", "year", "years", "yo"),
-                   ("lb", "lbs"), ("µg", "ug", "mcg"), ("µmol/l", "umol/l"))
+                   ("lb", "lbs"), ("µg", "ug", "mcg", "μg"), ("µmol/l", "umol/l", "μmol/l"), ("µg/l", "ug/l", "μg/l"),
+                   ("µg/dl", "ug/dl", "μg/dl"), ("µkat/l", "ukat/l", "μkat/l"), ("mu/l", "miu/l", "mui/l"),
+                   ("mm/h", "mm/hr"), ("sec", "secs"), ("kg/m2", "kg/m²"),
+                   ("ml/min/1.73m2", "ml/min/1.73 m2", "ml/min/1.73m²", "ml/min/1.73 m²"),
+                   # 10^9 cells a litre are 10^3 a microlitre: one unit, written five ways
+                   ("x10^9/l", "x 10^9/l", "10^9/l", "x10^3/µl", "x 10^3/µl", "x10^3/ul", "10^3/µl", "10^3/ul", "k/µl",
+                    "k/ul", "x10^3/μl", "x 10^3/μl", "10^3/μl", "k/μl"), ("x10^12/l", "x 10^12/l", "10^12/l"))
 _UNIT_NAMES = {spelling: group[0] for group in _UNIT_SPELLINGS for spelling in group}
 
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .errors import DataError, MissingOutcomeError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
-from .export_layout import check_header, drop_export_debris, european_thousands
+from .export_layout import check_header, decimal_commas_in_cells, drop_export_debris, european_thousands
 from .stat_files import read_stat_file
 from .sniff import (CONTENT_NAMES, DELIMITER_NAMES, STAT_SUFFIXES, TEXT_SUFFIXES, WORKBOOK_SUFFIXES, check_content,
                     decode_text, detect_content, header_row, parse_failure, text_dialect, text_encoding,
@@ -242,6 +242,8 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
     frame = drop_export_debris(frame, keep_text=keep_text, decimal_comma=decimal_comma)
     if decimal_comma and not as_written:
         european_thousands(frame, keep_text=keep_text)
+    if not as_written:
+        decimal_commas_in_cells(frame, keep_text=keep_text)   # "98,6 %", "<0,5", "6,1 kPa" as numbers
     if tidy:
         tidy_text_cells(frame)
     dups = _duplicates(frame.columns)

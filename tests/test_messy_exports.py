@@ -320,6 +320,76 @@ def test_decimal_commas_stored_as_text_are_numbers_not_categories():
     assert numeric_values(pd.Series(["1,500", "2,250", "12,345"]), "x").tolist() == [1500, 2250, 12345]
 
 
+def _european_lab_export(n=3000, seed=11):
+    """A German lab export: saturation `98,6 %`, pCO2 `6,1 kPa`, CRP with results below the assay's limit `<0,5`;
+    the saturation and pCO2 drive the death (the same table written with decimal points is returned too)."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(20, 95, n)
+    crp = np.round(rng.lognormal(1, 1.2, n), 1)
+    sat = np.round(rng.normal(95, 3, n).clip(70, 100), 1)
+    pco2 = np.round(rng.normal(5.3, 0.8, n), 1)
+    died = rng.random(n) < 1 / (1 + np.exp(-(-4 + 0.03 * (age - 50) + 0.25 * (95 - sat) + 0.8 * (pco2 - 5.3))))
+    points = pd.DataFrame({"Alter": age, "CRP": [("<0.5" if c < 0.5 else f"{c}") for c in crp],
+                           "SpO2": [f"{v} %" for v in sat], "pCO2": [f"{v} kPa" for v in pco2],
+                           "Verstorben": np.where(died, "ja", "nein")})
+    commas = points.copy()
+    for column in ("CRP", "SpO2", "pCO2"):
+        commas[column] = commas[column].str.replace(".", ",", regex=False)
+    return commas, points
+
+
+@pytest.mark.parametrize("sep", [";", ","])
+def test_a_decimal_comma_in_cells_with_a_unit_a_percent_sign_or_a_limit_is_a_decimal_comma(sep):
+    """`98,6 %`, `6,1 kPa` and `<0,5` are numbers, as `98.6 %`, `6.1 kPa` and `<0.5` are: the saturation was a
+    category of 138 levels that made no item (the strongest finding lost, silently), the lowest CRPs were
+    "missing", and in a comma-separated file `<0,5` was read as a list of the codes 0 and 5.  The list fitted is
+    the one fitted on the same table written with decimal points."""
+    commas, points = _european_lab_export()
+    raw = commas.to_csv(index=False, sep=sep).encode()   # a "," file quotes the cells holding commas
+    table = read_table(raw, "labor.csv")
+    readings = {r.name: r for r in map(read_column, table.columns, (table[c] for c in table.columns))}
+    assert {readings[c].kind for c in ("CRP", "SpO2", "pCO2")} == {"numeric"}
+    assert "kPa" in readings["pCO2"].reason and "read at that limit" in readings["CRP"].reason
+    assert numeric_values(table["SpO2"], "SpO2").tolist() == numeric_values(points["SpO2"], "SpO2").tolist()
+    assert numeric_values(table["CRP"], "CRP").tolist() == numeric_values(points["CRP"], "CRP").tolist()
+    fitted = [FallingRuleListClassifier(random_state=0).fit(*split_target(frame, "Verstorben", "ja")[:2])
+              for frame in (table, points)]
+    assert fitted[0].format_list() == fitted[1].format_list() and "SpO2 <" in fitted[0].format_list()
+    # the scored file keeps the cells as the user wrote them
+    assert read_table(raw, "labor.csv", as_written=True)["SpO2"].tolist() == commas["SpO2"].tolist()
+
+
+def test_cells_that_only_look_like_decimal_commas_are_left_as_they_are():
+    """Lists of codes (`1,4`), a column whose numbers have decimal points (`1,234 kg` beside `72.5 kg`: a thousands
+    comma) and plain decimal commas without a unit or a limit are not changed by this reading."""
+    from frl_engine.export_layout import decimal_commas_in_cells
+
+    frame = pd.DataFrame({"codes": ["1,4", "2,5", "<3"] * 10, "weight": ["1,234 kg", "72.5 kg", "80 kg"] * 10,
+                          "plain": ["7,3", "8,1", "6,0"] * 10, "dx": ["1,4,7 kg", "2,5 kg", "3 kg"] * 10})
+    before = frame.copy()
+    assert decimal_commas_in_cells(frame, keep_text=lambda name: name == "codes") == []
+    pd.testing.assert_frame_equal(frame, before)
+    frame = pd.DataFrame({"sat": ["98,6 %", "97 %", "?", "pending"] * 10})
+    assert decimal_commas_in_cells(frame, keep_text=lambda name: False) == ["sat"]
+    assert frame["sat"].tolist()[:4] == ["98.6 %", "97 %", "?", "pending"]
+
+
+def test_common_lab_units_are_units():
+    """kPa, mmol/mol (HbA1c), mL/min/1.73m2 (eGFR), x10^9/L (white cells), mEq/L, the Greek mu: numbers with their
+    unit, not categories that no level of reaches the support; 10^9/L and 10^3/µL are one unit."""
+    rng = np.random.default_rng(6)
+    values = np.round(rng.uniform(3, 15, 400), 1)
+    for unit in ("kPa", "mmol/mol", "mL/min/1.73m2", "x10^9/L", "mEq/L", "μmol/L", "kg/m²", "ng/mL"):
+        written = pd.Series([f"{v} {unit}" for v in values])
+        reading = read_column("lab", written)
+        assert reading.kind == "numeric" and f"unit '{unit}'" in reading.reason, (unit, reading)
+        assert numeric_values(written, "lab").tolist() == values.tolist()
+    cells = pd.Series([f"{v} {u}" for v, u in zip(values, rng.choice(["x10^9/L", "10^3/µL", "K/uL"], 400))])
+    assert read_column("wbc", cells).kind == "numeric"
+    mixed = pd.Series([f"{v} {u}" for v, u in zip(values, rng.choice(["mmol/L", "mEq/L"], 400))])
+    assert read_column("calcium", mixed).kind == "unsupported"   # for calcium, 1 mmol/L is 2 mEq/L
+
+
 def test_a_header_repeated_by_joining_exports_is_not_a_patient():
     frame = pd.DataFrame({"Age": [61, 72, 55, 80], "Smoker": ["yes", "no", "no", "yes"],
                           "Outcome": ["Died", "Survived", "Survived", "Died"]})
