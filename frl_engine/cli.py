@@ -682,18 +682,60 @@ _INPUTS = {"data": "the table being read", "model": "the model file being read"}
 _OUTPUTS = ("out", "model_out", "html")
 
 
+# What each command writes to each output, by the suffixes that name it; a name with another of KNOWN_SUFFIXES
+# (``--out card.png`` for the card, ``--out model.csv`` for a model) would hold something its name does not say.
+_FORMATS = {"JSON": (".json",), "PDF": (".pdf",), "HTML": (".html", ".htm"), "CSV": (".csv",)}
+_OUTPUT_FORMATS = {("fit", "out"): "JSON", ("card", "out"): "PDF", ("evaluate", "out"): "JSON",
+                   ("evaluate", "html"): "HTML", ("explore", "out"): "CSV", ("explore", "html"): "HTML",
+                   ("export", "out"): "JSON", ("sample", "out"): "JSON", ("sample", "model_out"): "JSON",
+                   ("validate", "out"): "JSON", ("validate", "html"): "HTML", ("validate", "model_out"): "JSON"}
+KNOWN_SUFFIXES = frozenset({".json", ".pdf", ".html", ".htm", ".csv", ".tsv", ".txt", ".xlsx", ".xls", ".ods",
+                            ".parquet", ".sav", ".dta", ".xpt", ".sas7bdat", ".png", ".jpg", ".jpeg", ".svg", ".zip",
+                            ".gz", ".md", ".docx", ".doc", ".xml", ".yaml", ".yml"})
+
+
+def _check_output_file(flag: str, value: str, fmt: str | None) -> None:
+    """One output named on the command line: its folder exists and can be written, it is not a folder, and its name
+    does not say another format (checked before any work, not after a long fit)."""
+    path = Path(value).expanduser()
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise FRLError(f"{flag} {value}: the folder {folder} does not exist; create it or write the file elsewhere")
+    if path.is_dir():
+        example = {"PDF": "card.pdf", "HTML": "report.html", "CSV": "table.csv"}.get(fmt, "model.json")
+        raise FRLError(f"{flag} {value} is a folder: give a file name in it (for example {path / example})")
+    suffix = path.suffix.lower()
+    if fmt and suffix in KNOWN_SUFFIXES and suffix not in _FORMATS[fmt]:
+        raise FRLError(f"{flag} {value}: this is written as {fmt}, and a {suffix} name would say otherwise; name it "
+                       f"{path.with_suffix(_FORMATS[fmt][0]).name}")
+    if (path.exists() and not os.access(path, os.W_OK)) or not _can_create_in(folder):
+        raise FRLError(f"{flag} {value}: {'that file' if path.exists() else 'the folder ' + str(folder)} cannot be "
+                       "written (read-only, or not yours); write the file elsewhere")
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``: a hidden empty file is made there and removed at once (a read-only
+    disk, or a folder such as /proc, refuses it where ``os.access`` would not say so for the superuser)."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".frl-", suffix=".check"):
+            return True
+    except OSError:
+        return False
+
+
 def _check_outputs(args) -> None:
-    """Refuse an ``--out`` in a folder that does not exist before any work, not after a long fit; and refuse an
-    output that is one of the command's own inputs (the export or the model would be written over, and lost) or
-    that two outputs share (the second would replace the first)."""
-    out = getattr(args, "out", None)
-    if out and args.command != "reproduce":  # reproduce's --out is a folder it creates
-        folder = Path(out).expanduser().resolve().parent
-        if not folder.is_dir():
-            raise FRLError(f"--out {out}: the folder {folder} does not exist; create it or write the file elsewhere")
+    """Refuse an output in a folder that does not exist or cannot be written, a folder given as a file, or a name
+    that says another format, before any work, not after a long fit; and refuse an output that is one of the
+    command's own inputs (the export or the model would be written over, and lost) or that two outputs share (the
+    second would replace the first)."""
     outputs = [(name, getattr(args, name, None)) for name in _OUTPUTS]
-    outputs = [(f"--{name.replace('_', '-')}", value) for name, value in outputs
-               if value and not (name == "out" and args.command == "reproduce")]
+    outputs = [(name, value) for name, value in outputs
+               if isinstance(value, str) and value and not (name == "out" and args.command == "reproduce")]
+    command = getattr(args, "models_command", None) if args.command == "models" else args.command
+    formats = [_OUTPUT_FORMATS.get((command, name)) for name, _ in outputs]
+    outputs = [(f"--{name.replace('_', '-')}", value) for name, value in outputs]
     inputs = [("the table being scored" if name == "data" and args.command == "predict" else what,
                getattr(args, name, None)) for name, what in _INPUTS.items()]
     inputs = [(what, value) for what, value in inputs if isinstance(value, str) and value]
@@ -708,6 +750,8 @@ def _check_outputs(args) -> None:
             raise FRLError(f"{seen[where]} and {flag} both name {value}: the second would replace the first; give "
                            "each its own file")
         seen[where] = flag
+    for (flag, value), fmt in zip(outputs, formats):
+        _check_output_file(flag, value, fmt)
 
 
 # The estimator's settings by the command line's options: a message that opens with a setting names the option.

@@ -92,6 +92,27 @@ def test_a_missing_output_folder_is_refused_before_any_work(files, tmp_path, cap
     assert status == 2 and "folder" in err and "does not exist" in err
 
 
+def test_outputs_that_cannot_be_written_or_name_another_format_are_refused_before_any_work(files, tmp_path, capsys):
+    """An output on a disk that cannot be written was found only after the work (a fit's list then never printed),
+    and `--out card.png` held a PDF, `--html report.pdf` HTML: each is refused first, with the name to give."""
+    model_path, data_path = files
+    cases = [(["validate", model_path, data_path, "--out", "/proc/r.json"], "the folder /proc cannot be written"),
+             (["validate", model_path, data_path, "--html", tmp_path / "r.pdf"], "name it r.html"),
+             (["validate", model_path, data_path, "--out", tmp_path / "r.xlsx"], "name it r.json"),
+             (["validate", model_path, data_path, "--model-out", tmp_path], "is a folder"),
+             (["card", model_path, "--out", tmp_path / "card.png"], "written as PDF, and a .png name would say "
+                                                                    "otherwise; name it card.pdf"),
+             (["fit", data_path, "--target", "readmitted", "--out", tmp_path / "model.csv"], "name it model.json")]
+    for argv, said in cases:
+        status, out, err = run(argv, capsys)
+        assert status == 2 and said in err and "Traceback" not in err, (argv, err)
+        assert "AUROC" not in out and "IF " not in out   # nothing was done
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2025.csv", "model.json"]  # nothing written, no check file
+    # a name without a suffix, or with one no format owns, is the user's choice
+    status, _, err = run(["validate", model_path, data_path, "--out", tmp_path / "result"], capsys)
+    assert status == 0 and (tmp_path / "result").is_file(), err
+
+
 def test_a_file_that_is_not_a_model(files, tmp_path, capsys):
     _, data_path = files
     status, _, err = run(["validate", data_path, data_path], capsys)
