@@ -678,7 +678,9 @@ def _external_text(model: dict, clean) -> str | None:
     people = block.get("n_patients")
     who = (f"{n:,} rows of {people:,} patients" if isinstance(people, int) and not isinstance(people, bool)
            and 0 < people < n else f"{n:,} patients")
-    return f"externally validated: AUROC {auc:.2f}{interval} on {who}{where}{flagged}"
+    # the new table lacked columns of the model's sample of training rows: whether they are new was not checked
+    what = "validated (not checked for training patients)" if block.get("training_unchecked") else "externally validated"
+    return f"{what}: AUROC {auc:.2f}{interval} on {who}{where}{flagged}"
 
 
 def _flagged_text(flagged, n_rules: int) -> str:

@@ -229,7 +229,8 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
         share = ext.get("training_share")
         same = (" (its training patients: not an external validation)" if ext.get("same_as_training")
                 else f" (about {100 * share:.0f}% of them its training patients: not an external validation)"
-                if isinstance(share, (int, float)) else "")
+                if isinstance(share, (int, float))
+                else " (not checked for its training patients)" if ext.get("training_unchecked") else "")
         auroc = ext.get("auroc") if same and isinstance(ext.get("auroc"), (int, float)) else entry.external_auroc
         what = ext.get("data_name") or ext.get("data") or "new patients"
         counts = (f" on {ext['n']:,} patients ({ext['events']:,} events)"

@@ -91,7 +91,8 @@ def cmd_validate(args) -> int:
         # a note given for a model registered before is kept with it, as re-registering the same bytes keeps one
         registry.attach_results(result.model_id, external_validation=result.model_block(),
                                 note=args.note if known else None)
-        what = "External validation" if result.external else "Validation (not external: its training patients)"
+        what = ("Validation (not checked for training patients)" if result.external and result.training_unchecked
+                else "External validation" if result.external else "Validation (not external: its training patients)")
         print(f"{what} attached to model ID {result.model_id} in {registry.location}")
         if "model_out" in outputs:
             entry = registry.register(dumps_model(attach_to_model(model, result)) + "\n", created_by="cli",

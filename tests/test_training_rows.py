@@ -111,6 +111,36 @@ def test_the_training_rows_without_an_unused_column_or_with_text_in_capitals_are
         assert result.external and any("could not be checked: the table lacks 'sodium'" in n for n in result.notes)
 
 
+def test_a_table_lacking_a_sampled_column_is_validated_but_not_called_external_on_the_card():
+    """The training table cut down to the list's own columns and the outcome: nothing can be compared with the
+    sample of training rows, so whether these are new patients is not known. The validation is made, the note says
+    why it was not checked, and the CLI's first line, the report and the card's back say "not checked for training
+    patients" instead of "externally validated" (the card said "externally validated" on the training patients)."""
+    from frl_engine.card import external_line
+    from frl_engine.validation.external import ExternalValidation, attach_to_model, format_validation
+    from frl_engine.validation.report import validation_report_html
+
+    rng = np.random.default_rng(3)
+    training = patients(3000, 7)
+    y = (training["age"] >= 70).to_numpy() ^ (rng.random(3000) < 0.1)
+    saved = json.loads(FallingRuleListClassifier(n_steps=500, random_state=0).fit(training, y).to_json(target="died"))
+    used = sorted({c["column"] for r in saved["rules"] for c in r["conditions"]})
+    unused = [c for c in COLUMNS if c not in used]
+    assert used and unused
+    cut = training[used].assign(died=y.astype(int))   # the training patients, only the list's columns
+    result = validate_model(saved, cut, data_name="cut.csv")
+    assert result.training_unchecked == tuple(unused) and result.training_share is None
+    assert any("could not be checked: the table lacks" in n for n in result.notes)
+    assert format_validation(result).splitlines()[0].startswith(
+        "Validation on cut.csv, not checked for the patients the model was fitted on")
+    assert "Validated, not checked for training patients" in validation_report_html(result)
+    line = external_line(attach_to_model(saved, result))
+    assert line.startswith("validated (not checked for training patients): AUROC") and "externally" not in line
+    assert ExternalValidation.from_dict(result.to_dict()).training_unchecked == tuple(unused)
+    whole = validate_model(saved, training.assign(died=y.astype(int)), data_name="again.csv")
+    assert whole.training_unchecked == () and not whole.external   # with every column, they are found
+
+
 def test_rows_that_repeat_one_another_keep_no_sample():
     """A table of a few yes/no columns: most new patients are written exactly as some training patient, so a match
     says nothing about who they are: no sample is kept, and validation cannot call new patients old ones."""

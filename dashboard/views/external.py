@@ -161,6 +161,8 @@ except Exception as exc:  # noqa: BLE001
 o = result.overall
 # ---------------------------------------------------------------- headline
 flagged = o.flagged
+# the new table lacks columns of the model's sample of training rows: whether they are new patients was not checked
+validated = "Validated, not checked for training patients" if result.training_unchecked else "Externally validated"
 if result.same_as_training:
     st.warning(f"**Not an external validation: {result.headline()}** on the very patients the model was fitted on. "
                "These figures measure the fit, not how the list holds up on new patients; validate on a later period "
@@ -176,11 +178,11 @@ elif o.too_few_to_judge:
                f"{FEW_PATIENTS} patients with the event, or without it, these figures say little; validate on more.",
                icon=":material/group_off:")
 elif flagged:
-    st.warning(f"**Externally validated: {result.headline()}**. {len(flagged)} rule"
+    st.warning(f"**{validated}: {result.headline()}**. {len(flagged)} rule"
                f"{'s' if len(flagged) > 1 else ''} flagged below: check before using the list on these patients.",
                icon=":material/warning:")
 else:
-    st.success(f"**Externally validated: {result.headline()}**. Every rule's observed rate agrees with the model and "
+    st.success(f"**{validated}: {result.headline()}**. Every rule's observed rate agrees with the model and "
                "the rates fall down the list.", icon=":material/check_circle:")
 
 

@@ -233,6 +233,11 @@ class ExternalValidation:
     #: ``(column, number of patients)`` when the new table repeats patients in the model's patient column
     #: (``training.patient_column``, such as ``patient_nbr``): its rows are encounters, fewer patients than rows.
     patients: tuple[str, int] | None = None
+    #: The columns of the model file's sample of training rows (``training.rows_sample``) that the new table lacks:
+    #: whether it holds training patients could not be checked, so the card does not call it "externally validated"
+    #: (it says "validated, not checked for training patients").  Empty when the check was made, or could not be made
+    #: for want of a sample.
+    training_unchecked: tuple[str, ...] = ()
 
     def __getattr__(self, name):  # result.auroc, result.n ... are the overall metrics
         if name.startswith("_") or name == "overall":
@@ -251,6 +256,7 @@ class ExternalValidation:
             **({"same_as_training": True} if self.same_as_training else {}),
             **({"training_share": self.training_share} if self.training_share is not None else {}),
             **({"patient_column": self.patients[0], "n_patients": self.patients[1]} if self.patients else {}),
+            **({"training_unchecked": list(self.training_unchecked)} if self.training_unchecked else {}),
         }, strict=True)
 
     def to_json(self, **kwargs) -> str:
@@ -265,7 +271,8 @@ class ExternalValidation:
                    tuple(Subgroup(str(s["group"]), PopulationMetrics.from_dict(s)) for s in d.get("subgroups", ())),
                    d.get("validated_at") or "", bool(d.get("same_as_training", False)),
                    float(d["training_share"]) if d.get("training_share") is not None else None,
-                   (str(d["patient_column"]), int(d["n_patients"])) if d.get("n_patients") is not None else None)
+                   (str(d["patient_column"]), int(d["n_patients"])) if d.get("n_patients") is not None else None,
+                   tuple(str(c) for c in d.get("training_unchecked") or ()))
 
     @classmethod
     def from_json(cls, text: str) -> "ExternalValidation":
@@ -283,6 +290,7 @@ class ExternalValidation:
             **({"same_as_training": True} if self.same_as_training else {}),
             **({"training_share": self.training_share} if self.training_share is not None else {}),
             **({"n_patients": self.patients[1]} if self.patients else {}),
+            **({"training_unchecked": list(self.training_unchecked)} if self.training_unchecked else {}),
         }, strict=True)
 
     @property
@@ -814,7 +822,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
         patients = (str(column), n_patients) if 0 < n_patients < len(frame) else None
     return ExternalValidation(data_name, str(target), shown, model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups, same_as_training=same,
-                              training_share=share, patients=patients)
+                              training_share=share, patients=patients,
+                              training_unchecked=tuple(overlap.missing) if overlap is not None else ())
 
 
 def overlap_notes(overlap) -> tuple[str, ...]:
@@ -1117,6 +1126,9 @@ def format_validation(result: ExternalValidation) -> str:
         lines[0] = (f"Not an external validation: about {100 * result.training_share:.0f}% of {result.data_name}'s "
                     f"rows are patients the model was fitted on ({result.target} = {result.event}, model "
                     f"{result.model_id})")
+    elif result.training_unchecked:
+        lines[0] = (f"Validation on {result.data_name}, not checked for the patients the model was fitted on (see the "
+                    f"note below): {result.target} = {result.event} (model {result.model_id})")
     header = ["#", "rule", "model risk", "patients", "events", "observed (95% CI)", "flags"]
     rows = rule_rows(o)
     widths = [max(len(h), *(display_width(r[i]) for r in rows)) for i, h in enumerate(header)]

@@ -235,7 +235,9 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
     from ..figures import figures_html
 
     o = result.overall
-    title = title or (f"External validation on {result.data_name}" if result.external
+    title = title or (f"Validation on {result.data_name} (not checked for training patients)"
+                      if result.external and result.training_unchecked else
+                      f"External validation on {result.data_name}" if result.external
                       else f"Validation on {result.data_name} (not external)")
     figures = [calibration_figure(o), decision_curve_figure(o)]
     if result.subgroups:
@@ -256,7 +258,8 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
                "check them before using the list on these patients.")
     # the training patients, or many of them, are no external validation (as the card and the CLI say)
     headline = ("Not an external validation" if not result.external else
-                "Too few new patients to judge the list" if o.too_few_to_judge else "Externally validated")
+                "Too few new patients to judge the list" if o.too_few_to_judge else
+                "Validated, not checked for training patients" if result.training_unchecked else "Externally validated")
     parts = [
         f"<h1>{html.escape(title)}</h1>",
         f"<p class=\"headline\">{headline}: <b>{html.escape(result.headline())}</b></p>",
