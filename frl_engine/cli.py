@@ -71,12 +71,20 @@ def _parse_kinds(values) -> dict[str, str] | None:
     return kinds
 
 
+def add_sheet_argument(parser: argparse.ArgumentParser) -> None:
+    """``--sheet``: the sheet of a workbook to read."""
+    parser.add_argument("--sheet", metavar="NAME", default=None,
+                        help="the sheet of an Excel or LibreOffice workbook to read, by name or number (default: the "
+                             "sheet holding the outcome column, else the one with the most filled cells)")
+
+
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
     from .cli_evaluate import annealing_steps  # cli_evaluate reads this module's helpers when it runs
 
     parser.add_argument("data", help="CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS table (also .csv.gz or .zip), one row per patient")
     parser.add_argument("--target", required=True, help="the outcome column")
+    add_sheet_argument(parser)
     parser.add_argument("--positive", default=None, action="append", metavar="VALUE",
                         help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event (--positive '<30' --positive '>30': any readmission)")
     parser.add_argument("--codes-as-missing", action="store_true",
@@ -148,7 +156,8 @@ def load_training_data(args):
         return args._training_data
     declared = _parse_kinds(getattr(args, "kind", None)) or {}
     frame = read_table(args.data, text_columns=[c for c, kind in declared.items() if kind in ("code", "categorical",
-                                                                                             "nominal", "code list")])
+                                                                                             "nominal", "code list")],
+                       sheet=getattr(args, "sheet", None), wanted_columns=[args.target])
     if frame.attrs.get("read_as"):
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
     if frame.attrs.get("left_out"):
@@ -555,8 +564,10 @@ def cmd_predict(args) -> int:
     if args.out and Path(args.out).suffix.lower() in NOT_A_TABLE:   # a scored.json would hold CSV text
         raise FRLError(f"--out {args.out}: a file ending in '{Path(args.out).suffix}' would not hold a table: name "
                        "it .csv, .xlsx, .parquet, .sav, .dta or .xpt")
-    frame = read_table(args.data)  # read as fit reads
-    original = read_table(args.data, tidy=False, as_written=True)  # the same rows, every cell as written
+    used = sorted({c["column"] for rule in model.get("rules") or () for c in rule.get("conditions") or ()})
+    frame = read_table(args.data, sheet=args.sheet, wanted_columns=used)  # read as fit reads
+    # the same rows, every cell as written
+    original = read_table(args.data, tidy=False, as_written=True, sheet=args.sheet, wanted_columns=used)
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.", file=sys.stderr)
     features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
@@ -660,6 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
                                          "(1 = top rule; the last number is the ELSE rule).")
     predict.add_argument("model", help="model JSON file")
     predict.add_argument("data", help="CSV, Excel, Parquet, SPSS, Stata or SAS table to score")
+    add_sheet_argument(predict)
     predict.add_argument("--codes-as-missing", action="store_true",
                          help="read numbers that look like codes for not known (999 among ages 18 to 94) as missing, "
                               "as `frl fit --codes-as-missing` does; said on standard error")

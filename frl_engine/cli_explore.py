@@ -235,6 +235,9 @@ def register(subparsers) -> None:
                     "--scheduler runs it on a dask.distributed cluster; the table is the same.")
     explore.add_argument("data", help="CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS table, one row per patient")
     explore.add_argument("--target", required=True, help="the outcome column")
+    from .cli import add_sheet_argument
+
+    add_sheet_argument(explore)
     explore.add_argument("--positive", default=None, action="append", metavar="VALUE",
                          help="the outcome value that counts as the event (default: yes/true/1, else a value such as Died or Readmitted, else the larger value; the choice is printed); give it again for each further value that counts as the event")
     explore.add_argument("--codes-as-missing", action="store_true",

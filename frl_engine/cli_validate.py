@@ -40,9 +40,9 @@ def cmd_validate(args) -> int:
 
     registry = registry_for(args)  # opened first: a registry that cannot be used fails before the work
     model = load_model_dict(args.model)
-    frame = read_table(args.data)
-    name = Path(args.data).name
     target = args.target or (model.get("outcome") or {}).get("target")
+    frame = read_table(args.data, sheet=args.sheet, wanted_columns=[target])
+    name = Path(args.data).name
     if args.codes_as_missing:
         from .cli import codes_as_missing
 
@@ -112,6 +112,9 @@ def register(subparsers) -> None:
     validate.add_argument("data", help="the new patients: CSV, Excel (.xlsx), Parquet, SPSS, Stata or SAS, with the outcome column")
     validate.add_argument("--target", metavar="COLUMN", default=None,
                           help="the new table's outcome column, when it is named differently from the training data's")
+    from .cli import add_sheet_argument
+
+    add_sheet_argument(validate)
     validate.add_argument("--positive", metavar="VALUE", default=None, action="append",
                           help="the new table's event value, when it is written differently from the training data's "
                                "(e.g. Yes for a model fitted on <30); give it again for each further value that counts "

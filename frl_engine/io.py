@@ -94,7 +94,7 @@ def _duplicates(names) -> list[str]:
 
 
 def read_table(source, filename: str | None = None, *, tidy: bool = True, text_columns=(),
-               as_written: bool = False) -> pd.DataFrame:
+               as_written: bool = False, sheet: str | None = None, wanted_columns=()) -> pd.DataFrame:
     """Read a CSV, Excel, Parquet, SPSS, Stata or SAS table from a path or from bytes.
 
     Parameters
@@ -117,6 +117,13 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
         Columns of a delimited text file kept as written (``038`` stays ``038``, ``250.80`` stays
         ``250.80``), besides those named like codes (:func:`frl_engine.columns.has_code_name`):
         for example the columns a user declares as codes.
+    sheet : str, optional
+        A workbook's sheet to read, by its name (any case) or its number (``"2"``); by default the sheet whose
+        header holds every one of ``wanted_columns`` (the outcome, say), else the one with the most filled cells
+        (:func:`_read_workbook`).  Ignored for other formats.
+    wanted_columns : sequence of str, optional
+        Columns the caller needs (``frl fit --target``): a workbook's sheet holding them is read before a larger
+        one that does not (a lookup table of ICD codes beside the patients).
 
     Raises
     ------
@@ -200,11 +207,10 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             if said:
                 frame.attrs["read_as"] = "; ".join(said)
         elif suffix in WORKBOOK_SUFFIXES:
-            frame, sheet, sheets, header_at = _read_workbook(raw, filename)
+            frame, chosen, sheets, header_at, why = _read_workbook(raw, filename, sheet, wanted_columns)
             said = []
             if len(sheets) > 1:
-                said.append(f"sheet {sheet!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): the one with the "
-                            "most filled cells")
+                said.append(f"sheet {chosen!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): {why}")
             same = frame.attrs.pop("same_sheets", [])
             if same:
                 said.append(f"sheet{'s' if len(same) > 1 else ''} {', '.join(map(repr, same))} "
@@ -291,24 +297,57 @@ def tidy_text_cells(frame: pd.DataFrame) -> None:
         frame.attrs["merged_examples"] = examples
 
 
-def _read_workbook(raw: bytes, filename: str) -> tuple[pd.DataFrame, str, list[str], int]:
-    """The table of a workbook, parsed once: ``(frame, sheet name, all sheet names, header row)``.
+def _sheet_header(grid: pd.DataFrame) -> tuple[int, list]:
+    """A sheet's header row (past any title rows, :func:`header_row`) and its cells."""
+    skip = header_row(grid.head(20).itertuples(index=False))
+    return skip, grid.iloc[skip].tolist()
 
-    The sheet is the one with the most filled cells (the first of equals): exports often put a cover
-    or a legend sheet first.  Its header is the first row past any title rows (:func:`header_row`).
+
+def _named_sheet(names: list[str], sheet: str, filename: str) -> str:
+    """The sheet ``--sheet`` names: its name (exactly, else in any case) or its number from 1."""
+    text = str(sheet).strip()
+    if text in names:
+        return text
+    folded = [name for name in names if str(name).strip().casefold() == text.casefold()]
+    if folded:
+        return folded[0]
+    if text.isdigit() and 1 <= int(text) <= len(names):
+        return names[int(text) - 1]
+    raise DataError(f"{filename} has no sheet {text!r}; its sheets are {', '.join(map(repr, names))} (give a name, "
+                    f"or a number from 1 to {len(names)})")
+
+
+def _read_workbook(raw: bytes, filename: str, sheet: str | None = None,
+                   wanted_columns=()) -> tuple[pd.DataFrame, str, list[str], int, str]:
+    """The table of a workbook, parsed once: ``(frame, sheet name, all sheet names, header row, why that sheet)``.
+
+    The sheet is the one named (``sheet``); else the one with the most filled cells among those whose header holds
+    every column of ``wanted_columns`` (the outcome: a bigger lookup sheet of ICD codes beside the patients is not
+    the table); else the one with the most filled cells (the first of equals): exports often put a cover or a
+    legend sheet first.  Its header is the first row past any title rows (:func:`header_row`).
     """
     # calamine (Rust) reads a 100,000-row workbook's cells in about 9 s where openpyxl takes 68 s
     sheets = pd.read_excel(io.BytesIO(raw), sheet_name=None, header=None, engine="calamine")
     names = list(sheets)
     if not names:
         raise DataError(f"{filename}: the workbook has no sheets")
-    filled = [int(sheets[name].notna().to_numpy().sum()) for name in names]
-    best = names[filled.index(max(filled))]
+    filled = {name: int(sheets[name].notna().to_numpy().sum()) for name in names}
+    wanted = {str(c).strip().casefold() for c in wanted_columns if c is not None}
+    if sheet is not None and str(sheet).strip():
+        best, why = _named_sheet(names, sheet, filename), "the one asked for"
+    else:
+        holding = [name for name in names if wanted and not sheets[name].empty and wanted <= {
+            str(h).strip().casefold() for h in _sheet_header(sheets[name])[1] if not pd.isna(h)}]
+        if holding:
+            best = max(holding, key=lambda name: filled[name])
+            shown = ", ".join(repr(str(c)) for c in wanted_columns if c is not None)
+            why = f"the one holding {shown}" if len(holding) == 1 else f"the largest holding {shown}"
+        else:
+            best, why = max(names, key=lambda name: filled[name]), "the one with the most filled cells"
     grid = sheets[best]
     if grid.empty:
         raise pd.errors.EmptyDataError("no cells")
-    skip = header_row(grid.head(20).itertuples(index=False))
-    header = grid.iloc[skip].tolist()
+    skip, header = _sheet_header(grid)
     dups = _duplicates([h for h in header if not pd.isna(h)])
     if dups:
         raise DataError(f"{filename}: duplicate column names {', '.join(map(repr, dups))}: rename them so each column is unique")
@@ -325,7 +364,7 @@ def _read_workbook(raw: bytes, filename: str) -> tuple[pd.DataFrame, str, list[s
             if [str(h).strip() for h in other.iloc[at].tolist()] == [str(h).strip() for h in header]:
                 same.append(name)
     frame.attrs["same_sheets"] = same
-    return frame, best, names, skip
+    return frame, best, names, skip, why
 
 
 def _sorted_values(values) -> list:

@@ -72,6 +72,33 @@ def test_a_workbook_is_read_from_its_sheet_of_patients_not_its_cover_sheet():
     assert frame.attrs["read_as"].startswith("sheet 'Patients' of 2")
 
 
+def test_a_workbook_is_read_from_the_sheet_holding_the_outcome_or_the_sheet_asked_for(tmp_path, capsys):
+    """A bigger lookup sheet of ICD codes beside the patients was read instead of them ("Outcome column 'died' is
+    not in the data"), with no way to choose: the sheet holding --target is read, and --sheet names another."""
+    rng = np.random.default_rng(0)
+    n = 400
+    age = rng.integers(20, 95, n)
+    patients = pd.DataFrame({"age": age, "died": np.where(rng.random(n) < np.where(age >= 70, 0.4, 0.05), "yes", "no")})
+    lookup = pd.DataFrame({"code": [f"I{i:03d}" for i in range(2000)], "description": ["a diagnosis"] * 2000})
+    path = tmp_path / "export.xlsx"
+    with pd.ExcelWriter(path) as writer:
+        patients.to_excel(writer, sheet_name="Patients", index=False)
+        lookup.to_excel(writer, sheet_name="ICD lookup", index=False)
+    assert list(read_table(path).columns) == ["code", "description"]   # nothing wanted: the fullest sheet
+    frame = read_table(path, wanted_columns=["Died"])   # any case, as --target is matched
+    assert frame.equals(patients) and "sheet 'Patients' of 2" in frame.attrs["read_as"]
+    assert "the one holding 'Died'" in frame.attrs["read_as"]
+    assert list(read_table(path, sheet="icd LOOKUP", wanted_columns=["died"]).columns) == ["code", "description"]
+    assert read_table(path, sheet="1").equals(patients)
+    with pytest.raises(DataError, match="has no sheet 'Admissions'; its sheets are 'Patients', 'ICD lookup'"):
+        read_table(path, sheet="Admissions")
+    assert main(["fit", str(path), "--target", "died", "--steps", "500"]) == 0
+    out = capsys.readouterr().out
+    assert "sheet 'Patients' of 2" in out and "age >=" in out
+    assert main(["fit", str(path), "--target", "died", "--sheet", "ICD lookup"]) == 2
+    assert "Outcome column 'died' is not in the data" in capsys.readouterr().err
+
+
 def test_a_workbooks_cells_keep_their_types_text_numbers_dates_and_yes_no():
     """Read by calamine (ten times faster than openpyxl on 100,000 rows): each cell as Excel typed it."""
     import datetime
