@@ -1044,7 +1044,16 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         return reading("empty", "no values")
     if (pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
             or pd.api.types.is_complex_dtype(dtype) or isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype))):
-        return reading("unsupported", f"{dtype} values: turn them into numbers (e.g. days) to use them")
+        what = ("dates" if pd.api.types.is_datetime64_any_dtype(dtype) else
+                "durations" if pd.api.types.is_timedelta64_dtype(dtype) else
+                "periods" if isinstance(dtype, pd.PeriodDtype) else
+                "intervals" if isinstance(dtype, pd.IntervalDtype) else "complex numbers")
+        first = uniques[0]
+        if isinstance(first, pd.Timestamp) and first == first.normalize():   # a date without its midnight
+            first = first.strftime("%Y-%m-%d")
+        example = f" such as '{category_label(first)}'"
+        return reading("unsupported", f"{what}{example}: turn them into numbers (e.g. days since admission) to use "
+                                      "them")
     if n_levels == 1:
         label = category_label(uniques[0])
         if is_flag(uniques[0], n_missing, n):

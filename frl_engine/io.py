@@ -211,6 +211,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             said = []
             if len(sheets) > 1:
                 said.append(f"sheet {chosen!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): {why}")
+            percent = frame.attrs.pop("percent_columns", [])
             same = frame.attrs.pop("same_sheets", [])
             if same:
                 said.append(f"sheet{'s' if len(same) > 1 else ''} {', '.join(map(repr, same))} "
@@ -220,6 +221,10 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             if header_at:
                 said.append(f"a table whose header is on row {header_at + 1} (the {header_at} "
                             f"row{'s' if header_at != 1 else ''} above it skipped)")
+            if percent:
+                shown = ", ".join(map(repr, percent[:4])) + (" ..." if len(percent) > 4 else "")
+                said.append(f"with {shown} as the percentages Excel shows (33 for a cell stored as 0.33 and shown as "
+                            "33%)")
             if said:
                 frame.attrs["read_as"] = "; ".join(said)
         elif suffix in STAT_SUFFIXES:
@@ -364,7 +369,53 @@ def _read_workbook(raw: bytes, filename: str, sheet: str | None = None,
             if [str(h).strip() for h in other.iloc[at].tolist()] == [str(h).strip() for h in header]:
                 same.append(name)
     frame.attrs["same_sheets"] = same
+    percent = _percent_columns(raw, best, skip, columns) if filename.lower().endswith((".xlsx", ".xlsm")) else []
+    for column in percent:   # Excel shows 0.33 formatted "0%" as 33%: the number the clinician reads, as text "33%" is
+        values = frame[column]
+        numbers = pd.to_numeric(values, errors="coerce")
+        is_number = values.map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)) & numbers.notna()
+        frame[column] = values.where(~is_number, (numbers * 100).round(10)).infer_objects()
+    frame.attrs["percent_columns"] = percent
     return frame, best, names, skip, why
+
+
+#: Data rows of a sheet whose number formats are looked at (:func:`_percent_columns`).
+FORMAT_ROWS = 200
+
+
+def _percent_columns(raw: bytes, sheet: str, header_at: int, columns: list) -> list:
+    """The columns of a workbook's sheet whose numbers Excel shows as percentages (a number format such as ``0%``
+    or ``0.0%`` on at least 90% of the number cells of the first :data:`FORMAT_ROWS` rows under the header).
+
+    calamine, which reads the cells, does not give their formats; openpyxl reads them from the first rows only
+    (read-only mode streams the sheet, so a 100,000-row workbook costs no more than a small one).
+    """
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
+    except Exception:  # noqa: BLE001 - the cells were read; without formats the numbers stay as stored
+        return []
+    try:
+        rows = book[sheet].iter_rows(min_row=header_at + 1, max_row=header_at + 1 + FORMAT_ROWS)
+        header = next(rows, None)
+        if header is None:
+            return []
+        place = {}
+        for index, cell in enumerate(header):   # by the header's text: calamine may start at the first used column
+            if cell.value is not None and str(cell.value).strip() in {str(c).strip() for c in columns}:
+                place[index] = next(c for c in columns if str(c).strip() == str(cell.value).strip())
+        shown, numbers = {}, {}
+        for row in rows:
+            for index, cell in enumerate(row):
+                if index in place and isinstance(cell.value, (int, float)) and not isinstance(cell.value, bool):
+                    numbers[index] = numbers.get(index, 0) + 1
+                    fmt = str(getattr(cell, "number_format", "") or "")
+                    if "%" in re.sub(r'"[^"]*"|\\.', "", fmt):   # a % outside quoted text
+                        shown[index] = shown.get(index, 0) + 1
+        return [place[i] for i in sorted(shown) if shown[i] >= 0.9 * numbers[i]]
+    finally:
+        book.close()
 
 
 def _sorted_values(values) -> list:

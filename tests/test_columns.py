@@ -589,3 +589,13 @@ def test_one_text_cell_among_thousands_of_numbers_is_counted_not_rounded_to_noth
     assert three.text_as_missing.startswith("3 cells of text such as ")
     some = read_column("crp", pd.Series([str(v) for v in rng.integers(0, 30, 300)] + ["pending"]))
     assert some.text_as_missing == "0.3% text such as 'pending'"
+
+
+def test_a_column_of_dates_is_left_out_in_words_not_by_its_storage_type():
+    """`datetime64[us] values` meant nothing to a clinician: the reason says dates, with one as an example."""
+    dates = pd.Series(pd.to_datetime(["2020-01-01", "2021-03-04"] * 20))
+    reading = read_column("Admitted", dates)
+    assert reading.kind == "unsupported" and reading.reason.startswith("dates such as '2020-01-01': turn them")
+    assert "datetime64" not in reading.reason
+    stays = pd.Series(pd.to_timedelta(["1 days", "3 days"] * 20))
+    assert read_column("stay", stays).reason.startswith("durations such as")

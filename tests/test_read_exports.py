@@ -99,6 +99,36 @@ def test_a_workbook_is_read_from_the_sheet_holding_the_outcome_or_the_sheet_aske
     assert "Outcome column 'died' is not in the data" in capsys.readouterr().err
 
 
+def test_cells_excel_shows_as_percentages_are_read_as_those_percentages(tmp_path):
+    """A cell stored as 0.33 and formatted `0%` shows 33% in Excel, and a CSV export of it writes `33%`, which is
+    read as 33: the workbook's cell is read as 33 too (the list said `Smoking share >= 0.33` where the clinician
+    reads 33%, and a model fitted on the workbook compared the CSV's 33 with 0.33). Other number formats, and text
+    cells, are left as they are; the line says which columns."""
+    import openpyxl
+
+    rng = np.random.default_rng(1)
+    shares = np.round(rng.uniform(0, 1, 300), 2)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Age", "Smoking share", "Ratio", "Died"])
+    for share in shares:
+        sheet.append([int(rng.integers(20, 90)), float(share), float(share), "yes" if share > 0.5 else "no"])
+        sheet.cell(row=sheet.max_row, column=2).number_format = "0%"
+        sheet.cell(row=sheet.max_row, column=3).number_format = "0.00"
+    sheet.append([50, "n/a", 0.5, "no"])   # a text cell is not multiplied (n/a: missing)
+    path = tmp_path / "export.xlsx"
+    book.save(path)
+    frame = read_table(path)
+    assert frame["Smoking share"].iloc[:300].tolist() == [round(100 * v, 10) for v in shares]
+    assert pd.isna(frame["Smoking share"].iloc[300]) and frame["Ratio"].iloc[:300].tolist() == shares.tolist()
+    assert "with 'Smoking share' as the percentages Excel shows" in frame.attrs["read_as"]
+    text = pd.DataFrame({"Smoking share": [f"{100 * v:.0f}%" for v in shares]})
+    from frl_engine.columns import numeric_values
+
+    assert np.allclose(numeric_values(text["Smoking share"], "s"), numeric_values(frame["Smoking share"].iloc[:300],
+                                                                                  "s"))
+
+
 def test_a_workbooks_cells_keep_their_types_text_numbers_dates_and_yes_no():
     """Read by calamine (ten times faster than openpyxl on 100,000 rows): each cell as Excel typed it."""
     import datetime
