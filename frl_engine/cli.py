@@ -401,10 +401,22 @@ def ruleless_note(table, candidate_columns, min_support: float, said=()) -> str 
     def what(levels, missing_share):  # a flag (X or blank) by its share of patients, other columns by their values
         return f"on {100 * (1 - missing_share):.1f}% of patients" if levels == 1 else f"{levels:,} values"
 
-    shown = ", ".join(f"'{name}' ({what(levels, missing)})" for name, levels, missing
-                      in zip(idle["column"], idle["levels"].astype(int), idle["missing_share"].astype(float)))
-    return (f"In no candidate rule, as none of their values reaches the minimum support ({100 * min_support:g}% of "
-            f"patients): {shown}. Group rare values into broader ones in the table, or lower --min-support.")
+    from .columns import UNKNOWN_UNIT
+
+    in_units = idle["reason"].astype(str).str.contains(UNKNOWN_UNIT, regex=False)
+    lines = []
+    if (~in_units).any():
+        shown = ", ".join(f"'{name}' ({what(levels, missing)})" for name, levels, missing
+                          in zip(idle["column"][~in_units], idle["levels"][~in_units].astype(int),
+                                 idle["missing_share"][~in_units].astype(float)))
+        lines.append(f"In no candidate rule, as none of their values reaches the minimum support "
+                     f"({100 * min_support:g}% of patients): {shown}. Group rare values into broader ones in the "
+                     "table, or lower --min-support.")
+    for name, reason in zip(idle["column"][in_units], idle["reason"][in_units]):   # "7.2 widgets/L": measurements
+        unit = reason.split(UNKNOWN_UNIT, 1)[1].split(" (such as", 1)[0].strip()
+        lines.append(f"In no candidate rule: '{name}', numbers written with the unit {unit}, which is not read here, "
+                     "so each number is a value of its own: write the column as plain numbers in one unit.")
+    return " ".join(lines)
 
 
 def text_missing_note(readings) -> str | None:

@@ -1213,7 +1213,34 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     if _looks_like_codes(labels, name, n_levels):
         return reading("code", f"codes such as {', '.join(labels[i] for i in order[:3])} ({n_levels:,} values): "
                                "items for frequent codes and code groups")
+    unit = _unknown_unit(labels) if n_levels >= 20 else None
+    if unit:
+        # "7.2 widgets/L": each number a level of its own, few reaching the support; "group rare values" was the
+        # only advice, wrong for a measurement
+        return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level; "
+                                      f"{UNKNOWN_UNIT} {unit!r} (such as '{labels[int(order[0])]}'): to compare "
+                                      "them with thresholds, write the column as plain numbers in one unit")
     return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level")
+
+
+#: The words of a column reading's reason for numbers written with a unit not in :data:`UNITS`.
+UNKNOWN_UNIT = "numbers written with a unit not read here,"
+
+
+# A number followed by something that is not a number: "7.2 widgets/L", "3 tabs".
+_NUMBER_THEN_TEXT = re.compile(r"^[-+]?\d+(?:[.,]\d+)?\s*([^\d\s,.;|][^,;|]{0,23})$")
+
+
+def _unknown_unit(labels: list[str]) -> str | None:
+    """The one word written after the numbers of at least 90% of a column's distinct labels (a unit
+    :data:`UNITS` does not hold), or None."""
+    found = [m.group(1).strip() for m in map(_NUMBER_THEN_TEXT.match, (lab.strip() for lab in labels)) if m]
+    if len(found) < 0.9 * len(labels):
+        return None
+    words = pd.Series([w.casefold() for w in found]).value_counts()
+    if words.iloc[0] < 0.9 * len(labels):
+        return None
+    return next(w for w in found if w.casefold() == words.index[0])
 
 
 def read_columns(frame: pd.DataFrame, *, column_kinds: dict | None = None, exclude: Sequence[str] = ()) -> list[ColumnReading]:

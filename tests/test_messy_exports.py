@@ -1372,3 +1372,23 @@ def test_column_names_with_accents_written_decomposed_are_the_same_columns(tmp_p
     status, out, err = run(["predict", str(model_path), str(data)], capsys)
     assert status == 0, err
     assert read_table(data).columns[0] == composed
+
+
+def test_numbers_with_a_unit_not_read_here_are_said_as_numbers_not_rare_values(tmp_path, capsys):
+    """`6.6 widgets/L` (a unit frl does not know): each number is a level of its own and none reaches the support.
+    The advice was "group rare values into broader ones", wrong for a measurement: the line names the unit and
+    says to write the column as plain numbers."""
+    rng = np.random.default_rng(0)
+    n = 1500
+    age = rng.integers(20, 95, n)
+    frame = pd.DataFrame({"age": age, "lab": [f"{v} widgets/L" for v in np.round(rng.uniform(1, 20, n), 1)],
+                          "ward": [f"{w} North" for w in rng.integers(1, 4, n)],   # three wards: categories
+                          "died": np.where(rng.random(n) < np.where(age >= 70, 0.4, 0.05), "yes", "no")})
+    assert read_column("ward", frame["ward"]).reason == "text labels (3 values): an item per frequent level"
+    path = tmp_path / "labs.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", str(path), "--target", "died", "--steps", "1000"], capsys)
+    assert status == 0, err
+    assert ("In no candidate rule: 'lab', numbers written with the unit 'widgets/L', which is not read here, so each "
+            "number is a value of its own: write the column as plain numbers in one unit.") in out
+    assert "Group rare values" not in out
