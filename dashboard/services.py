@@ -82,6 +82,8 @@ class LoadedData:
     n_bytes: int
     is_sample: bool = False
     sha256: str | None = None  # full SHA-256 of the file's bytes: the data fingerprint in the model registry
+    # a workbook of several sheets keeps its bytes, so the Data page can read another sheet (services.load_table)
+    raw: bytes | None = field(default=None, repr=False)
 
     @property
     def n_rows(self) -> int:
@@ -106,13 +108,17 @@ def max_upload_mb() -> int:
 
 
 @st.cache_data(max_entries=6, show_spinner=False)
-def _read_table_cached(raw: bytes, name: str) -> pd.DataFrame:
-    # Keyed by the file's bytes (and name, which picks the format).  Errors are not cached.
-    return read_table(raw, name)
+def _read_table_cached(raw: bytes, name: str, sheet: str | None = None) -> pd.DataFrame:
+    # Keyed by the file's bytes (and name, which picks the format, and the sheet).  Errors are not cached.
+    return read_table(raw, name, sheet=sheet)
 
 
-def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int | None = None) -> LoadedData:
+def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int | None = None,
+               sheet: str | None = None) -> LoadedData:
     """Read an uploaded table (CSV, Excel, Parquet; also gzip-compressed or alone in a ZIP) from memory.
+
+    ``sheet``: a workbook's sheet to read (by default the one with the most filled cells); a workbook of several
+    sheets keeps its bytes (``raw``) so that another can be read, and each sheet is a table of its own (``key``).
 
     Raises
     ------
@@ -123,9 +129,11 @@ def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int 
     if len(raw) > limit_mb * 1024 * 1024:
         raise DataError(f"{name} is {len(raw) / 1024 / 1024:.0f} MB; the dashboard accepts files up to {limit_mb} MB: "
                         "drop columns or rows you do not need, or save it as Parquet")
-    frame = _read_table_cached(raw, name)   # the engine's messages for a file that is not a table
-    return LoadedData(name=name, key=bytes_key(raw), frame=frame, n_bytes=len(raw), is_sample=is_sample,
-                      sha256=hashlib.sha256(raw).hexdigest())
+    frame = _read_table_cached(raw, name, sheet)   # the engine's messages for a file that is not a table
+    several = len(frame.attrs.get("sheets") or ()) > 1
+    key = bytes_key(raw) if sheet is None else bytes_key(raw + f"\0sheet {sheet}".encode())
+    return LoadedData(name=name, key=key, frame=frame, n_bytes=len(raw), is_sample=is_sample,
+                      sha256=hashlib.sha256(raw).hexdigest(), raw=raw if several else None)
 
 
 def without_missing_outcome(data: LoadedData, target: str) -> LoadedData:

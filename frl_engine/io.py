@@ -208,6 +208,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
                 frame.attrs["read_as"] = "; ".join(said)
         elif suffix in WORKBOOK_SUFFIXES:
             frame, chosen, sheets, header_at, why = _read_workbook(raw, filename, sheet, wanted_columns)
+            frame.attrs["sheets"], frame.attrs["sheet"] = list(sheets), chosen   # the dashboard offers the others
             said = []
             if len(sheets) > 1:
                 said.append(f"sheet {chosen!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): {why}")

@@ -294,3 +294,33 @@ def test_a_value_holding_a_right_to_left_override_is_shown_visibly_in_the_outcom
     event = at.selectbox(key=state.W_EVENT)
     assert "died<U+202E>deliver" in event.options and event.value == "died\u202edeliver"
     assert not any("\u202e" in option for option in [*outcome.options, *event.options])
+
+
+def test_a_workbook_of_several_sheets_offers_its_sheets_and_reads_the_one_picked(at):
+    """A bigger lookup sheet of ICD codes beside the patients is read first (the most filled cells): the Data page
+    offers the workbook's sheets, and picking the patients' sheet reads it as the table; a sheet that is no table
+    gets a message and the table in use stays."""
+    import io
+
+    rng = np.random.default_rng(0)
+    n = 300
+    patients = pd.DataFrame({"Age": rng.integers(20, 90, n), "Died": rng.choice(["yes", "no"], n, p=[0.3, 0.7])})
+    lookup = pd.DataFrame({"code": [f"I{i:03d}" for i in range(1000)], "description": ["a diagnosis"] * 1000})
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer) as writer:
+        patients.to_excel(writer, sheet_name="Patients", index=False)
+        lookup.to_excel(writer, sheet_name="ICD lookup", index=False)
+        pd.DataFrame({"About": []}).to_excel(writer, sheet_name="Empty", index=False)
+    upload(at, "export.xlsx", buffer.getvalue(),
+           "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    [sheet] = [s for s in at.selectbox if s.label == "Sheet of the workbook"]
+    assert sheet.options == ["Patients", "ICD lookup", "Empty"] and sheet.value == "ICD lookup"
+    assert list(at.session_state[state.DATA].frame.columns) == ["code", "description"]
+    sheet.set_value("Patients").run()
+    assert not at.exception
+    assert list(at.session_state[state.DATA].frame.columns) == ["Age", "Died"]
+    assert at.selectbox(key=state.W_TARGET).value == "Died"
+    [sheet] = [s for s in at.selectbox if s.label == "Sheet of the workbook"]
+    sheet.set_value("Empty").run()
+    assert not at.exception and any("Sheet Empty cannot be used" in e for e in errors(at))
+    assert list(at.session_state[state.DATA].frame.columns) == ["Age", "Died"]

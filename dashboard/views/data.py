@@ -59,6 +59,19 @@ size = f"{data.n_bytes / 1024:,.0f} KB" if data.n_bytes < 1024 ** 2 else f"{data
 read_as = frame.attrs.get("read_as")
 st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if data.is_sample else ''} · {size}"
             + (f" · read as {ui.md(read_as)}" if read_as and not data.is_sample else ""))
+sheets = frame.attrs.get("sheets") or []
+if len(sheets) > 1 and data.raw is not None and frame.attrs.get("sheet") in sheets:
+    # a workbook of several sheets: the one with the most cells is read first; a bigger lookup sheet is not patients
+    current = frame.attrs["sheet"]
+    chosen = st.selectbox("Sheet of the workbook", sheets, index=sheets.index(current), format_func=ui.visible,
+                          key=f"sheet_{data.sha256}", help="The sheet that holds one row per patient.")
+    if chosen != current:
+        try:
+            state.set_data(services.load_table(data.raw, data.name, sheet=chosen))
+        except FRLError as exc:
+            st.error(f"Sheet {ui.md(chosen)} cannot be used: {ui.md(exc)}", icon=":material/error:")
+        else:
+            st.rerun()
 if frame.attrs.get("left_out"):
     st.caption(f":material/content_cut: Left out of the file: {ui.md(frame.attrs['left_out'])}.")
 if frame.attrs.get("unnamed"):
