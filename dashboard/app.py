@@ -46,4 +46,5 @@ try:
     page.run()
 finally:  # after the first page is drawn (also when a page stops early)
     ui.warm_up_once()
+    ui.leave_warning()  # a reload would end the session: the browser asks first while it holds work
 ui.refresh_sidebar_status(status)  # the page may have loaded another table or model

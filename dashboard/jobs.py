@@ -37,7 +37,8 @@ from frl_engine.stopping import CancelToken, Stopped, kill_all_workers
 
 log = logging.getLogger("frl_dashboard")
 
-#: A job whose browser session has been disconnected this long is stopped (a reload reconnects within it).
+#: A job whose browser session has been disconnected this long is stopped (a dropped connection that comes back
+#: within it keeps its session; a reload starts a new one, which the page asks the browser to confirm first).
 SESSION_GRACE_SECONDS = 2.0
 WATCH_SECONDS = 0.5
 STOPPED_TEXT = "Stopped."

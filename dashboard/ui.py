@@ -90,6 +90,40 @@ def visible(value) -> str:
     return visible_controls(str(value))
 
 
+#: What the browser is asked to confirm before a reload or a closed tab ends a session holding work (browsers show
+#: their own words, "Leave site? Changes you made may not be saved.").
+LEAVE_TEXT = "Reloading or leaving this page ends your session: your table, your lists and any running work are lost."
+
+
+def session_holds_work() -> bool:
+    """Whether a reload would lose something the user made: an uploaded table, a list, or a running job."""
+    ss = st.session_state
+    data = ss.get(state.DATA)
+    return bool((data is not None and not data.is_sample) or ss.get(state.FIT) is not None
+                or state.busy() is not None)
+
+
+def leave_warning() -> None:
+    """Ask the browser to confirm a reload or a closed tab while the session holds work (:func:`session_holds_work`).
+
+    A reload starts a new Streamlit session: the table, the lists and the settings of the old one are gone, and its
+    running job is stopped (:data:`dashboard.jobs.SESSION_GRACE_SECONDS` later).  The script only sets the page's
+    ``beforeunload`` handler once, and then whether it asks.
+    """
+    st.sidebar.html(leave_script(session_holds_work()), unsafe_allow_javascript=True)
+
+
+def leave_script(holds_work: bool) -> str:
+    """The page's one script (:func:`leave_warning`): constant text, never anything from the user's file."""
+    import json
+
+    text = json.dumps(LEAVE_TEXT if holds_work else None)
+    return ("<script>(function () { var w = window; w.frlLeaveText = " + text + "; if (!w.frlLeaveGuard) {"
+            " w.frlLeaveGuard = true; w.addEventListener('beforeunload', function (event) {"
+            " if (w.frlLeaveText) { event.preventDefault(); event.returnValue = w.frlLeaveText;"
+            " return w.frlLeaveText; } }); } })();</script>")
+
+
 def event_md(event) -> str:
     """The event value(s) as inert markdown: ``<30``, or ``<30 or >30`` when several values count as the event."""
     from frl_engine.io import event_label

@@ -376,3 +376,32 @@ def test_a_threshold_mended_in_the_column_table_is_taken_at_once(app_url, chromi
     _nav(page, "Fit")
     page.get_by_text("candidate rules", exact=False).first.wait_for(timeout=60_000)
     assert not page.locator('[data-testid="stAlertContentError"]').count()
+
+
+def test_a_reload_is_confirmed_while_the_session_holds_an_upload(app_url, chromium, tmp_path):
+    """A reload starts a new session: the upload, the lists and the settings were lost without a word. While the
+    session holds work the page asks the browser to confirm (the sample data alone is not asked about)."""
+    page = chromium()
+    _load_data_page(page, app_url)
+    page.wait_for_function("() => window.frlLeaveGuard === true")
+    assert page.evaluate("() => window.frlLeaveText") is None   # the sample data: nothing to lose
+    csv = tmp_path / "patients.csv"
+    shutil.copy(services.SAMPLE_PATH, csv)
+    page.get_by_text(state.SOURCE_UPLOAD, exact=True).click()   # a click: browsers ask only after one
+    _upload(page, csv)
+    page.get_by_text("patients.csv", exact=False).first.wait_for()
+    page.wait_for_function("() => typeof window.frlLeaveText === 'string'")
+    dialogs = []
+
+    def answer(dialog):
+        dialogs.append(dialog.type)
+        dialog.dismiss()   # stay on the page
+
+    page.on("dialog", answer)
+    try:
+        page.reload(timeout=3_000)
+    except PlaywrightTimeoutError:
+        pass   # the reload was refused: the page stays
+    page.wait_for_timeout(500)
+    assert dialogs == ["beforeunload"]
+    assert page.get_by_text("patients.csv", exact=False).first.is_visible()   # still the session that holds it
