@@ -16,7 +16,10 @@ that runs many fits (cross-validation, external validation, exploration):
 * a process-wide cap on worker processes, :data:`WORKER_SLOTS` (one slot per
   core): a pool takes as many free slots as it may use and waits for one when
   none is free, so two users' jobs share the cores instead of starving each
-  other.  The results never depend on how many workers ran;
+  other; while a job waits, a pool of several workers gives a slot back after its
+  next task (down to one) and takes it again once nobody waits, so a fit started
+  beside a long grid waits one task, not the grid.  The results never depend on
+  how many workers ran;
 * :func:`stop_on_signals` for the command line: SIGINT (Ctrl-C) and SIGTERM
   cancel :data:`PROCESS_TOKEN`, raise :class:`Interrupted` (a KeyboardInterrupt) in the main thread
   (which kills the pools it was waiting on) and, should the main thread be
@@ -133,12 +136,28 @@ class WorkerSlots:
     def __init__(self, capacity: int | None = None):
         self.capacity = int(capacity or os.cpu_count() or 1)
         self._free = self.capacity
+        self._waiting = 0
         self._cond = threading.Condition()
 
     @property
     def free(self) -> int:
         with self._cond:
             return self._free
+
+    @property
+    def waiting(self) -> int:
+        """How many callers are waiting in :meth:`acquire` for a slot (another session's job)."""
+        with self._cond:
+            return self._waiting
+
+    def try_acquire(self, wanted: int = 1) -> int:
+        """Take up to ``wanted`` free slots without waiting, and none while another caller waits for one."""
+        with self._cond:
+            if self._waiting:
+                return 0
+            taken = min(max(0, int(wanted)), self._free)
+            self._free -= taken
+            return taken
 
     def acquire(self, wanted: int, token: CancelToken | None = None, on_wait: Callable[[], object] | None = None) -> int:
         """Take between 1 and ``wanted`` slots, waiting (cancellably) until at least one is free; returns how many.
@@ -150,14 +169,19 @@ class WorkerSlots:
         waited = None
         try:
             with self._cond:
-                while self._free < 1:
-                    if token is not None and token.cancelled or PROCESS_TOKEN.cancelled:
-                        raise Stopped((token.reason if token is not None and token.cancelled
-                                       else PROCESS_TOKEN.reason) or "stopped")
-                    if on_wait is not None and waited is None:
-                        told = on_wait()
-                        waited = told if callable(told) else (lambda: None)
-                    self._cond.wait(_POLL)
+                if self._free < 1:
+                    self._waiting += 1
+                    try:
+                        while self._free < 1:
+                            if token is not None and token.cancelled or PROCESS_TOKEN.cancelled:
+                                raise Stopped((token.reason if token is not None and token.cancelled
+                                               else PROCESS_TOKEN.reason) or "stopped")
+                            if on_wait is not None and waited is None:
+                                told = on_wait()
+                                waited = told if callable(told) else (lambda: None)
+                            self._cond.wait(_POLL)
+                    finally:
+                        self._waiting -= 1
                 taken = min(wanted, self._free)
                 self._free -= taken
         finally:
@@ -484,14 +508,16 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
         pending = set()
         done_count = 0
 
-        def submit_next() -> None:
+        def submit_next() -> bool:
             item = next(queue_of_tasks, None)
             if item is not None:
                 future = (pool.submit(_call_with, fn, shared, item[1]) if spare is not None
                           else pool.submit(_call_in_worker, fn, item[1]))
                 futures[future] = item[0]
                 pending.add(future)
+            return item is not None
 
+        workers = taken   # the pool's size; ``taken`` (the slots held) may fall below it while others wait
         for _ in range(taken):
             submit_next()
         _renice(pool)  # the workers exist now (they start with the first submit): lower their priority at once
@@ -506,7 +532,15 @@ def run_tasks(fn: Callable, tasks: Iterable[Sequence], *, shared: Any = None, n_
                 if on_done is not None:
                     on_done(done_count, total)
                 if not stopped():
-                    submit_next()
+                    # Take turns: while another job waits for a slot, a pool of several gives one back after a
+                    # task (its worker idles), down to one; once nobody waits, it takes free slots back.
+                    if taken > 1 and slots.waiting:
+                        slots.release(1)
+                        taken -= 1
+                    elif taken < workers:
+                        taken += slots.try_acquire(workers - taken)
+                    while len(pending) < taken and submit_next():
+                        pass
             if stopped():
                 raise _reason(token)
         clean = True

@@ -157,6 +157,40 @@ def test_worker_slots_cap_the_processes_and_a_waiting_job_can_be_stopped():
     assert outcome["a"] == "stopped" and live_worker_pids() == [] and slots.free == 1
 
 
+def slow_square(shared, x):
+    time.sleep(shared)
+    return x * x
+
+
+def test_a_long_pool_gives_a_slot_to_a_job_that_waits_and_takes_it_back_after():
+    """One clinician's grid of 16 tasks on both cores and another's single fit: the fit waited for the whole grid
+    (more than 90 s on the dashboard). The grid now gives a slot back after its next task, so the fit starts within
+    about one task and ends long before the grid; the grid takes the slot back after, and its results are the same."""
+    slots = WorkerSlots(2)
+    times = {}
+
+    def grid():
+        times["grid"] = run_tasks(slow_square, [(x,) for x in range(16)], shared=0.5, n_jobs=2, slots=slots)
+        times["grid end"] = time.monotonic()
+
+    def fit():
+        run_tasks(sleep_then, [(0.2,)], processes=True, slots=slots,
+                  on_wait=lambda: times.setdefault("fit waited", time.monotonic()))
+        times["fit end"] = time.monotonic()
+
+    first = threading.Thread(target=grid)
+    first.start()
+    assert wait_for(lambda: slots.free == 0 and len(live_worker_pids()) >= 2, timeout=60)
+    second = threading.Thread(target=fit)
+    second.start()
+    second.join(120)
+    first.join(120)
+    assert times["grid"] == [x * x for x in range(16)]
+    assert "fit waited" in times   # it did have to wait: the grid held both slots
+    assert times["grid end"] - times["fit end"] > 1.5, times   # about 4 s of the grid were left when the fit ended
+    assert slots.free == 2 and slots.waiting == 0
+
+
 def test_a_job_that_waited_for_a_slot_is_told_when_it_has_one():
     """The page says "waiting for a free processor" while the slots are busy and stops saying it once the
     job has its slots, not only when its first result arrives (an exploration's first cell can take minutes)."""
