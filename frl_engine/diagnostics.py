@@ -245,7 +245,7 @@ def longer_sample(factor: float, n_samples: int, seconds: float) -> tuple[int, s
     More samples per chain lengthen every attempt of the default schedule in proportion (and its work budget with
     it), so the time scales with them too."""
     more = max(100, math.ceil(n_samples * factor / 100) * 100)
-    total = seconds * factor
+    total = seconds * more / max(n_samples, 1)   # the time of the sample asked for, rounded up as it is
     return more, (f"{total / 60:.1f} minutes" if total >= 120 else f"{total:.0f} s")
 
 
@@ -256,8 +256,9 @@ def longer_sample_advice(verdict: ConvergenceVerdict, n_samples: int, seconds: f
     ``"{:,} Samples per chain on the Fit page"``); ``speed`` whose speed the time is at (``"this run's"``)."""
     more, took = longer_sample(verdict.longer, n_samples, seconds)
     tail = ", and more while the chains disagree" if verdict.worst_rhat > RHAT_TARGET else ""
-    return more, took, (f"About {format_factor(verdict.longer)} times as long a sample ({ask.format(more)}) would "
-                        f"take about {took} at {speed} speed{tail}.")
+    # the factor of the sample asked for (rounded up to a hundred a chain), so that it, the samples and the time agree
+    return more, took, (f"About {format_factor(more / max(n_samples, 1))} times as long a sample ({ask.format(more)}) "
+                        f"would take about {took} at {speed} speed{tail}.")
 
 
 #: A rule is named where the chains disagree when the shares of two chains' lists holding it differ by this much.

@@ -522,7 +522,7 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     advice = [w.value for w in at.warning if w.value.startswith("Posterior not converged")]
     assert advice and "more Samples per chain on the Fit page" in advice[0]
     assert "Sampler chains on the Fit page" in advice[0] and "--" not in advice[0]
-    budget_note = "The sampler stopped before its next, longer attempt"
+    budget_note = "The sampler did not go on to a longer attempt by itself"
     assert not any(budget_note in c.value for c in at.caption)
     # a large export: the default schedule stopped at its work budget, and the page says so under the advice
     at.session_state[state.FIT] = replace(result, posterior=replace(result.posterior, over_budget=True,
@@ -537,10 +537,13 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
         ess={"log_posterior": 900.0, "length": 60.0}))
     at.run()
     n_samples = result.posterior.n_samples
-    more = max(100, math.ceil(n_samples * 6.7 / 100) * 100)
+    more = max(100, math.ceil(n_samples * 6.7 / 100) * 100)   # 6.7 times as many, rounded up to a hundred
+    from frl_engine.diagnostics import format_factor
+
     assert [c.value for c in at.caption if "times as long a sample" in c.value] == [
-        f"About 6.7 times as long a sample ({more:,} Samples per chain on the Fit page) would take about 80 s at "
-        "this sample's speed, and more while the chains disagree."]
+        f"About {format_factor(more / n_samples)} times as long a sample ({more:,} Samples per chain on the Fit page) "
+        f"would take about {12.0 * more / n_samples:.0f} s at this sample's speed, and more while the chains "
+        "disagree."]
     # a sample so short of independent draws that the Fit page cannot ask for enough: the page says so
     at.session_state[state.FIT] = replace(result, posterior=replace(
         result.posterior, seconds=12.0, rhat={"log_posterior": 1.07, "length": 1.1},

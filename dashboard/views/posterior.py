@@ -69,9 +69,9 @@ else:
         else:
             st.caption(advice)
     if getattr(view, "over_budget", False):
-        st.caption("The sampler stopped before its next, longer attempt: with this many patients and lists this "
-                   "long it would take more than about a minute. More Samples per chain on the Fit page make every "
-                   "attempt longer.")
+        st.caption("The sampler did not go on to a longer attempt by itself: with this many patients and lists "
+                   "this long, that would have taken more than about a minute. More Samples per chain on the Fit "
+                   "page ask for a longer sample, as said above.")
     disagreement = getattr(view, "disagreement", ())
     if disagreement:
         # what the chains have not agreed on yet, rule by rule (frl_engine.diagnostics.rules_chains_disagree_on)
