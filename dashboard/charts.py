@@ -353,7 +353,11 @@ def length_histogram_chart(lengths: dict, lam: float | None = None, map_length: 
     """Posterior of the list length L (bars) with the prior Poisson(lambda) for comparison."""
     ks = sorted(int(k) for k in lengths)
     lo, hi = min(ks + ([map_length] if map_length is not None else [])), max(ks)
-    grid = list(range(max(0, lo - 2), hi + 3))
+    lo, hi = max(0, lo - 2), hi + 2
+    if lam is not None and lam > 0:   # the prior's mass too (mean ± 2 sd): at λ = 20 it lay off a chart ending at 10
+        spread = 2 * math.sqrt(lam)
+        lo, hi = min(lo, max(0, math.floor(lam - spread))), max(hi, math.ceil(lam + spread))
+    grid = list(range(lo, hi + 1))
     post = [float(lengths.get(k, 0.0)) for k in grid]
     colors = [NAVY if k != map_length else "#C0392B" for k in grid]
     fig = go.Figure(go.Bar(x=grid, y=post, name="Posterior", marker={"color": colors},
@@ -363,7 +367,7 @@ def length_histogram_chart(lengths: dict, lam: float | None = None, map_length: 
                                  mode="lines+markers", line={"color": "#9AA3AD", "dash": "dot", "width": 1.5},
                                  marker={"size": 5}, hovertemplate="prior P(L = %{x}) = %{y:.1%}<extra></extra>"))
     _base_layout(fig, height=360, title="Posterior of the list length L", legend=LEGEND_BELOW)
-    fig.update_xaxes(title="Rules in the list, L (ELSE not counted)", dtick=1)
+    fig.update_xaxes(title="Rules in the list, L (ELSE not counted)", dtick=1 if len(grid) <= 30 else 5)
     fig.update_yaxes(title="Share of samples", tickformat=".0%", rangemode="tozero")
     return fig
 

@@ -123,10 +123,19 @@ def test_length_histogram_chart_with_prior():
     fig = charts.length_histogram_chart({3: 0.25, 4: 0.75}, lam=4.0, map_length=4)
     bars = fig.data[0]
     assert sum(bars.y) == pytest.approx(1.0)
-    assert list(bars.x) == list(range(1, 7))
+    assert list(bars.x) == list(range(0, 9))   # the posterior's lengths and the prior's mass, 4 ± 2 sd
     assert bars.marker.color[list(bars.x).index(4)] == "#C0392B"
     prior = fig.data[1]
     assert prior.y[list(prior.x).index(4)] == pytest.approx(math.exp(-4) * 4 ** 4 / 24)
+
+
+def test_the_length_histogram_shows_the_prior_where_its_mass_is_at_a_large_lambda():
+    """At λ = 20 the axis stopped at the posterior's L = 10 and the grey prior lay flat at 0%: the chart now runs to
+    the prior's mass (λ ± 2 sd), so the reader sees how far the data pulled the length below the prior."""
+    fig = charts.length_histogram_chart({5: 0.2, 6: 0.5, 7: 0.3}, lam=20.0, map_length=6)
+    prior = fig.data[1]
+    assert min(prior.x) <= 5 and max(prior.x) >= 28 and max(prior.y) > 0.08   # P(L = 19 or 20) is about 8.9%
+    assert sum(fig.data[0].y) == pytest.approx(1.0) and fig.layout.xaxis.dtick == 1
 
 
 def test_poisson_pmf_sums_to_one():
