@@ -806,7 +806,10 @@ def load_model_file(raw: bytes, name: str, result_id: str) -> FitResult:
     estimator_from_model(model)  # checks the rules and risks are well formed
     check_renderable(model)
     hyper = model.get("hyperparameters") or {}
-    label = f"{name} (λ {hyper.get('lam', '?')}, support {hyper.get('min_support', '?')})"
+    support = hyper.get("min_support")
+    support = (f"{format_number(round(100 * support, 2))}%" if isinstance(support, (int, float))
+               and not isinstance(support, bool) else "?")   # 5%, as every other page writes it, not 0.05
+    label = f"{name} (λ {hyper.get('lam', '?')}, support {support})"
     return FitResult(id=result_id, model=json.loads(dumps_model(model)), source="file", label=label)
 
 

@@ -82,6 +82,20 @@ def md(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", visible_controls(str(text)))
 
 
+# In a widget's label only these change what markdown shows (an underscore inside a word does not): escaping every
+# special character there put backslashes into the accessible name a screen reader speaks ("number\_inpatient").
+_LABEL_SPECIAL = re.compile(r"([\\`*\[\]<>$~|])")
+
+
+def label(text) -> str:
+    """A user's name (a column) as a widget's label: made inert as markdown with as few escapes as keep it so, so
+    that the accessible name a screen reader speaks is the name (``number_inpatient``, not ``number\\_inpatient``)."""
+    from frl_engine.terminal import visible_controls
+
+    escaped = _LABEL_SPECIAL.sub(r"\\\1", visible_controls(str(text)))
+    return re.sub(r"(^|\s)_|_($|\s)", lambda m: m.group(0).replace("_", "\\_"), escaped)   # _emphasis_ only
+
+
 def visible(value) -> str:
     """A user's value as a widget shows it (a select box's option, not markdown): a character the browser would
     obey rather than show written visibly, ``<U+202E>``, as :func:`md` does."""
@@ -357,12 +371,33 @@ def fitted_on_other_table(fit, data) -> str | None:
     return spec.data_name
 
 
+def columns_the_table_lacks(fit, data) -> list[str]:
+    """The columns a list opened from a model file uses that the table now loaded lacks (empty for a list fitted
+    here, whose table :func:`fitted_on_other_table` names, or when the table has them all)."""
+    if fit is None or data is None or getattr(fit, "spec", None) is not None:
+        return []
+    used = dict.fromkeys(str(c.get("column")) for rule in fit.model.get("rules") or ()
+                         for c in rule.get("conditions") or ())
+    present = {str(c) for c in data.frame.columns}
+    return [column for column in used if column not in present]
+
+
 def other_table_note(fit, data) -> None:
-    """Say, next to a list, that it was fitted on another table than the one now loaded (after a new upload)."""
+    """Say, next to a list, that it was fitted on another table than the one now loaded (after a new upload), or,
+    for a list opened from a model file, which of its columns the table now loaded lacks."""
     other = fitted_on_other_table(fit, data)
     if other:
         st.info(f"This list was fitted on **{md(other)}** ({md(fit.spec.target)}), not on **{md(data.name)}**, the "
                 "table now loaded. Fit again on the Fit page to get this table's list.", icon=":material/swap_horiz:")
+        return
+    lacks = columns_the_table_lacks(fit, data)
+    if lacks:
+        trained = (fit.model.get("training") or {}).get("data_name")
+        shown = ", ".join(f"**{md(c)}**" for c in lacks[:6]) + (" ..." if len(lacks) > 6 else "")
+        st.warning(f"This list, opened from a model file{f' fitted on **{md(trained)}**' if trained else ''}, uses "
+                   f"{shown}, which **{md(data.name)}**, the table now loaded, does not have: it is not this table's "
+                   "list, and its patients cannot be checked or validated with it. Load the table it was fitted on, "
+                   "or one with those columns.", icon=":material/swap_horiz:")
 
 
 def _status_lines() -> str:
@@ -377,6 +412,9 @@ def _status_lines() -> str:
         extra = " · posterior" if fit.has_posterior else ""
         other = fitted_on_other_table(fit, data)
         extra += f" · fitted on {md(other)}" if other else ""
+        if not other and columns_the_table_lacks(fit, data):   # a model file of another table
+            trained = (fit.model.get("training") or {}).get("data_name")
+            extra += f" · fitted on {md(trained)}" if trained else " · from another table"
         lines.append(f":material/format_list_numbered: **{n} rule{'s' if n != 1 else ''}** + ELSE{extra}")
     return "  \n".join(lines)
 

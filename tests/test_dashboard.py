@@ -454,6 +454,17 @@ def test_model_files_open_and_foreign_files_are_refused(at, tmp_path):
     for page in ("views/posterior.py", "views/validation.py", "views/compare.py"):
         at.switch_page(page).run()
         assert not at.exception, page
+    assert "support 5%" in loaded.label   # as every page writes it, not 0.05
+    # the same model file while another table is loaded: the page says which of its columns that table lacks
+    rng = np.random.default_rng(0)
+    other = pd.DataFrame({"age": rng.integers(20, 90, 300), "died": rng.choice(["yes", "no"], 300)})
+    upload(at, "other.csv", other.to_csv(index=False).encode())
+    at.switch_page("views/card.py").run()
+    at.file_uploader(key=state.W_MODEL_FILE).set_value(("saved2.json", raw + b" ", "application/json")).run()
+    at.switch_page("views/rules.py").run()
+    [said] = [w.value for w in at.warning if "opened from a model file" in w.value]
+    assert "which **other.csv**, the table now loaded, does not have" in said
+    assert "fitted on" in " ".join(m.value for m in at.sidebar.markdown)
 
 
 def test_compare_two_fits_side_by_side(at):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts
+from dashboard import charts, ui
 
 
 def _model(posterior=True, name0="BedSores AND NoShow"):
@@ -210,7 +210,6 @@ def test_rule_text_reaches_plotly_as_text_not_markup():
 def test_a_control_character_in_a_value_is_shown_on_the_page_not_obeyed():
     """A category value holding U+202E (right-to-left override) would print the rest of its line reversed in the
     browser, as on a terminal: the rule table, its charts and the page's markdown show it as <U+202E>."""
-    from dashboard import ui
 
     table = charts.rule_table(_model(name0="Smoking = smokes\u202eX AND NoShow"))
     assert table["conditions"][0] == "Smoking = smokes<U+202E>X AND NoShow"
@@ -232,3 +231,12 @@ def test_the_top_rules_number_stays_inside_the_chart_when_its_interval_reaches_1
     assert fig.layout.xaxis.range[1] >= label_x + 0.1   # room for "91.8%" right of its x, near 100%
     assert max(fig.layout.xaxis.tickvals) == 1.0
     assert charts.falling_risk_chart(_model()).layout.xaxis.range[1] <= 1.0   # as before when it fits
+
+
+def test_a_widget_label_escapes_only_what_markdown_would_change_so_screen_readers_hear_the_name():
+    """Column names label the patient check's fields; markdown escapes everywhere (`number\\_inpatient`) reached the
+    accessible name a screen reader speaks. An underscore inside a name changes nothing in markdown: kept as is."""
+    assert ui.label("number_inpatient") == "number_inpatient"
+    assert ui.label("discharge_disposition_id") == "discharge_disposition_id"
+    assert ui.label("Age*") == "Age\\*" and ui.label("_note_") == "\\_note\\_"   # these would be emphasis
+    assert ui.label("dose [mg]") == "dose \\[mg\\]"

@@ -142,18 +142,18 @@ else:
             key = FIELD_PREFIX + field.column
             if field.kind == "numeric":
                 cuts = ", ".join(charts.format_cut(c) for c in field.thresholds)
-                box.number_input(ui.md(field.column), value=None, key=key, placeholder="unknown", format="%g",
+                box.number_input(ui.label(field.column), value=None, key=key, placeholder="unknown", format="%g",
                                  help=f"The list compares it with {cuts}." if cuts else None)
             elif field.kind == "categorical":
-                box.selectbox(ui.md(field.column), field.options, index=None, key=key, placeholder="unknown",
+                box.selectbox(ui.label(field.column), field.options, index=None, key=key, placeholder="unknown",
                               format_func=ui.visible)
             elif field.kind == "code":
-                box.text_input(ui.md(field.column), key=key,
+                box.text_input(ui.label(field.column), key=key,
                                placeholder=f"unknown, e.g. {field.example}" if field.example else "unknown",
                                help="The code as written in the record (ICD, ATC...); groups match by prefix. "
                                     "Several codes: separate them with ; or |.")
             else:
-                box.selectbox(ui.md(field.column), ["yes", "no"], index=None, key=key, placeholder="unknown")
+                box.selectbox(ui.label(field.column), ["yes", "no"], index=None, key=key, placeholder="unknown")
         st.form_submit_button("Find the rule", type="primary", icon=":material/search:", key="patient_submit",
                               on_click=_check_patient, args=(fit.id, model, fields))
 
