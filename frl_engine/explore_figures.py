@@ -55,6 +55,10 @@ def _panel_title(conditions: int, thresholds: int, several: bool) -> str:
     return title + f", {thresholds} threshold{'s' if thresholds > 1 else ''}" if several else title
 
 
+#: The heatmap's colours: white to a middle blue, every one readable under near-black text (contrast 6:1 or more).
+HEAT_SCALE = [[0.0, "#F7FBFF"], [0.5, "#C6DBEF"], [1.0, "#6BAED6"]]
+
+
 def heatmap_figure(table: pd.DataFrame, *, title: str | None = "Cross-validated AUROC over λ and minimum support") -> go.Figure:
     """One heatmap of mean AUROC per ``max_conditions`` (and ``n_thresholds`` when the grid varies it):
     x = lam, y = min_support (categories)."""
@@ -70,7 +74,7 @@ def heatmap_figure(table: pd.DataFrame, *, title: str | None = "Cross-validated 
         sub = table[(table["max_conditions"] == c)
                     & ((table["n_thresholds"] == t) if "n_thresholds" in table else True)]
         z = np.full((len(supports), len(lams)), np.nan)
-        text = np.full((len(supports), len(lams)), "", dtype=object)
+        text = np.full((len(supports), len(lams)), "not run", dtype=object)   # a cell a stopped grid never reached
         custom = np.full((len(supports), len(lams)), -1, dtype=int)
         for index, row in sub.iterrows():
             i, j = supports.index(row["min_support"]), lams.index(row["lam"])
@@ -83,7 +87,10 @@ def heatmap_figure(table: pd.DataFrame, *, title: str | None = "Cross-validated 
             custom[i, j] = int(index)
         fig.add_trace(go.Heatmap(
             x=[_num(v) for v in lams], y=[f"{100 * v:g}%" for v in supports], z=z, text=text, customdata=custom,
-            texttemplate="%{text}", zmin=zmin, zmax=zmax, colorscale="Viridis", showscale=(k == len(panels)),
+            # light to middle blue under dark text of a fixed size: readable on every cell (Viridis's middle teal
+            # under auto-coloured text was not, and plotly shrank the text to about 7 px to fit it)
+            texttemplate="%{text}", textfont={"size": 12, "color": "#111111"}, zmin=zmin, zmax=zmax,
+            colorscale=HEAT_SCALE, showscale=(k == len(panels)),
             colorbar={"title": "AUROC"}, xgap=2, ygap=2,
             hovertemplate="λ %{x} · support %{y}<br>AUROC %{z:.3f}<extra></extra>"), row=1, col=k)
         fig.update_xaxes(title_text="λ (prior list length)", type="category", row=1, col=k)

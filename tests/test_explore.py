@@ -328,3 +328,26 @@ def test_frl_explore_says_when_no_setting_found_any_rule(tmp_path, capsys):
     printed, err = capsys.readouterr()
     assert status == 0, err
     assert "(0 rules, AUROC" in printed and "Warning: no setting found a rule that beats the overall risk" in printed
+
+
+def test_the_heatmap_names_cells_a_stopped_grid_never_ran_and_keeps_its_text_readable():
+    """A grid stopped after 3 of its 4 cells: the fourth read as an empty cell; it now says "not run". The cells'
+    text keeps one readable size (plotly shrank it to about 7 px) in near-black on colours light enough for it."""
+    from frl_engine.explore_figures import HEAT_SCALE, heatmap_figure
+
+    table = pd.DataFrame({"lam": [2.0, 8.0, 2.0], "min_support": [0.05, 0.05, 0.10], "max_conditions": [2, 2, 2],
+                          "auroc_mean": [0.71, 0.74, np.nan], "n_rules": [3, 6, 0],
+                          "recommended": [False, True, False]})
+    [heat] = heatmap_figure(table).data
+    text = {(y, x): t for row_y, row in zip(heat.y, heat.text) for x, t in zip(heat.x, row) for y in [row_y]}
+    assert text[("5%", "8")].startswith("0.740<br>6 rules ★") and text[("10%", "2")] == "not fitted"
+    assert text[("10%", "8")] == "not run"
+    assert heat.textfont.size == 12 and heat.textfont.color == "#111111"
+
+    def luminance(hex_colour):
+        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    darkest = min(luminance(colour) for _, colour in HEAT_SCALE)
+    assert (darkest + 0.05) / (luminance("#111111") + 0.05) >= 4.5   # WCAG AA contrast on every cell
