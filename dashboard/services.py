@@ -1009,6 +1009,11 @@ class ValidationResult:
     fit_id: str
     evaluation: Any = field(repr=False)  # frl_engine.evaluate.EvaluationResult
 
+    @property
+    def missing_methods(self) -> tuple[str, ...]:
+        """The methods asked for that have no result yet (still running, or stopped before them)."""
+        return tuple(m for m in self.spec.methods if m not in self.evaluation.methods)
+
     def model_block(self) -> dict:
         return self.evaluation.validation_summary("frl")
 
@@ -1025,6 +1030,8 @@ def validation_work(vspec: ValidationSpec, fit: FitResult, features: pd.DataFram
 
             results.append(cross_validate_method(vspec.fit_key, method, vspec.n_folds, vspec.seed, X, event, params,
                                                  fit.spec.data_name, _progress=folds_done, _cancel=job.token))
+            if len(results) < len(vspec.methods):   # the methods so far, shown while the others run (and kept on Stop)
+                job.publish(ValidationResult(vspec, fit.id, merge_evaluations(results)))
         job.stage(len(vspec.methods))
         return ValidationResult(vspec, fit.id, merge_evaluations(results))
 

@@ -310,7 +310,7 @@ def _accept_validation(result) -> None:
     ss = st.session_state
     ss[VALIDATION] = result
     fit = ss[FIT]
-    if fit is not None and fit.id == result.fit_id:
+    if fit is not None and fit.id == result.fit_id and "frl" in result.evaluation.methods:
         updated = fit.with_validation(result.model_block())
         ss[FIT] = updated
         ss[HISTORY] = [updated if f.id == fit.id else f for f in ss[HISTORY]]

@@ -178,3 +178,19 @@ def test_closing_the_tab_ends_the_sessions_jobs_and_sigterm_ends_the_server(tmp_
             process.wait(timeout=10)
     text = log_path.read_text(errors="replace")
     assert not app_errors(text), text[-3000:]
+
+
+def test_a_cross_validation_stopped_after_some_methods_shows_those_methods(at):
+    """Stopped after FRL, logistic regression and CART had finished, the page read "No cross-validation yet": the
+    methods finished are published as they finish, kept on Stop, and the page names the ones that did not run."""
+    fit(at, **{state.W_POSTERIOR: False})
+    job = start_validation(at, methods=("logreg", "svm"))
+    assert wait_for(lambda: job.version >= 1, timeout=120)   # logistic regression done, the SVM running
+    at.button(key="stop_validation").click().run()
+    assert jobs.wait(job, 30) and job.stopped
+    at.run()
+    assert not at.exception
+    result = at.session_state[state.VALIDATION]
+    assert result is not None and result.evaluation.methods == ("logreg",) and result.missing_methods == ("svm",)
+    assert any("did not run (stopped)" in i.value for i in at.info), [i.value for i in at.info]
+    assert any("AUROC (mean)" in d.value.columns for d in at.dataframe)   # its table is shown

@@ -57,6 +57,13 @@ if result is None:
     st.stop()
 
 evaluation = result.evaluation
+missing = result.missing_methods
+if missing:   # the methods finished so far: the others are running, or were stopped before they ran
+    names = ", ".join(METHOD_NAMES.get(m, m) for m in missing)
+    st.info(f"The methods cross-validated so far; {names} " + (
+        "follow." if state.running("validation") else
+        "did not run (stopped). Run the cross-validation again to add them: the finished methods are not run again."),
+        icon=":material/pending:")
 if result.fit_id != fit.id:
     st.warning("These results are for an earlier list's settings; run the cross-validation again for the current "
                "list.", icon=":material/history:")
