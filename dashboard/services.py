@@ -459,6 +459,10 @@ def split_outcome(frame: pd.DataFrame, target: str | None, event) -> tuple[pd.Da
         raise DataError(f"The outcome column '{target}' is not in this table: pick another one")
     n_values = len(_outcome_spellings(frame[target]))
     if n_values > MAX_EVENT_CHOICES:
+        if looks_like_identifier(target, frame[target]):   # as the column table calls it
+            raise DataError(f"The outcome column '{target}' has {n_values:,} different values: it is an identifier "
+                            "(a record or patient number), not an outcome. Pick the yes/no column the rule list "
+                            "should predict")
         raise DataError(f"The outcome column '{target}' has {n_values:,} different values: it looks like a "
                         "measurement, not an outcome. Pick a yes/no column (or make one from it)")
     if n_values < 2:  # the engine's one-class message, or a checkbox outcome's event (its blanks: no event)

@@ -471,7 +471,8 @@ class Binarizer:
             else:
                 specs.append(spec)
         if len(excluded) and all(c in excluded for c in columns):
-            raise DataError("Every column is excluded, so there is nothing to make items from: exclude fewer columns")
+            raise DataError("Every column is left out, so there is nothing to make items from: use more columns "
+                            "(fewer --exclude; on the dashboard, tick Use on more of them)")
         if not specs:
             shown = "; ".join(f"{r.name}: {r.reason}" for r in readings[:4])
             by_support = [r for r in readings if "support" in r.reason]

@@ -1018,8 +1018,15 @@ def parse_model(text, source: str = "model file") -> dict:
     """Parse and check model JSON text; raise ModelFileError if it is not one of ours."""
     try:
         model = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelFileError(f"{source} is not a model file: it is not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    except json.JSONDecodeError as exc:   # where, in words, not the parser's ("Expecting property name ...")
+        if not str(text).strip():
+            raise ModelFileError(f"{source} is not a model file: it is empty") from None
+        where = f"line {exc.lineno}, column {exc.colno}" if exc.pos else "its start"
+        cut = " (cut short?)" if exc.pos >= len(text.rstrip()) else " (edited by hand, or cut short?)"
+        raise ModelFileError(f"{source} is not a model file: it is not valid JSON, from {where}{cut}; save the model "
+                             "again from the dashboard or `frl fit --out`") from None
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{source} is not a model file: it is not valid JSON (not UTF-8 text)") from None
     return check_model_dict(model, source)
 
 

@@ -148,7 +148,7 @@ class SearchReport:
         if self.converged:
             checked = f", and {self._walks_text()} from it found nothing better" if self.n_walks else ""
             return (f"Search converged: {self.n_reached_best} of {self.n_chains} independent chains reached the "
-                    f"same best list (spread {self.spread_nats:.2f} nats{self._distinct_text()}{hops}){checked}.")
+                    f"same best list (spread {self.spread_nats:.2f} nats{self._others_text()}{hops}){checked}.")
         if self.n_chains < 2:
             return ("Search not checked: only one chain ran, so nobody can tell whether a better list exists; "
                     "use 2 or more chains" + (" (Chains on the Fit page)." if interface == "dashboard" else "."))
@@ -177,6 +177,18 @@ class SearchReport:
 
     def _walks_text(self) -> str:
         return "a walk of the posterior" if self.n_walks == 1 else f"{self.n_walks} walks of the posterior"
+
+    def _others_text(self) -> str:
+        """For a converged search: where the chains that did not reach the best list ended (read beside "converged",
+        "the chains ended at 2 different lists" sounded like a contradiction)."""
+        if self.n_distinct is None or self.n_distinct == 1:
+            return self._distinct_text()
+        others = self.n_chains - self.n_reached_best
+        if others < 1:
+            return self._distinct_text()
+        lists = self.n_distinct - 1
+        return (f"; the other {others} ended at {'a lower list' if lists == 1 else f'{lists} lower lists'}, and about "
+                f"{self._share_text()} of further chains would end at a list not found yet")
 
     def _distinct_text(self) -> str:
         if self.n_distinct is None:

@@ -243,7 +243,7 @@ def _frame(**columns):
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Agee": [65]}}, r"thresholds \(--threshold\) names column 'Agee'.*'Age'"),
         (_frame(Age=[60, 70, 80]), {"column_kinds": {"Sex": "categorical"}}, r"column_kinds \(--kind\) names column 'Sex'"),
         (_frame(Age=[60, 70, 80]), {"exclude": ["PatientID"]}, r"exclude \(--exclude\) names column 'PatientID'"),
-        (_frame(Age=[60, 70, 80]), {"exclude": "Age"}, "Every column is excluded"),
+        (_frame(Age=[60, 70, 80]), {"exclude": "Age"}, "Every column is left out.*tick Use"),
         (_frame(Age=[60, 70, 80]), {"column_kinds": {"Age": "numbr"}}, r"'numbr' for column 'Age'.*numeric, categorical"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Age": "sixty"}}, "thresholds for 'Age'"),
         (_frame(Age=[60, 70, 80]), {"thresholds": {"Age": [60, float("nan")]}}, "thresholds for 'Age'"),

@@ -748,3 +748,17 @@ def test_a_column_copying_another_is_said_to_make_no_rule_beside_its_items_and_t
     table.loc[table["column"] == "gender", "use"] = False
     at.run()
     assert not at.exception and not any(said in c.value for c in at.caption)
+
+
+def test_a_one_chain_posterior_is_said_to_be_unchecked_and_shows_no_r_hat(at):
+    """With one sampler chain the verdict is "not checked", yet the page showed R-hat 1.030 and the list's page said
+    "did not converge": R-hat (which compares chains) now reads n/a, and the list's page says not checked."""
+    result = fit(at, **{state.W_POSTERIOR: True, state.W_POST_CHAINS: 1, state.W_POST_SAMPLES: 100})
+    assert result.posterior is not None and result.posterior.n_chains == 1
+    at.run()
+    [said] = [w.value for w in at.warning if "posterior sample" in w.value]
+    assert "was not checked (one chain cannot show that chains agree)" in said and "did not converge" not in said
+    at.switch_page("views/posterior.py").run()
+    assert not at.exception
+    values = {m.label: m.value for m in at.metric}
+    assert values["R-hat, log posterior"] == "n/a" and values["R-hat, length L"] == "n/a"

@@ -501,3 +501,13 @@ def test_a_column_whose_type_is_left_out_is_left_out_even_with_use_ticked():
     table.loc[table["column"] == "PatientID", "kind"] = "categorical"  # a type picked: used as that type
     assert services.column_choices(table, "Outcome") == services.ColumnChoices(
         exclude=("Creatinine",), kinds=(("PatientID", "categorical"),))
+
+
+def test_an_identifier_picked_as_the_outcome_is_called_an_identifier_as_the_column_table_calls_it():
+    """PatientID picked as the outcome was called "a measurement" while the column table beside it says identifier."""
+    frame = _frame()
+    with pytest.raises(DataError, match="'PatientID' has 400 different values: it is an identifier"):
+        services.split_outcome(frame, "PatientID", None)
+    frame["Creatinine"] = frame["Creatinine"].fillna(1.0)
+    with pytest.raises(DataError, match="looks like a measurement"):
+        services.split_outcome(frame, "Creatinine", None)

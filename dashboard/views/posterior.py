@@ -43,9 +43,17 @@ rhat_log, rhat_len = view.rhat.get("log_posterior"), view.rhat.get("length")
 c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Samples", f"{view.n_chains} × {view.n_samples:,}", border=True,
           help=f"chains × kept samples (burn-in {view.burn_in:,})")
-c2.metric("R-hat, log posterior", "n/a" if rhat_log is None or math.isnan(rhat_log) else f"{rhat_log:.3f}",
-          help="Split R-hat (Vehtari et al. 2021): below 1.01–1.1 means the chains agree.", border=True)
-c3.metric("R-hat, length L", "n/a" if rhat_len is None or math.isnan(rhat_len) else f"{rhat_len:.3f}", border=True)
+one_chain = view.n_chains < 2   # R-hat compares chains: one chain's halves say nothing the verdict can use
+
+
+def _rhat_text(value) -> str:
+    return "n/a" if one_chain or value is None or math.isnan(value) else f"{value:.3f}"
+
+
+rhat_help = ("R-hat compares chains: with one chain it is not computed (use 4 Sampler chains)." if one_chain else
+             "Split R-hat (Vehtari et al. 2021): below 1.01–1.1 means the chains agree.")
+c2.metric("R-hat, log posterior", _rhat_text(rhat_log), help=rhat_help, border=True)
+c3.metric("R-hat, length L", _rhat_text(rhat_len), help=rhat_help, border=True)
 acc = view.acceptance.get("all")
 c4.metric("Acceptance (list moves)", charts.pct(acc), border=True)
 c5.metric("Same as list shown", charts.pct(view.map_list_frequency),

@@ -105,8 +105,13 @@ if copied:  # sex F / M beside gender: no rule tests sex, and none is missing fo
     st.caption(f":material/content_copy: {copied}")
 post_block = model.get("posterior")
 if isinstance(post_block, dict) and post_block.get("converged") is False:
-    st.warning("The posterior sample did not converge, so these credible intervals are not reliable "
-               "(the printed card leaves them out): sample longer on the Fit page.", icon=":material/warning:")
+    if str(post_block.get("verdict") or "").startswith("Posterior not checked"):   # one chain: nothing to compare
+        st.warning("The posterior sample was not checked (one chain cannot show that chains agree), so these credible "
+                   "intervals are not known to be reliable (the printed card leaves them out): sample with 4 Sampler "
+                   "chains on the Fit page.", icon=":material/warning:")
+    else:
+        st.warning("The posterior sample did not converge, so these credible intervals are not reliable "
+                   "(the printed card leaves them out): sample longer on the Fit page.", icon=":material/warning:")
 if not fit.has_posterior and state.running("fit"):
     st.caption("Risks are point estimates until the posterior sample under way arrives with 95% credible "
                "intervals.")
