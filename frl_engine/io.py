@@ -214,6 +214,7 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
                 said.append(f"sheet {chosen!r} of {len(sheets)} ({', '.join(map(repr, sheets))}): {why}")
             percent = frame.attrs.pop("percent_columns", [])
             same = frame.attrs.pop("same_sheets", [])
+            frame.attrs["unread_sheets"] = list(same)   # their patients are not in the table: the dashboard warns
             if same:
                 said.append(f"sheet{'s' if len(same) > 1 else ''} {', '.join(map(repr, same))} "
                             f"{'have' if len(same) > 1 else 'has'} the same columns and "

@@ -320,7 +320,24 @@ def test_a_workbook_of_several_sheets_offers_its_sheets_and_reads_the_one_picked
     assert not at.exception
     assert list(at.session_state[state.DATA].frame.columns) == ["Age", "Died"]
     assert at.selectbox(key=state.W_TARGET).value == "Died"
+    assert not any("same columns as the sheet read" in w.value for w in at.warning)
     [sheet] = [s for s in at.selectbox if s.label == "Sheet of the workbook"]
     sheet.set_value("Empty").run()
     assert not at.exception and any("Sheet Empty cannot be used" in e for e in errors(at))
     assert list(at.session_state[state.DATA].frame.columns) == ["Age", "Died"]
+
+
+def test_sheets_with_the_same_columns_as_the_one_read_are_a_warning_not_a_caption(at):
+    """A year per sheet: the patients of the sheets not read are missing from the list; that was a caption."""
+    import io
+
+    rng = np.random.default_rng(1)
+    years = {str(year): pd.DataFrame({"Age": rng.integers(20, 90, n), "Died": rng.choice(["yes", "no"], n)})
+             for year, n in ((2020, 300), (2021, 200))}
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer) as writer:
+        for name, frame in years.items():
+            frame.to_excel(writer, sheet_name=name, index=False)
+    upload(at, "years.xlsx", buffer.getvalue(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    [said] = [w.value for w in at.warning if "same columns as the sheet read" in w.value]
+    assert "**2021**" in said and "patients are not in this table" in said

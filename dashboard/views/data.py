@@ -55,7 +55,8 @@ if ss[state.DATA_ERROR]:
 data = ui.require_data()
 frame = data.frame
 
-size = f"{data.n_bytes / 1024:,.0f} KB" if data.n_bytes < 1024 ** 2 else f"{data.n_bytes / 1024 ** 2:,.1f} MB"
+# in the uploader's units (1 MB = 1,000,000 bytes): it showed 50.7MB where this line read 48.4 MB
+size = f"{data.n_bytes / 1000:,.0f} KB" if data.n_bytes < 1000 ** 2 else f"{data.n_bytes / 1000 ** 2:,.1f} MB"
 read_as = frame.attrs.get("read_as")
 st.markdown(f":material/description: **{ui.md(data.name)}**{' (sample data)' if data.is_sample else ''} · {size}"
             + (f" · read as {ui.md(read_as)}" if read_as and not data.is_sample else ""))
@@ -72,6 +73,12 @@ if len(sheets) > 1 and data.raw is not None and frame.attrs.get("sheet") in shee
             st.error(f"Sheet {ui.md(chosen)} cannot be used: {ui.md(exc)}", icon=":material/error:")
         else:
             st.rerun()
+unread = frame.attrs.get("unread_sheets") or []
+if unread:   # a year per sheet: half the patients would be missing from the list without a word that stands out
+    st.warning(f"Sheet{'s' if len(unread) > 1 else ''} {', '.join(f'**{ui.md(n)}**' for n in unread)} of this "
+               f"workbook {'have' if len(unread) > 1 else 'has'} the same columns as the sheet read, and "
+               f"{'their' if len(unread) > 1 else 'its'} patients are not in this table. Put all the patients on one "
+               "sheet to use them.", icon=":material/layers:")
 if frame.attrs.get("left_out"):
     st.caption(f":material/content_cut: Left out of the file: {ui.md(frame.attrs['left_out'])}.")
 if frame.attrs.get("unnamed"):

@@ -127,7 +127,9 @@ if error and not state.running("fit"):
 fit = ss[state.FIT]
 if fit is not None and not state.running("fit"):
     n = len(fit.model["rules"])
-    timing = f" in {fit.fit_seconds:.2f} s" if fit.fit_seconds else ""
+    timing = ("" if fit.fit_seconds is None else
+              " earlier with these settings (reused)" if fit.fit_seconds < 0.05 else   # not "fitted in 0.00 s"
+              f" in {fit.fit_seconds:.2f} s")
     st.success(f"Current list: **{n} rule{'s' if n != 1 else ''} + ELSE**, fitted{timing} "
                f"({ui.md(fit.label)}).", icon=":material/check_circle:")
     ui.other_table_note(fit, data)

@@ -24,7 +24,9 @@ if view is None:
         st.info("This list was loaded from a model file, which keeps the risks' credible intervals but not the "
                 "samples. Fit it on data to see its posterior.", icon=":material/info:")
     else:
-        st.info("The posterior was not sampled for this list.", icon=":material/info:")
+        asked = getattr(fit.spec, "posterior", None) is not None
+        st.info("The posterior sample asked for with this list was stopped, or did not finish." if asked
+                else "The posterior was not sampled for this list.", icon=":material/info:")
         ss_settings = ui.fit_settings_from_widgets()[1] or services.PosteriorSettings()
         if st.button(f"Sample the posterior now ({ss_settings.n_chains} chains × {ss_settings.n_samples:,} samples)",
                      type="primary", key="posterior_button", icon=":material/play_arrow:"):
