@@ -708,7 +708,7 @@ _OUTPUTS = ("out", "model_out", "html")
 
 # What each command writes to each output, by the suffixes that name it; a name with another of KNOWN_SUFFIXES
 # (``--out card.png`` for the card, ``--out model.csv`` for a model) would hold something its name does not say.
-_FORMATS = {"JSON": (".json",), "PDF": (".pdf",), "HTML": (".html", ".htm"), "CSV": (".csv",)}
+_FORMATS = {"JSON": (".json", ".txt"), "PDF": (".pdf",), "HTML": (".html", ".htm"), "CSV": (".csv", ".txt")}
 _OUTPUT_FORMATS = {("fit", "out"): "JSON", ("card", "out"): "PDF", ("evaluate", "out"): "JSON",
                    ("evaluate", "html"): "HTML", ("explore", "out"): "CSV", ("explore", "html"): "HTML",
                    ("export", "out"): "JSON", ("sample", "out"): "JSON", ("sample", "model_out"): "JSON",
