@@ -130,10 +130,36 @@ def load_table(raw: bytes, name: str, *, is_sample: bool = False, limit_mb: int 
         raise DataError(f"{name} is {len(raw) / 1024 / 1024:.0f} MB; the dashboard accepts files up to {limit_mb} MB: "
                         "drop columns or rows you do not need, or save it as Parquet")
     frame = _read_table_cached(raw, name, sheet)   # the engine's messages for a file that is not a table
+    if sheet is None:
+        frame, sheet = _sheet_with_an_outcome(raw, name, frame)
     several = len(frame.attrs.get("sheets") or ()) > 1
     key = bytes_key(raw) if sheet is None else bytes_key(raw + f"\0sheet {sheet}".encode())
     return LoadedData(name=name, key=key, frame=frame, n_bytes=len(raw), is_sample=is_sample,
                       sha256=hashlib.sha256(raw).hexdigest(), raw=raw if several else None)
+
+
+def _sheet_with_an_outcome(raw: bytes, name: str, frame: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """A workbook's first sheet read (the one with the most filled cells), or, when no column of it is named like an
+    outcome (:func:`outcome_name_rank`) and another sheet has one, that sheet: an ICD lookup bigger than the
+    patients is not the table.  Returns the frame and the sheet picked (None: the first one read)."""
+    sheets = frame.attrs.get("sheets") or []
+    if len(sheets) < 2 or any(outcome_name_rank(column) is not None for column in frame.columns):
+        return frame, None
+    for other in sheets:
+        if other == frame.attrs.get("sheet"):
+            continue
+        try:
+            candidate = _read_table_cached(raw, name, other)
+        except FRLError:
+            continue
+        named = [column for column in candidate.columns if outcome_name_rank(column) is not None]
+        if named:
+            picked = candidate.copy(deep=False)   # the cached frame's attrs stay as they are
+            picked.attrs = dict(candidate.attrs)
+            picked.attrs["read_as"] = str(candidate.attrs.get("read_as", "")).replace(
+                "the one asked for", f"the one with a column named like an outcome ({named[0]!r})")
+            return picked, other
+    return frame, None
 
 
 def without_missing_outcome(data: LoadedData, target: str) -> LoadedData:

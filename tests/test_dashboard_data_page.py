@@ -297,9 +297,9 @@ def test_a_value_holding_a_right_to_left_override_is_shown_visibly_in_the_outcom
 
 
 def test_a_workbook_of_several_sheets_offers_its_sheets_and_reads_the_one_picked(at):
-    """A bigger lookup sheet of ICD codes beside the patients is read first (the most filled cells): the Data page
-    offers the workbook's sheets, and picking the patients' sheet reads it as the table; a sheet that is no table
-    gets a message and the table in use stays."""
+    """A bigger lookup sheet of ICD codes beside the patients was read first (the most filled cells): the sheet with
+    a column named like an outcome is read instead, the Data page offers the workbook's sheets, and picking one reads
+    it as the table; a sheet that is no table gets a message and the table in use stays."""
     import io
 
     rng = np.random.default_rng(0)
@@ -314,8 +314,13 @@ def test_a_workbook_of_several_sheets_offers_its_sheets_and_reads_the_one_picked
     upload(at, "export.xlsx", buffer.getvalue(),
            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
     [sheet] = [s for s in at.selectbox if s.label == "Sheet of the workbook"]
-    assert sheet.options == ["Patients", "ICD lookup", "Empty"] and sheet.value == "ICD lookup"
+    # the sheet with a column named like an outcome (Died), not the bigger lookup
+    assert sheet.options == ["Patients", "ICD lookup", "Empty"] and sheet.value == "Patients"
+    assert list(at.session_state[state.DATA].frame.columns) == ["Age", "Died"]
+    assert "the one with a column named like an outcome ('Died')" in at.session_state[state.DATA].frame.attrs["read_as"]
+    sheet.set_value("ICD lookup").run()
     assert list(at.session_state[state.DATA].frame.columns) == ["code", "description"]
+    [sheet] = [s for s in at.selectbox if s.label == "Sheet of the workbook"]
     sheet.set_value("Patients").run()
     assert not at.exception
     assert list(at.session_state[state.DATA].frame.columns) == ["Age", "Died"]
