@@ -580,6 +580,8 @@ def cmd_predict(args) -> int:
     frame = read_table(args.data, sheet=args.sheet, wanted_columns=used)  # read as fit reads
     # the same rows, every cell as written
     original = read_table(args.data, tidy=False, as_written=True, sheet=args.sheet, wanted_columns=used)
+    if frame.attrs.get("read_as"):   # the sheet read, a decimal comma, Excel's percentages: on stderr, as the
+        print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.", file=sys.stderr)   # scores may be stdout
     if frame.attrs.get("left_out"):
         print(f"Left out of {Path(args.data).name}: {frame.attrs['left_out']}.", file=sys.stderr)
     features = frame.drop(columns=[c for c in [model["outcome"].get("target")] if c in frame.columns])
@@ -607,6 +609,8 @@ def cmd_predict(args) -> int:
     style = {"sep": frame.attrs.get("delimiter", ","), "decimal": frame.attrs.get("decimal", ".")}
     if args.out:
         suffix = Path(args.out).suffix.lower()
+        if suffix == ".tsv":   # the name says tab-separated, whatever the input's delimiter
+            style["sep"] = "\t"
         if (suffix in STAT_SUFFIXES or suffix in (".xlsx", ".parquet")) and frame.attrs.get("delimiter"):
             # a text file into a typed one: numbers as numbers
             from .io import numbers_as_numbers
@@ -730,8 +734,10 @@ def _check_output_file(flag: str, value: str, fmt: str | None) -> None:
         raise FRLError(f"{flag} {value} is a folder: give a file name in it (for example {path / example})")
     suffix = path.suffix.lower()
     if fmt and suffix in KNOWN_SUFFIXES and suffix not in _FORMATS[fmt]:
+        stem = Path(path.stem)   # m.json.gz: name it m.json, not m.json.json
+        shown = stem.name if stem.suffix.lower() in _FORMATS[fmt] else path.with_suffix(_FORMATS[fmt][0]).name
         raise FRLError(f"{flag} {value}: this is written as {fmt}, and a {suffix} name would say otherwise; name it "
-                       f"{path.with_suffix(_FORMATS[fmt][0]).name}")
+                       f"{shown}")
     if (path.exists() and not os.access(path, os.W_OK)) or not _can_create_in(folder):
         raise FRLError(f"{flag} {value}: {'that file' if path.exists() else 'the folder ' + str(folder)} cannot be "
                        "written (read-only, or not yours); write the file elsewhere")
@@ -755,6 +761,12 @@ def _check_outputs(args) -> None:
     command's own inputs (the export or the model would be written over, and lost) or that two outputs share (the
     second would replace the first)."""
     outputs = [(name, getattr(args, name, None)) for name in _OUTPUTS]
+    folder_out = getattr(args, "out", None) if args.command == "reproduce" else None
+    if isinstance(folder_out, str) and folder_out:   # reproduce's --out is a folder it makes: in a place it can write
+        parent = Path(folder_out).expanduser().resolve().parent
+        if not parent.is_dir() or (not Path(folder_out).expanduser().exists() and not _can_create_in(parent)):
+            raise FRLError(f"--out {folder_out}: the folder {parent} does not exist or cannot be written; give a "
+                           "folder elsewhere")
     outputs = [(name, value) for name, value in outputs
                if isinstance(value, str) and value and not (name == "out" and args.command == "reproduce")]
     command = getattr(args, "models_command", None) if args.command == "models" else args.command

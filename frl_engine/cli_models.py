@@ -94,7 +94,7 @@ def register(subparsers) -> None:
     sub.required = True
 
     listing = sub.add_parser("list", help="list registered models, newest first",
-                             description="ID, created, data, rules, AUROC (cv: cross-validated; ext: external) "
+                             description="ID, created, data, rules, AUROC (cv: cross-validated; ext: external; val: validated on a table not checked for the training patients) "
                                          "and note of each registered model, newest first.")
     listing.add_argument("--all", action="store_true", help="also list retired models")
     listing.set_defaults(handler=cmd_list)
@@ -232,12 +232,15 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
                 if isinstance(share, (int, float))
                 else " (not checked for its training patients)" if ext.get("training_unchecked") else "")
         auroc = ext.get("auroc") if same and isinstance(ext.get("auroc"), (int, float)) else entry.external_auroc
+        if auroc is None and entry.unchecked_auroc is not None:
+            auroc = entry.unchecked_auroc
         what = ext.get("data_name") or ext.get("data") or "new patients"
         counts = (f" on {ext['n']:,} patients ({ext['events']:,} events)"
                   if isinstance(ext.get("n"), int) and isinstance(ext.get("events"), int) else "")
         flagged = ext.get("flagged_rules") if isinstance(ext.get("flagged_rules"), list) else []
         flags = f"; rules flagged: {', '.join(map(str, flagged))}" if flagged else ""
-        lines.append(("External", f"{what}: AUROC {auroc:.3f}{counts}{same}{flags}" if auroc is not None
+        label = "External" if entry.external_auroc is not None or not ext.get("training_unchecked") else "Validation"
+        lines.append((label, f"{what}: AUROC {auroc:.3f}{counts}{same}{flags}" if auroc is not None
                       else str(ext)[:200]))
     if entry.posterior:
         post = entry.posterior

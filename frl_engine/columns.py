@@ -116,11 +116,15 @@ _BARE_RANGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)$", 
 _PERCENT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*%$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 # A number written with its unit ("72 kg", "3 days", "120 mmHg") or a currency ("$24,247", "€ 310.50").
+# 10^9 cells a litre as exports write it: x10^9/L, ×10⁹/L, x10E9/L, 10e9/L ...
+_TEN_TO_THE_9 = ("x 10^9/l", "10^9/l", "×10^9/l", "× 10^9/l", "x10⁹/l", "×10⁹/l", "10⁹/l", "x10e9/l", "x 10e9/l",
+                 "10e9/l", "×10e9/l")
+_TEN_TO_THE_12 = ("x 10^12/l", "10^12/l", "×10^12/l", "x10¹²/l", "×10¹²/l", "10¹²/l", "x10e12/l", "10e12/l")
 _LAB_UNITS = ("kpa", "cmh2o", "mmol", "mmol/mol", "meq/l", "nmol/l", "pmol/l", "µg/l", "ug/l", "mg/l", "ng/ml", "ng/l",
               "pg/ml", "µg/dl", "ug/dl", "ng/dl", "mu/l", "miu/l", "mui/l", "u/ml", "iu/ml", "µkat/l", "ukat/l",
               "mosm/kg", "mosm/l", "fl", "pg", "mm/h", "mm/hr", "l/min", "ml/min", "ml/min/1.73m2", "ml/min/1.73 m2",
-              "ml/min/1.73m²", "ml/min/1.73 m²", "kg/m2", "kg/m²", "x10^9/l", "x 10^9/l", "10^9/l", "x10^12/l",
-              "x 10^12/l", "10^12/l", "x10^3/µl", "x 10^3/µl", "x10^3/ul", "10^3/µl", "10^3/ul", "k/µl", "k/ul",
+              "ml/min/1.73m²", "ml/min/1.73 m²", "kg/m2", "kg/m²", "x10^9/l", *_TEN_TO_THE_9, "x10^12/l",
+              *_TEN_TO_THE_12, "x10^3/µl", "x 10^3/µl", "x10^3/ul", "10^3/µl", "10^3/ul", "k/µl", "k/ul",
               "g/24h", "mg/24h", "sec", "secs", "breaths/min")
 UNITS = ("kg", "g", "mg", "mcg", "µg", "ug", "ng", "lb", "lbs", "oz", "cm", "mm", "in", "ml", "l", "dl", "mmol/l",
          "µmol/l", "umol/l", "mg/dl", "g/dl", "g/l", "mmhg", "bpm", "/min", "kcal", "iu", "iu/l", "u/l",
@@ -129,7 +133,8 @@ UNITS = ("kg", "g", "mg", "mcg", "µg", "ug", "ng", "lb", "lbs", "oz", "cm", "mm
 # The micro sign (U+00B5) and the Greek mu (U+03BC) look the same; exports write either.
 UNITS = (*UNITS, *(u.replace("µ", "μ") for u in UNITS if "µ" in u))
 _UNIT_WORDS = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
-_WITH_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(" + _UNIT_WORDS + r")$", re.IGNORECASE)
+# The number may group its thousands with commas ("1,684 g", as "1,684" alone is read): group 1 keeps them.
+_WITH_UNIT = re.compile(r"^([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*(" + _UNIT_WORDS + r")$", re.IGNORECASE)
 # Lab exports: a result below (or above) what the assay measures, "<0.5" ("≤0.5", "<0.5 mg/dL"), read at that limit.
 _UNIT_SUFFIX = r"(?:\s*(?:" + _UNIT_WORDS + r"))?"
 _BELOW_LIMIT = re.compile(r"^(?:<=?|≤)\s*([-+]?\d+(?:\.\d+)?)" + _UNIT_SUFFIX + "$", re.IGNORECASE)
@@ -145,8 +150,8 @@ _UNIT_SPELLINGS = (("d", "day", "days"), ("h", "hr", "hrs", "hour", "hours"), ("
                    ("mm/h", "mm/hr"), ("sec", "secs"), ("kg/m2", "kg/m²"),
                    ("ml/min/1.73m2", "ml/min/1.73 m2", "ml/min/1.73m²", "ml/min/1.73 m²"),
                    # 10^9 cells a litre are 10^3 a microlitre: one unit, written five ways
-                   ("x10^9/l", "x 10^9/l", "10^9/l", "x10^3/µl", "x 10^3/µl", "x10^3/ul", "10^3/µl", "10^3/ul", "k/µl",
-                    "k/ul", "x10^3/μl", "x 10^3/μl", "10^3/μl", "k/μl"), ("x10^12/l", "x 10^12/l", "10^12/l"))
+                   ("x10^9/l", *_TEN_TO_THE_9, "x10^3/µl", "x 10^3/µl", "x10^3/ul", "10^3/µl", "10^3/ul", "k/µl",
+                    "k/ul", "x10^3/μl", "x 10^3/μl", "10^3/μl", "k/μl"), ("x10^12/l", *_TEN_TO_THE_12))
 _UNIT_NAMES = {spelling: group[0] for group in _UNIT_SPELLINGS for spelling in group}
 
 
@@ -412,7 +417,7 @@ def _number_from_text(text: str) -> float | None:
         return float(text.replace(",", ""))
     match = _WITH_UNIT.match(text)
     if match:
-        return float(match.group(1))
+        return float(match.group(1).replace(",", ""))
     match = _CURRENCY.match(text)
     if match and (_THOUSANDS.match(match.group(1)) or "," not in match.group(1)):
         return float(match.group(1).replace(",", ""))
@@ -1217,8 +1222,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     if unit:
         # "7.2 widgets/L": each number a level of its own, few reaching the support; "group rare values" was the
         # only advice, wrong for a measurement
+        example = next((labels[i] for i in order if labels[i].strip().casefold().endswith(unit.casefold())),
+                       labels[int(order[0])])
         return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level; "
-                                      f"{UNKNOWN_UNIT} {unit!r} (such as '{labels[int(order[0])]}'): to compare "
+                                      f"{UNKNOWN_UNIT} {unit!r} (such as '{example}'): to compare "
                                       "them with thresholds, write the column as plain numbers in one unit")
     return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level")
 
@@ -1238,9 +1245,10 @@ def _unknown_unit(labels: list[str]) -> str | None:
     if len(found) < 0.9 * len(labels):
         return None
     words = pd.Series([w.casefold() for w in found]).value_counts()
-    if words.iloc[0] < 0.9 * len(labels):
-        return None
-    return next(w for w in found if w.casefold() == words.index[0])
+    word = words.index[0]
+    if words.iloc[0] < 0.9 * len(labels) or len(word) < 2 or word == "%" or word in {u.casefold() for u in UNITS}:
+        return None   # "100 B" is a bed; "%" and "kg" are read (a column of them failing for another reason)
+    return next(w for w in found if w.casefold() == word)
 
 
 def read_columns(frame: pd.DataFrame, *, column_kinds: dict | None = None, exclude: Sequence[str] = ()) -> list[ColumnReading]:

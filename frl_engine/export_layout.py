@@ -68,7 +68,7 @@ _NUMBER_CELL = re.compile(r"^((?:[<>]=?|≤|≥)\s*)?([-+]?\d+(?:[.,]\d+)?)(\s*(
                           re.IGNORECASE)
 
 
-def decimal_commas_in_cells(frame: pd.DataFrame, keep_text) -> list[str]:
+def decimal_commas_in_cells(frame: pd.DataFrame, keep_text, decimal_comma: bool = False) -> list[str]:
     """A decimal comma in a cell written with a limit, a percent sign or a unit, as a decimal point; in place.
 
     A German or French lab export writes ``<0,5``, ``98,6 %`` and ``6,1 kPa``.  Plain numbers with a decimal comma
@@ -80,7 +80,8 @@ def decimal_commas_in_cells(frame: pd.DataFrame, keep_text) -> list[str]:
     one that can only be read that way, such as ``98,6``; none with a decimal point; no cell with two commas) and
     some cell has a limit, a percent sign or a unit; those cells are written with a point (``98.6 %``), which the
     column readers read as numbers.  Columns kept as text (``keep_text(name)``) are left alone.  Returns the names of
-    the columns changed.
+    the columns changed.  In a file that writes decimal commas (``decimal_comma``: the file's own mark, or a column
+    changed here), thousands points in such cells are taken out too (:func:`_thousands_points_in_cells`).
     """
     changed = []
     for column in frame.columns:
@@ -99,7 +100,36 @@ def decimal_commas_in_cells(frame: pd.DataFrame, keep_text) -> list[str]:
                    for t, m in cells.items() if m and "," in m.group(2)}
         frame[column] = series.map(lambda v: mapping.get(v.strip(), v) if isinstance(v, str) else v)
         changed.append(column)
+    if decimal_comma or changed:   # the file writes decimal commas: a point in "1.808 g" groups thousands
+        _thousands_points_in_cells(frame, keep_text, skip=changed)
     return changed
+
+
+# A number with a decimal comma and thousands points, with a limit sign or a unit around it: "1.808 g", "<1.000 U/l".
+_EUROPEAN_CELL = re.compile(r"^((?:[<>]=?|≤|≥)\s*)?([-+]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?)(\s*(?:%|" + _UNIT_WORDS
+                            + r"))?$", re.IGNORECASE)
+
+
+def _thousands_points_in_cells(frame: pd.DataFrame, keep_text, skip=()) -> None:
+    """In a file with a decimal comma, ``1.808 g`` is one thousand eight hundred and eight grams (``750 g`` beside it),
+    as ``2.100`` alone is (:func:`european_thousands`): a column whose every cell is such a number, some with a
+    thousands point and some with a limit or a unit, is written without the points (``1808 g``); in place."""
+    for column in frame.columns:
+        series = frame[column]
+        if column in skip or keep_text(column) or not (pd.api.types.is_string_dtype(series.dtype)
+                                                       or series.dtype == object):
+            continue
+        texts = [v.strip() for v in pd.unique(series.dropna()) if isinstance(v, str)]
+        texts = [t for t in texts if not is_missing_marker(t) and not is_no_value_word(t)]
+        cells = {t: _EUROPEAN_CELL.match(t) for t in texts}
+        if not texts or not all(cells.values()):
+            continue
+        if not any("." in m.group(2) for m in cells.values()) or not any(m.group(1) or m.group(3)
+                                                                          for m in cells.values()):
+            continue
+        mapping = {t: (m.group(1) or "") + m.group(2).replace(".", "").replace(",", ".") + (m.group(3) or "")
+                   for t, m in cells.items()}
+        frame[column] = series.map(lambda v: mapping.get(v.strip(), v) if isinstance(v, str) else v)
 
 
 # A unit written under a column's name: years, mmol/L, mg/dL, %, 10^9/L, x10^3/uL, (mg/dL), [kg], °C, bpm.

@@ -207,7 +207,8 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             if said:
                 frame.attrs["read_as"] = "; ".join(said)
         elif suffix in WORKBOOK_SUFFIXES:
-            frame, chosen, sheets, header_at, why = _read_workbook(raw, filename, sheet, wanted_columns)
+            frame, chosen, sheets, header_at, why = _read_workbook(raw, filename, sheet, wanted_columns,
+                                                                   percents=not as_written)
             frame.attrs["sheets"], frame.attrs["sheet"] = list(sheets), chosen   # the dashboard offers the others
             said = []
             if len(sheets) > 1:
@@ -255,8 +256,9 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
     frame = drop_export_debris(frame, keep_text=keep_text, decimal_comma=decimal_comma)
     if decimal_comma and not as_written:
         european_thousands(frame, keep_text=keep_text)
-    if not as_written:
-        decimal_commas_in_cells(frame, keep_text=keep_text)   # "98,6 %", "<0,5", "6,1 kPa" as numbers
+    if not as_written and decimal_commas_in_cells(frame, keep_text=keep_text, decimal_comma=decimal_comma) \
+            and not decimal_comma:   # "98,6 %", "<0,5", "6,1 kPa" as numbers: the file writes decimal commas after all,
+        european_thousands(frame, keep_text=keep_text)   # so its "1.808" is 1808
     if tidy:
         tidy_text_cells(frame)
     dups = _duplicates(frame.columns)
@@ -324,8 +326,8 @@ def _named_sheet(names: list[str], sheet: str, filename: str) -> str:
                     f"or a number from 1 to {len(names)})")
 
 
-def _read_workbook(raw: bytes, filename: str, sheet: str | None = None,
-                   wanted_columns=()) -> tuple[pd.DataFrame, str, list[str], int, str]:
+def _read_workbook(raw: bytes, filename: str, sheet: str | None = None, wanted_columns=(),
+                   percents: bool = True) -> tuple[pd.DataFrame, str, list[str], int, str]:
     """The table of a workbook, parsed once: ``(frame, sheet name, all sheet names, header row, why that sheet)``.
 
     The sheet is the one named (``sheet``); else the one with the most filled cells among those whose header holds
@@ -371,7 +373,8 @@ def _read_workbook(raw: bytes, filename: str, sheet: str | None = None,
             if [str(h).strip() for h in other.iloc[at].tolist()] == [str(h).strip() for h in header]:
                 same.append(name)
     frame.attrs["same_sheets"] = same
-    percent = _percent_columns(raw, best, skip, columns) if filename.lower().endswith((".xlsx", ".xlsm")) else []
+    percent = (_percent_columns(raw, best, skip, columns)   # as_written (predict's copy): the cells as stored
+               if percents and filename.lower().endswith((".xlsx", ".xlsm")) else [])
     for column in percent:   # Excel shows 0.33 formatted "0%" as 33%: the number the clinician reads, as text "33%" is
         values = frame[column]
         numbers = pd.to_numeric(values, errors="coerce")

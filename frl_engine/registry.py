@@ -248,14 +248,26 @@ class RegistryEntry:
         model's own training patients (``same_as_training``, or ``training_share``: many of them): no external
         validation."""
         ext = self.external_validation
-        if isinstance(ext, dict) and (ext.get("same_as_training") or ext.get("training_share")):
-            return None   # its training patients, or many of them
+        if isinstance(ext, dict) and (ext.get("same_as_training") or ext.get("training_share")
+                                      or ext.get("training_unchecked")):
+            return None   # its training patients, many of them, or not checked for them
         return _auroc_of(ext)
 
+    @property
+    def unchecked_auroc(self) -> float | None:
+        """The AUROC of an attached validation on a table that could not be checked for the training patients (it
+        lacked columns of the model's sample of training rows, ``training_unchecked``); None otherwise."""
+        ext = self.external_validation
+        if isinstance(ext, dict) and ext.get("training_unchecked") and not ext.get("same_as_training") \
+                and not ext.get("training_share"):
+            return _auroc_of(ext)
+        return None
+
     def auroc_text(self) -> str:
-        """``"0.830 cv"``, ``"0.812 ext"``, both, or ``"-"``."""
-        parts = [f"{value:.3f} {label}" for value, label in ((self.cv_auroc, "cv"), (self.external_auroc, "ext"))
-                 if value is not None]
+        """``"0.830 cv"``, ``"0.812 ext"`` (``"0.812 val"``: validated on a table not checked for the training
+        patients), both, or ``"-"``."""
+        parts = [f"{value:.3f} {label}" for value, label in ((self.cv_auroc, "cv"), (self.external_auroc, "ext"),
+                                                             (self.unchecked_auroc, "val")) if value is not None]
         return ", ".join(parts) or "-"
 
     def data_text(self) -> str:

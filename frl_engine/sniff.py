@@ -281,8 +281,20 @@ _EUROPEAN_DECIMAL = re.compile(r"^\s*[-+]?\d{1,3}(\.\d{3})+,\d+\s*$")  # 1.234,5
 _THOUSANDS_ONLY = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+\s*$")
 
 
+# A number with an assay's limit sign before it or a unit or a percent sign after it ("<0,5", "98,6 %", "37,0 °C",
+# "13.5 kPa"): group 1 is the number, looked at as a plain cell would be.
+_MARKED_NUMBER = re.compile(r"^\s*(?:(?:[<>]=?|≤|≥)\s*)?([-+]?[\d.,]*\d)\s*(?:%|[A-Za-zµμ°/×][^;|\t]{0,24})?\s*$")
+
+
+def _number_part(cell: str) -> str:
+    """The number of a cell written with a limit, a unit or a percent sign; the cell itself otherwise."""
+    match = _MARKED_NUMBER.match(cell)
+    return match.group(1) if match else cell
+
+
 def _decimal_comma_columns(rows) -> bool:
-    """Whether some column writes its numbers with a decimal comma (``75,3``) and never with a point.
+    """Whether some column writes its numbers with a decimal comma (``75,3``, also ``37,0 °C``, ``<0,5``, ``98,6 %``)
+    and never with a point.
 
     Looked at column by column, so that diagnosis codes such as ``250.83`` in another column do not
     hide the decimal commas of the measurements.  When every comma number looks like thousands
@@ -291,7 +303,7 @@ def _decimal_comma_columns(rows) -> bool:
     width = max((len(row) for row in rows), default=0)
     comma_columns, thousands_only, any_point = 0, True, False
     for j in range(width):
-        cells = [row[j] for row in rows if j < len(row)]
+        cells = [_number_part(row[j]) for row in rows if j < len(row)]   # "37,0 °C" says decimal comma as "37,0" does
         commas = [c for c in cells if COMMA_DECIMAL.match(c) or _EUROPEAN_DECIMAL.match(c)]
         points = any(POINT_DECIMAL.match(c) for c in cells)
         any_point = any_point or points

@@ -102,7 +102,9 @@ def test_outputs_that_cannot_be_written_or_name_another_format_are_refused_befor
              (["validate", model_path, data_path, "--model-out", tmp_path], "is a folder"),
              (["card", model_path, "--out", tmp_path / "card.png"], "written as PDF, and a .png name would say "
                                                                     "otherwise; name it card.pdf"),
-             (["fit", data_path, "--target", "readmitted", "--out", tmp_path / "model.csv"], "name it model.json")]
+             (["fit", data_path, "--target", "readmitted", "--out", tmp_path / "model.csv"], "name it model.json"),
+             (["fit", data_path, "--target", "readmitted", "--out", tmp_path / "m.json.gz"], "name it m.json\n"),
+             (["reproduce", "--out", "/proc/repro"], "the folder /proc does not exist or cannot be written")]
     for argv, said in cases:
         status, out, err = run(argv, capsys)
         assert status == 2 and said in err and "Traceback" not in err, (argv, err)

@@ -1392,3 +1392,30 @@ def test_numbers_with_a_unit_not_read_here_are_said_as_numbers_not_rare_values(t
     assert ("In no candidate rule: 'lab', numbers written with the unit 'widgets/L', which is not read here, so each "
             "number is a value of its own: write the column as plain numbers in one unit.") in out
     assert "Group rare values" not in out
+
+
+def test_in_a_file_that_writes_decimal_commas_a_point_groups_thousands_also_beside_a_unit():
+    """German birth weights: `1.808 g` beside `750 g` in a file whose only decimal commas are in `37,0 °C`. The file
+    was read with decimal points, so 1.808 g was read as 1.808 and the rule put 750 g babies with 4 kg ones."""
+    rng = np.random.default_rng(8)
+    grams = rng.uniform(500, 4500, 300).round().astype(int)
+    german = [f"{g:,}".replace(",", ".") for g in grams]
+    frame = pd.DataFrame({"Geburtsgewicht": [f"{g} g" for g in german], "Gewicht": german,
+                          "Temp": [f"{t:.1f} °C".replace(".", ",") for t in rng.normal(37, 0.6, 300)],
+                          "Verstorben": rng.choice(["ja", "nein"], 300)})
+    table = read_table(frame.to_csv(index=False, sep=";").encode(), "geburten.csv")
+    assert table.attrs["decimal"] == ","
+    for column in ("Geburtsgewicht", "Gewicht"):
+        assert numeric_values(table[column], column).tolist() == grams.astype(float).tolist(), column
+    # a US file's thousands comma beside a unit is one too, as a plain 1,684 is
+    us = pd.Series([f"{g:,} g" for g in grams])
+    assert read_column("weight", us).kind == "numeric" and numeric_values(us, "w").tolist() == grams.astype(float).tolist()
+
+
+def test_the_unknown_unit_line_is_not_given_for_beds_or_for_units_that_are_read():
+    """`100 B` is a bed, and `%` is read: neither is "a unit not read here"."""
+    rng = np.random.default_rng(2)
+    beds = pd.Series([f"{rng.integers(100, 400)} {rng.choice(['B'])}" for _ in range(400)])
+    assert "unit not read here" not in read_column("bed", beds).reason
+    mixed = pd.Series([f"{v} %" for v in rng.integers(1, 99, 380)] + ["2,3", "1,4"] * 10)
+    assert "unit not read here" not in read_column("share", mixed).reason

@@ -129,6 +129,36 @@ def test_cells_excel_shows_as_percentages_are_read_as_those_percentages(tmp_path
                                                                                   "s"))
 
 
+def test_frl_predict_says_how_a_workbook_was_read_and_copies_its_percent_cells_as_stored(tmp_path, capsys):
+    """`frl predict` on a workbook said nothing of the sheet read or of the percentages, and wrote EF 39 where the
+    cell stores 0.39; a `.tsv` output was comma-separated."""
+    import openpyxl
+
+    rng = np.random.default_rng(3)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Patients"
+    sheet.append(["EF", "Died"])
+    ef = np.round(rng.uniform(0.15, 0.7, 400), 2)
+    for value in ef:
+        sheet.append([float(value), "yes" if value < 0.35 and rng.random() < 0.7 else "no"])
+        sheet.cell(row=sheet.max_row, column=1).number_format = "0%"
+    lookup = book.create_sheet("Lookup")
+    for i in range(1000):
+        lookup.append([f"I{i:03d}", "a diagnosis"])
+    path = tmp_path / "echo.xlsx"
+    book.save(path)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(path), "--target", "Died", "--steps", "500", "--out", str(model)]) == 0
+    capsys.readouterr()
+    scored = tmp_path / "scored.tsv"
+    assert main(["predict", str(model), str(path), "--out", str(scored)]) == 0
+    err = capsys.readouterr().err
+    assert "Read echo.xlsx as sheet 'Patients' of 2" in err and "'EF' as the percentages Excel shows" in err
+    written = pd.read_csv(scored, sep="\t")
+    assert list(written.columns[:2]) == ["EF", "Died"] and written["EF"].tolist() == ef.tolist()   # as stored
+
+
 def test_a_workbooks_cells_keep_their_types_text_numbers_dates_and_yes_no():
     """Read by calamine (ten times faster than openpyxl on 100,000 rows): each cell as Excel typed it."""
     import datetime

@@ -168,6 +168,16 @@ def test_a_model_file_with_an_external_validation_block_keeps_it_as_its_result(s
     assert entry.parent_sha256 == original.sha256 and store.get(original.model_id).external_validation is None
 
 
+def test_a_validation_not_checked_for_the_training_patients_is_listed_as_val_not_ext(store, model):
+    """The new table lacked columns of the training-row sample: `frl models list` tagged its AUROC "ext"."""
+    block = {"data_name": "cut.csv", "n": 1000, "events": 120, "auroc": 0.805, "training_unchecked": ["bmi"]}
+    entry = store.register(dict(model, external_validation=block))
+    assert entry.external_auroc is None and entry.unchecked_auroc == 0.805 and entry.auroc_text() == "0.805 val"
+    checked = store.register(dict(model, external_validation={k: v for k, v in block.items()
+                                                              if k != "training_unchecked"}))
+    assert checked.auroc_text() == "0.805 ext" and checked.unchecked_auroc is None
+
+
 def test_module_level_attach_results_uses_the_default_registry(store, model):
     entry = store.register(model)
     reg.attach_results(entry.model_id, external_validation={"auroc": 0.7})
