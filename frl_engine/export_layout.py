@@ -38,8 +38,9 @@ _UNNAMED = re.compile(r"^Unnamed: \d+$")
 # Only the word itself (``Total``, ``Mean:``), so a last patient named "Max Meier" stays a patient.
 _SUMMARY_LINE = re.compile(r"^((grand )?totals?|sum|mean|average|avg|median|min|max|minimum|maximum|std|sd|count)"
                            r"\s*(:.*)?$|^total rows\b|^generated (by|on|at)\b", re.IGNORECASE)
-_EUROPEAN_NUMBER = re.compile(r"^[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?$")
-_DOTTED_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(\.\d{3})+(,\d+)?$")
+# A thousands group never starts with 0: "0.125" is a decimal point, whatever the file's mark.
+_EUROPEAN_NUMBER = re.compile(r"^[-+]?([1-9]\d{0,2}(\.\d{3})+|\d+)(,\d+)?$")
+_DOTTED_THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(\.\d{3})+(,\d+)?$")
 
 
 def european_thousands(frame: pd.DataFrame, keep_text) -> None:
@@ -106,7 +107,7 @@ def decimal_commas_in_cells(frame: pd.DataFrame, keep_text, decimal_comma: bool 
 
 
 # A number with a decimal comma and thousands points, with a limit sign or a unit around it: "1.808 g", "<1.000 U/l".
-_EUROPEAN_CELL = re.compile(r"^((?:[<>]=?|≤|≥)\s*)?([-+]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?)(\s*(?:%|" + _UNIT_WORDS
+_EUROPEAN_CELL = re.compile(r"^((?:[<>]=?|≤|≥)\s*)?([-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?)(\s*(?:%|" + _UNIT_WORDS
                             + r"))?$", re.IGNORECASE)
 
 

@@ -1407,6 +1407,12 @@ def test_in_a_file_that_writes_decimal_commas_a_point_groups_thousands_also_besi
     assert table.attrs["decimal"] == ","
     for column in ("Geburtsgewicht", "Gewicht"):
         assert numeric_values(table[column], column).tolist() == grams.astype(float).tolist(), column
+    # a thousands group never starts with 0: "0.125 mg" beside "1.000 mg" is left as written, not 125 mg
+    from frl_engine.export_layout import decimal_commas_in_cells
+
+    doses = pd.DataFrame({"dose": ["0.125 mg", "0.250 mg", "1.000 mg"] * 5})
+    decimal_commas_in_cells(doses, keep_text=lambda name: False, decimal_comma=True)
+    assert doses["dose"].tolist()[:3] == ["0.125 mg", "0.250 mg", "1.000 mg"]
     # a US file's thousands comma beside a unit is one too, as a plain 1,684 is
     us = pd.Series([f"{g:,} g" for g in grams])
     assert read_column("weight", us).kind == "numeric" and numeric_values(us, "w").tolist() == grams.astype(float).tolist()
