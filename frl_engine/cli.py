@@ -78,6 +78,13 @@ def add_sheet_argument(parser: argparse.ArgumentParser) -> None:
                              "sheet holding the outcome column, else the one with the most filled cells)")
 
 
+def sheet_note(args, frame, stream=None) -> None:
+    """Say that ``--sheet`` was not used: the file is no workbook (a CSV has no sheets)."""
+    if getattr(args, "sheet", None) and not frame.attrs.get("sheets"):
+        print(f"Note: --sheet {args.sheet} is for workbooks; {Path(args.data).name} is not one, and was read as it is.",
+              file=stream or sys.stdout)
+
+
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The data and model options shared by ``fit``, ``sample`` and ``evaluate``."""
     from .cli_evaluate import annealing_steps  # cli_evaluate reads this module's helpers when it runs
@@ -158,6 +165,7 @@ def load_training_data(args):
     frame = read_table(args.data, text_columns=[c for c, kind in declared.items() if kind in ("code", "categorical",
                                                                                              "nominal", "code list")],
                        sheet=getattr(args, "sheet", None), wanted_columns=[args.target])
+    sheet_note(args, frame)
     if frame.attrs.get("read_as"):
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.")
     if frame.attrs.get("left_out"):
@@ -580,6 +588,7 @@ def cmd_predict(args) -> int:
     frame = read_table(args.data, sheet=args.sheet, wanted_columns=used)  # read as fit reads
     # the same rows, every cell as written
     original = read_table(args.data, tidy=False, as_written=True, sheet=args.sheet, wanted_columns=used)
+    sheet_note(args, frame, sys.stderr)
     if frame.attrs.get("read_as"):   # the sheet read, a decimal comma, Excel's percentages: on stderr, as the
         print(f"Read {Path(args.data).name} as {frame.attrs['read_as']}.", file=sys.stderr)   # scores may be stdout
     if frame.attrs.get("left_out"):

@@ -42,6 +42,9 @@ def cmd_validate(args) -> int:
     model = load_model_dict(args.model)
     target = args.target or (model.get("outcome") or {}).get("target")
     frame = read_table(args.data, sheet=args.sheet, wanted_columns=[target])
+    from .cli import sheet_note
+
+    sheet_note(args, frame)
     name = Path(args.data).name
     if args.codes_as_missing:
         from .cli import codes_as_missing

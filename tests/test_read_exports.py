@@ -97,6 +97,10 @@ def test_a_workbook_is_read_from_the_sheet_holding_the_outcome_or_the_sheet_aske
     assert "sheet 'Patients' of 2" in out and "age >=" in out
     assert main(["fit", str(path), "--target", "died", "--sheet", "ICD lookup"]) == 2
     assert "Outcome column 'died' is not in the data" in capsys.readouterr().err
+    csv = tmp_path / "patients.csv"
+    patients.to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--target", "died", "--steps", "500", "--sheet", "Patients"]) == 0
+    assert "Note: --sheet Patients is for workbooks; patients.csv is not one" in capsys.readouterr().out
 
 
 def test_cells_excel_shows_as_percentages_are_read_as_those_percentages(tmp_path):
