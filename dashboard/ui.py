@@ -374,12 +374,12 @@ def fitted_on_other_table(fit, data) -> str | None:
 def columns_the_table_lacks(fit, data) -> list[str]:
     """The columns a list opened from a model file uses that the table now loaded lacks (empty for a list fitted
     here, whose table :func:`fitted_on_other_table` names, or when the table has them all)."""
+    from frl_engine.io import rule_columns
+
     if fit is None or data is None or getattr(fit, "spec", None) is not None:
         return []
-    used = dict.fromkeys(str(c.get("column")) for rule in fit.model.get("rules") or ()
-                         for c in rule.get("conditions") or ())
     present = {str(c) for c in data.frame.columns}
-    return [column for column in used if column not in present]
+    return [column for column in rule_columns(fit.model) if column not in present]
 
 
 def other_table_note(fit, data) -> None:

@@ -54,7 +54,7 @@ import difflib
 import math
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -550,9 +550,8 @@ class Binarizer:
         # An "is missing" item only when it could be in a rule and is not near-universal.
         has_missing = n_missing >= min_count and n_missing < NEAR_CONSTANT_SHARE * n
 
-        def skipped(reason):
-            return None, ColumnReading(column, reading.kind, reason, reading.missing_share, reading.n_levels,
-                                       reading.top_share, reading.examples, reading.declared)
+        def skipped(reason):   # the reading's other findings (a unit not read, text read as missing) stay with it
+            return None, replace(reading, reason=reason)
 
         if kind == "numeric":
             values = numeric_values(series, column)
@@ -612,8 +611,7 @@ class Binarizer:
         if negated:
             notes.append(f"'is not' items for {len(negated)}")
         if notes:
-            reading = ColumnReading(column, reading.kind, "; ".join([reading.reason, *notes]), reading.missing_share,
-                                    reading.n_levels, reading.top_share, reading.examples, reading.declared)
+            reading = replace(reading, reason="; ".join([reading.reason, *notes]))
         return (ColumnSpec(column, kind, categories=tuple(kept), has_missing=has_missing and not flag, negated=negated,
                            flag=flag), reading)
 
@@ -655,9 +653,8 @@ class Binarizer:
         groups = sorted(groups, key=lambda g: (-len(g), -group_counts[g], g))[: self.max_categories]
         if not (codes or groups or has_missing):
             return skipped(f"{reading.reason}; no code or group reaches the support threshold")
-        reading = ColumnReading(column, kind, f"{reading.reason}; {len(codes)} codes and {len(groups)} groups "
-                                "with an item", reading.missing_share, reading.n_levels, reading.top_share,
-                                reading.examples, reading.declared)
+        reading = replace(reading, kind=kind, reason=f"{reading.reason}; {len(codes)} codes and {len(groups)} groups "
+                                                     "with an item")
         return ColumnSpec(column, kind, categories=tuple(codes), prefixes=tuple(groups), has_missing=has_missing), reading
 
     # ---- applying -------------------------------------------------------

@@ -394,11 +394,13 @@ def unusable_note(table) -> str | None:
     return f"Left out, as written they make no rule: {shown}."
 
 
-def ruleless_note(table, candidate_columns, min_support: float, said=()) -> str | None:
+def ruleless_note(table, candidate_columns, min_support: float, said=(), units=None) -> str | None:
     """The line naming the columns read as usable that no candidate rule tests, because none of their values reaches
     the minimum support (a diagnosis written as 205 values, none on 5% of the patients; a finding on 2% of them),
     with what to do; None when there are none.  Without it such a column is silently absent from every rule.
-    ``said``: columns already named for another reason (the user's thresholds outside their values)."""
+    ``said``: columns already named for another reason (the user's thresholds outside their values); ``units``:
+    column -> a unit its numbers are written with that is not read (``ColumnReading.unknown_unit``), whose advice
+    is to write plain numbers, not to group rare values."""
     if table is None or not len(table) or candidate_columns is None:
         return None
     used = {str(column) for column in candidate_columns} | {str(column) for column in said}
@@ -409,9 +411,8 @@ def ruleless_note(table, candidate_columns, min_support: float, said=()) -> str 
     def what(levels, missing_share):  # a flag (X or blank) by its share of patients, other columns by their values
         return f"on {100 * (1 - missing_share):.1f}% of patients" if levels == 1 else f"{levels:,} values"
 
-    from .columns import UNKNOWN_UNIT
-
-    in_units = idle["reason"].astype(str).str.contains(UNKNOWN_UNIT, regex=False)
+    units = {str(column): unit for column, unit in (units or {}).items() if unit}
+    in_units = idle["column"].astype(str).isin(units)
     lines = []
     if (~in_units).any():
         shown = ", ".join(f"'{name}' ({what(levels, missing)})" for name, levels, missing
@@ -420,10 +421,10 @@ def ruleless_note(table, candidate_columns, min_support: float, said=()) -> str 
         lines.append(f"In no candidate rule, as none of their values reaches the minimum support "
                      f"({100 * min_support:g}% of patients): {shown}. Group rare values into broader ones in the "
                      "table, or lower --min-support.")
-    for name, reason in zip(idle["column"][in_units], idle["reason"][in_units]):   # "7.2 widgets/L": measurements
-        unit = reason.split(UNKNOWN_UNIT, 1)[1].split(" (such as", 1)[0].strip()
-        lines.append(f"In no candidate rule: '{name}', numbers written with the unit {unit}, which is not read here, "
-                     "so each number is a value of its own: write the column as plain numbers in one unit.")
+    for name in idle["column"][in_units]:   # "7.2 widgets/L": measurements, not rare values
+        lines.append(f"In no candidate rule: '{name}', numbers written with the unit {units[str(name)]!r}, which is "
+                     "not read here, so each number is a value of its own: write the column as plain numbers in one "
+                     "unit.")
     return " ".join(lines)
 
 
@@ -538,7 +539,8 @@ def cmd_fit(args) -> int:
                      None if few else copied_note(copies),
                      ruleless_note(table, getattr(estimator, "candidate_columns_", None), estimator.min_support,
                                    [r.name for r in estimator.binarizer_.readings_ if r.outside_thresholds]
-                                   + list(copies))):
+                                   + list(copies),
+                                   {r.name: r.unknown_unit for r in estimator.binarizer_.readings_})):
             if note:
                 print(note)
     if sensitive_columns_note(model):
@@ -584,7 +586,9 @@ def cmd_predict(args) -> int:
     if args.out and Path(args.out).suffix.lower() in NOT_A_TABLE:   # a scored.json would hold CSV text
         raise FRLError(f"--out {args.out}: a file ending in '{Path(args.out).suffix}' would not hold a table: name "
                        "it .csv, .xlsx, .parquet, .sav, .dta or .xpt")
-    used = sorted({c["column"] for rule in model.get("rules") or () for c in rule.get("conditions") or ()})
+    from .io import rule_columns
+
+    used = rule_columns(model)   # a workbook's sheet holding them is the one to score
     frame = read_table(args.data, sheet=args.sheet, wanted_columns=used)  # read as fit reads
     # the same rows, every cell as written
     original = read_table(args.data, tidy=False, as_written=True, sheet=args.sheet, wanted_columns=used)

@@ -239,7 +239,7 @@ def format_entry(entry: RegistryEntry, history=()) -> str:
                   if isinstance(ext.get("n"), int) and isinstance(ext.get("events"), int) else "")
         flagged = ext.get("flagged_rules") if isinstance(ext.get("flagged_rules"), list) else []
         flags = f"; rules flagged: {', '.join(map(str, flagged))}" if flagged else ""
-        label = "External" if entry.external_auroc is not None or not ext.get("training_unchecked") else "Validation"
+        label = "Validation" if entry.validation_kind == "unchecked" else "External"
         lines.append((label, f"{what}: AUROC {auroc:.3f}{counts}{same}{flags}" if auroc is not None
                       else str(ext)[:200]))
     if entry.posterior:

@@ -731,6 +731,9 @@ class ColumnReading:
         For a numeric column with the user's thresholds, those at or below its smallest value or above its
         largest (``"200 (its values are 18 to 94)"``): their items hold every patient or none, so they make no
         rule (often a typo, 600 for 60); the fit says so.  Else "".
+    unknown_unit : str
+        For a column of text labels that are numbers written with one unit not in :data:`UNITS`
+        (``"6.6 widgets/L"``), that unit; else "".  The fit says to write them as plain numbers.
     """
 
     name: str
@@ -745,6 +748,7 @@ class ColumnReading:
     number_codes: str = ""
     flag: bool = False
     outside_thresholds: str = ""
+    unknown_unit: str = ""
 
     @property
     def used(self) -> bool:
@@ -1224,14 +1228,11 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         # only advice, wrong for a measurement
         example = next((labels[i] for i in order if labels[i].strip().casefold().endswith(unit.casefold())),
                        labels[int(order[0])])
-        return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level; "
-                                      f"{UNKNOWN_UNIT} {unit!r} (such as '{example}'): to compare "
-                                      "them with thresholds, write the column as plain numbers in one unit")
+        return replace(reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level; "
+                                              f"numbers written with a unit not read here, {unit!r} (such as "
+                                              f"'{example}'): to compare them with thresholds, write the column as "
+                                              "plain numbers in one unit"), unknown_unit=unit)
     return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level")
-
-
-#: The words of a column reading's reason for numbers written with a unit not in :data:`UNITS`.
-UNKNOWN_UNIT = "numbers written with a unit not read here,"
 
 
 # A number followed by something that is not a number: "7.2 widgets/L", "3 tabs".

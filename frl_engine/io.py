@@ -1046,6 +1046,12 @@ def load_model_dict(path) -> dict:
     return parse_model(text, source=str(path))
 
 
+def rule_columns(model: dict) -> list[str]:
+    """The columns a model's rules test, each once, in the order the list first uses them."""
+    return list(dict.fromkeys(str(c.get("column")) for rule in model.get("rules") or ()
+                              for c in rule.get("conditions") or ()))
+
+
 def check_model_dict(model, source: str = "model") -> dict:
     """Check that a parsed JSON value is one of our model dictionaries."""
     if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:

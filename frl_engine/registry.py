@@ -247,21 +247,25 @@ class RegistryEntry:
         """The AUROC of the attached external validation; None when there is none, or when it was measured on the
         model's own training patients (``same_as_training``, or ``training_share``: many of them): no external
         validation."""
-        ext = self.external_validation
-        if isinstance(ext, dict) and (ext.get("same_as_training") or ext.get("training_share")
-                                      or ext.get("training_unchecked")):
-            return None   # its training patients, many of them, or not checked for them
-        return _auroc_of(ext)
+        return _auroc_of(self.external_validation) if self.validation_kind == "external" else None
 
     @property
     def unchecked_auroc(self) -> float | None:
         """The AUROC of an attached validation on a table that could not be checked for the training patients (it
         lacked columns of the model's sample of training rows, ``training_unchecked``); None otherwise."""
+        return _auroc_of(self.external_validation) if self.validation_kind == "unchecked" else None
+
+    @property
+    def validation_kind(self) -> str | None:
+        """What the attached validation's patients were: ``"training"`` (its training patients, or many of them:
+        ``same_as_training``, ``training_share``), ``"unchecked"`` (``training_unchecked``), ``"external"``, or
+        None when there is none."""
         ext = self.external_validation
-        if isinstance(ext, dict) and ext.get("training_unchecked") and not ext.get("same_as_training") \
-                and not ext.get("training_share"):
-            return _auroc_of(ext)
-        return None
+        if not isinstance(ext, dict):
+            return None
+        if ext.get("same_as_training") or ext.get("training_share"):
+            return "training"
+        return "unchecked" if ext.get("training_unchecked") else "external"
 
     def auroc_text(self) -> str:
         """``"0.830 cv"``, ``"0.812 ext"`` (``"0.812 val"``: validated on a table not checked for the training
