@@ -85,6 +85,7 @@ class Job:
         self.session_id: str | None = None  # the Streamlit session that started it (None outside a server)
         self.waiting = False  # waiting for a free worker slot
         self.published: float | None = None  # when the latest result was published
+        self._relay = None  # a ProgressRelay: what the engine in a worker process says it is doing
 
     def quiet_seconds(self) -> float:
         """Seconds since the job started or last published a result (the page polls quickly just after either)."""
@@ -111,13 +112,32 @@ class Job:
             self.waiting = False
 
     # ---- called by the worker
+    def relay(self):
+        """The :class:`frl_engine.workers.ProgressRelay` to hand the engine in a worker process as its ``progress``:
+        its latest line replaces the stage's detail in :meth:`progress` (made on first use, removed when the job ends)."""
+        from frl_engine.workers import ProgressRelay
+
+        with self._lock:
+            if self._relay is None:
+                self._relay = ProgressRelay()
+            return self._relay
+
+    def close_relay(self) -> None:
+        with self._lock:
+            relay, self._relay = self._relay, None
+        if relay is not None:
+            relay.remove()
+
     def stage(self, index: int, detail: str = "") -> None:
-        """Enter stage ``index`` (0-based)."""
+        """Enter stage ``index`` (0-based); the engine's last line of the stage before is forgotten."""
         with self._lock:
             self._stage = max(0, min(int(index), len(self.stages)))
             self._fraction = 0.0
             self._detail = detail
             self._stage_started = time.monotonic()
+            relay = self._relay
+        if relay is not None:
+            relay.clear()
 
     def advance(self, fraction: float, detail: str = "") -> None:
         """How far the current stage is (0 to 1), for a bar that moves within a long stage."""
@@ -158,7 +178,8 @@ class Job:
     def progress(self) -> tuple[float, str]:
         """``(fraction done, one-line text)`` for a progress bar."""
         with self._lock:
-            stage, fraction, detail = self._stage, self._fraction, self._detail
+            stage, fraction, detail, relay = self._stage, self._fraction, self._detail, self._relay
+        said = relay.read() if relay is not None and not self.done else ""
         if self.done:
             outcome = "stopped" if self.stopped else ("failed" if self.failed else "done")
             return 1.0, f"{self.label}: {outcome} after {self.elapsed():.1f} s"
@@ -167,7 +188,9 @@ class Job:
         n = max(len(self.stages), 1)
         name = self.stages[stage] if stage < len(self.stages) else "Finishing"
         text = f"{self.label} · step {min(stage + 1, n)} of {n}: {name}"
-        if detail:
+        if said:   # the engine's own words, once it has said something, in place of the stage's settings
+            text += f" · {said}"
+        elif detail:
             text += f" ({detail})"
         if self.waiting:
             text += " · waiting for a free processor (another analysis is running on this server)"
@@ -206,6 +229,7 @@ def start(job: Job, work: Callable[[Job], Any]) -> Job:
             job.error = GENERIC_ERROR
             job.error_detail = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
         finally:
+            job.close_relay()
             job.finished = time.monotonic()
             with _registry_lock:
                 _running.discard(job)

@@ -648,7 +648,7 @@ def fit_estimator(spec_key: str, _spec: FitSpec, _features: pd.DataFrame,
         from frl_engine import workers
         from frl_engine.stopping import run_tasks
 
-        [estimator] = run_tasks(workers.fit, [(_spec.estimator(),)], shared=(_features, _event), processes=True,
+        [estimator] = run_tasks(workers.fit, [(_spec.estimator(), _job.relay())], shared=(_features, _event), processes=True,
                                 token=_job.token, on_wait=_job.wait_for_worker)
     estimator.target_name_ = _spec.target
     estimator.data_name_ = _spec.data_name
@@ -721,7 +721,7 @@ def sample_posterior(spec_key: str, n_samples: int, n_chains: int, seed: int,
         from frl_engine import workers
         from frl_engine.stopping import run_tasks
 
-        [sample] = run_tasks(workers.sample_posterior, [(estimator, options)], processes=True, token=_job.token,
+        [sample] = run_tasks(workers.sample_posterior, [(estimator, options, _job.relay())], processes=True, token=_job.token,
                              on_wait=_job.wait_for_worker)
     return posterior_view(sample, time.perf_counter() - started)
 

@@ -68,7 +68,7 @@ def register(subparsers) -> None:
 
 
 def cmd_sample(args) -> int:
-    from .cli import _model_dict, fit_from_args, print_model, search_warning
+    from .cli import SlowFitProgress, _model_dict, fit_from_args, print_model, search_warning
 
     # Check the sampler's numbers before spending time on the fit.
     for name, value, low in (("--samples", args.samples, 1), ("--thin", args.thin, 1),
@@ -105,7 +105,8 @@ def cmd_sample(args) -> int:
     extend = args.burn_in is None and args.thin == 1
     result = estimator.sample_posterior(args.samples, n_chains=n_chains, burn_in=args.burn_in, thin=args.thin,
                                         random_state=args.seed, n_jobs=args.jobs, extend=extend,
-                                        temperatures=args.temperatures, temper_prior=args.temper_prior)
+                                        temperatures=args.temperatures, temper_prior=args.temper_prior,
+                                        progress=SlowFitProgress())   # at a terminal, each longer attempt
     print(result.summary())
     elapsed = time.perf_counter() - started
     print(f"\nSampled in {elapsed:.2f} s.")

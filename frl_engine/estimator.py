@@ -600,7 +600,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ posterior
     def sample_posterior(self, n_samples=1000, *, n_chains=4, burn_in=None, thin=1, random_state=None, n_jobs=None,
-                         extend=True, temperatures=None, temper_prior=False):
+                         extend=True, temperatures=None, temper_prior=False, progress=None):
         """Sample the posterior over lists (paper section 3.2), chains starting at the MAP list.
 
         See :func:`frl_engine.sampler.sample_posterior`.  The MAP list's risk
@@ -618,6 +618,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         ``temper_prior``: with ``temperatures``, the replicas temper the list prior with the likelihood
         (:func:`frl_engine.sampler.sample_posterior`'s ``temper_prior``); the default schedule's replicas
         always do.
+        ``progress``: a callable told one line of text as the sample starts and as each longer attempt of the
+        default schedule starts (what ``frl sample`` prints at a terminal when sampling is slow, and the
+        dashboard's progress bar shows); it never changes the sample.
         """
         if not hasattr(self, "problem_"):
             if hasattr(self, "rule_objects_"):
@@ -645,8 +648,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                            "(the default sample's replicas already temper the list prior)")
         if temperatures is not None:
             run = partial(run, temperatures=temperatures, temper_prior=bool(temper_prior))
-        elif extend:
-            run = sample_posterior_continued_until_converged
+        elif extend:   # the default schedule tells each of its attempts
+            run = partial(sample_posterior_continued_until_converged, progress=progress)
+        if progress is not None and not (extend and temperatures is None):
+            progress(f"sampling: {n_samples:,} draws a chain")
         result = run(self.problem_, n_samples=n_samples, n_chains=n_chains, burn_in=burn_in, thin=thin,
                      starts=dispersed_starts(self.map_fit_.order, self._as_printed(chain_orders), n_chains),
                      random_state=fixed_seed(random_state), n_jobs=n_jobs, rule_names=self.candidate_names_,

@@ -2230,7 +2230,7 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
                                                plain_until: int | None = PLAIN_UNTIL,
                                                tempered_factors: Sequence[int] = TEMPERED_FACTORS,
                                                prior_ladder: Sequence[float] = PRIOR_LADDER,
-                                               **kwargs) -> PosteriorSample:
+                                               progress=None, **kwargs) -> PosteriorSample:
     """The estimator's default sample: the plain sampler, its chains continued longer while it has not converged.
 
     Attempt 1 is :func:`sample_posterior` as asked (``burn_in``, default ``n_samples``, then ``n_samples`` kept
@@ -2252,6 +2252,9 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
     only if the work so far plus its own stays within ``work_budget * n_samples / 1000``; otherwise the sample
     is the last attempt's, its last attempt records ``"over_budget": True`` and the summary says the longer
     attempt was not run.  Every attempt records its ``"work"``.
+
+    ``progress`` (a callable or None) is told one line of text as each attempt starts (the dashboard's
+    progress bar, ``frl sample`` at a terminal); it never changes the sample.
 
     Why plain first, and why these replicas: on the data measured (docs/search.md section 2), the tempered
     escalation's replicas, which temper the likelihood alone, took most of the work from the kept chain without
@@ -2277,7 +2280,7 @@ def sample_posterior_continued_until_converged(problem: PackedProblem, *, n_samp
     schedule = [(f, 1, False) for f in factors]
     if plain_until is not None:
         schedule += [(f, ladder, True) for f in tempered_factors]
-    attempt = _Attempts(problem, n_samples, thin, work_budget, True, kwargs, length_aware=True)
+    attempt = _Attempts(problem, n_samples, thin, work_budget, True, kwargs, length_aware=True, progress=progress)
     try:
         result = attempt(1, 1, burn_in, None)
         for factor, rungs, temper_prior in schedule:
@@ -2298,10 +2301,11 @@ class _Attempts:
     chains' replica-sweeps so far, times ``n_rows + SWEEP_OVERHEAD_ROWS``, would pass the budget (never for
     the first attempt).  ``length_aware``: a sweep costs ``L * (n_rows + LIST_SWEEP_OVERHEAD_ROWS)`` instead,
     ``L`` the mean length of an attempt's draws (of the last attempt's, for the one about to be drawn).
+    ``progress`` is told what each attempt is about to do (:func:`attempt_text`).
     """
 
     def __init__(self, problem: PackedProblem, n_samples: int, thin: int, work_budget, continue_chains: bool,
-                 kwargs: dict, length_aware: bool = False):
+                 kwargs: dict, length_aware: bool = False, progress=None):
         if work_budget is not None and (isinstance(work_budget, bool) or not isinstance(work_budget, Real)
                                         or not work_budget > 0):
             raise FRLError(f"work_budget must be a positive number of units of work or None, got {work_budget!r}")
@@ -2315,6 +2319,7 @@ class _Attempts:
         self.kwargs = kwargs
         self.spent = 0.0
         self.done = []
+        self.progress = progress
 
     def _length(self, sample) -> float:
         """The mean length of ``sample``'s lists when the work counts them, else 1."""
@@ -2327,6 +2332,9 @@ class _Attempts:
             self.done[-1]["over_budget"] = True
             raise _OverBudget(replace(previous, attempts=tuple(self.done)))
         resume = previous if self.continue_chains else None
+        if self.progress is not None:
+            self.progress(attempt_text(len(self.done) + 1, factor, len(_check_temperatures(ladder)), self.n_samples,
+                                       None if previous is None else previous.verdict.worst_rhat, resume is not None))
         # temper_prior is passed only when the schedule asks for it: otherwise the caller's own (in kwargs, e.g.
         # for the tempered escalation) applies
         result = sample_posterior(self.problem, n_samples=self.n_samples, burn_in=burn, thin=self.thin * factor,
@@ -2341,6 +2349,26 @@ class _Attempts:
                           "sweeps": sweeps, "continued": resume is not None, "work": work,
                           "prior_tempered": result.prior_tempered})
         return replace(result, attempts=tuple(self.done))
+
+
+def attempt_text(number: int, factor: int, replicas: int, n_samples: int, worst_rhat: float | None,
+                 continued: bool) -> str:
+    """One line for a progress display: what attempt ``number`` of a default schedule is about to draw.
+
+    >>> attempt_text(1, 1, 1, 1000, None, False)
+    'sampling: 1,000 draws a chain'
+    >>> attempt_text(5, 4, 4, 1000, 1.0834, True)
+    'sampling: not converged yet (worst R-hat 1.083), so the chains run on 4 times as long, with 4 tempered replicas each (attempt 5)'
+    """
+    if worst_rhat is None:
+        return f"sampling: {n_samples:,} draws a chain"
+    how = "run on" if continued else "start again"
+    text = f"sampling: not converged yet (worst R-hat {worst_rhat:.3f}), so the chains {how}"
+    if factor > 1:
+        text += f" {factor} times as long"
+    if replicas > 1:
+        text += f", with {replicas} tempered replicas each"
+    return f"{text} (attempt {number})"
 
 
 class _OverBudget(Exception):

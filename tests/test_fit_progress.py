@@ -58,3 +58,67 @@ def test_the_command_line_prints_stages_only_on_a_terminal_and_only_when_slow():
     assert pipe.getvalue() == ""
     SlowFitProgress(after=0.0, stream=pipe, always=True)("walk 1")
     assert pipe.getvalue() == "frl: 0 s: walk 1 ...\n"
+
+
+def test_the_posterior_tells_each_attempt_and_the_sample_does_not_depend_on_listening():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"Age": rng.integers(20, 90, 300), "Ward": rng.choice(["A", "B", "C"], 300)})
+    y = rng.random(300) < 0.2 + 0.4 * (X["Age"] >= 70)
+    model = FallingRuleListClassifier(random_state=0).fit(X, y)
+    told = []
+    heard = model.sample_posterior(20, n_chains=2, random_state=1, n_jobs=1, progress=told.append)
+    silent = model.sample_posterior(20, n_chains=2, random_state=1, n_jobs=1)
+    assert np.array_equal(heard.log_posterior_trace, silent.log_posterior_trace)
+    assert told[0] == "sampling: 20 draws a chain"
+    # 2 x 20 draws cannot show an ESS of 400: every attempt of the schedule runs, and each says why it runs
+    assert len(told) == len(heard.attempts) > 1
+    for text, before in zip(told[1:], heard.attempts):
+        assert text.startswith(f"sampling: not converged yet (worst R-hat {before['worst_rhat']:.3f}), so the chains run on")
+    assert told[1].endswith("2 times as long (attempt 2)")
+    tempered = [a["replicas"] > 1 for a in heard.attempts]
+    assert [", with 4 tempered replicas each" in t for t in told] == tempered
+
+
+def test_a_fit_in_a_worker_process_tells_its_stages_through_a_relay(tmp_path):
+    from frl_engine import workers
+    from frl_engine.stopping import run_tasks
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"Age": rng.integers(20, 90, 300), "Ward": rng.choice(["A", "B"], 300)})
+    y = np.asarray(rng.random(300) < 0.2 + 0.4 * (X["Age"] >= 70))
+    told = []
+    FallingRuleListClassifier(random_state=0).fit(X, y, progress=told.append)
+    relay = workers.ProgressRelay(tmp_path / "progress.txt")
+    assert relay.read() == ""
+    [fitted] = run_tasks(workers.fit, [(FallingRuleListClassifier(random_state=0), relay)], shared=(X, y),
+                         processes=True)
+    assert fitted.rules_ and relay.read() == told[-1]   # the worker's last line, whole
+    relay.clear()
+    assert relay.read() == ""
+    relay.remove()
+    assert not (tmp_path / "progress.txt").exists() and relay.read() == ""
+    relay("a relay whose file is gone writes it again")   # and never raises
+    assert relay.read() == "a relay whose file is gone writes it again"
+
+
+def test_the_dashboard_job_shows_the_engines_words_for_the_current_stage_only():
+    from pathlib import Path
+
+    from dashboard.jobs import Job, start, wait
+
+    job = Job("fit", "Fitting the list", ("finding the best list", "sampling the posterior"))
+    job.stage(0, "4 chains × 5,000 steps")
+    assert job.progress()[1].startswith("Fitting the list · step 1 of 2: finding the best list (4 chains × 5,000 steps)")
+    relay = job.relay()
+    assert job.relay() is relay
+    relay("searching 5,000 candidate rules: chains 5 to 8")
+    assert "finding the best list · searching 5,000 candidate rules: chains 5 to 8 · " in job.progress()[1]
+    job.stage(1, "4 chains × 1,000 samples")   # the search's words end with its stage
+    assert "sampling the posterior (4 chains × 1,000 samples)" in job.progress()[1]
+    relay("sampling: 1,000 draws a chain")
+    assert "sampling the posterior · sampling: 1,000 draws a chain · " in job.progress()[1]
+
+    start(job, lambda j: None)
+    assert wait(job, 10)
+    assert not Path(relay.path).exists()   # the file goes with the job
+    assert job.progress()[1].startswith("Fitting the list: done after")
