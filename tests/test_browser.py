@@ -231,6 +231,14 @@ def test_upload_fit_download_and_bad_files(app_url, chromium, tmp_path):
         page.set_viewport_size({"width": 1440, "height": 1000})
 
     # ---- which rule applies to this patient
+    # The fields are laid out row by row, in the order the list first uses their columns, and the page holds
+    # them in that order too, so Tab moves along a row as one reads (not down a column of the grid first).
+    first_use = []
+    for rule in engine.to_dict()["rules"]:
+        first_use += [c["column"] for c in rule["conditions"] if c["column"] not in first_use]
+    assert len(first_use) > 4   # more than one row of four
+    labels = page.locator('[data-testid="stForm"] [data-testid="stWidgetLabel"]').all_inner_texts()
+    assert [label.strip() for label in labels] == first_use
     page.get_by_role("button", name="Find the rule").click()
     page.get_by_text("applies (", exact=False).first.wait_for()
 

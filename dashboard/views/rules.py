@@ -141,9 +141,11 @@ else:
     st.caption("Enter what you know; leave a field empty when it is unknown (an unknown value never matches a "
                "condition, except 'is missing'). Only the columns the list uses are asked for.")
     with st.form("patient_form", border=True):
-        grid = st.columns(min(4, len(fields)))
+        per_row = min(4, len(fields))
         for index, field in enumerate(fields):
-            box = grid[index % len(grid)]
+            if index % per_row == 0:   # one row of boxes at a time: Tab then moves along the row, as one reads
+                row = st.columns(per_row)
+            box = row[index % per_row]
             key = FIELD_PREFIX + field.column
             if field.kind == "numeric":
                 cuts = ", ".join(charts.format_cut(c) for c in field.thresholds)
