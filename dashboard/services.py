@@ -317,6 +317,16 @@ class ColumnChoices:
                 "thresholds": {c: list(t) for c, t in self.thresholds}}
 
 
+def follow_up_columns(table: pd.DataFrame, target: str | None = None) -> list[str]:
+    """The columns of a column table left out as named like a follow-up time (:data:`frl_engine.columns.FOLLOW_UP_REASON`)
+    that are still left out (the user has not given them a type and ticked them), the outcome apart."""
+    from frl_engine.columns import FOLLOW_UP_REASON
+
+    kept = table[(table["note"] == FOLLOW_UP_REASON) & (table["column"] != target)
+                 & ((table["kind"] == LEFT_OUT) | ~table["use"].astype(bool))]
+    return [str(column) for column in kept["column"]]
+
+
 def column_choices(table: pd.DataFrame, target: str | None = None) -> ColumnChoices:
     """The engine settings an edited column table stands for.
 

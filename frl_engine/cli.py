@@ -387,11 +387,22 @@ def unusable_note(table) -> str | None:
     different units, dates, times of day), with what to do; None when there are none."""
     if table is None or not len(table):
         return None
+    from .columns import FOLLOW_UP_REASON
+
     left_out = table[(table["kind"] == "unsupported") & ~table["declared"].astype(bool)]
-    if left_out.empty:
-        return None
-    shown = "; ".join(f"'{name}': {reason}" for name, reason in zip(left_out["column"], left_out["reason"]))
-    return f"Left out, as written they make no rule: {shown}."
+    follow_up = left_out["reason"] == FOLLOW_UP_REASON
+    lines = []
+    if follow_up.any():
+        names = [str(name) for name in left_out.loc[follow_up, "column"]]
+        lines.append(f"Left out, named like a follow-up time (until the outcome or the end of follow-up): "
+                     f"{', '.join(repr(name) for name in names)}. It is known only afterwards, so a rule on it could "
+                     f"not be used when a patient is seen; if it is known then, refit with "
+                     f"--kind {shlex.quote(names[0] + '=numeric')}.")
+    written = left_out[~follow_up]
+    if not written.empty:
+        shown = "; ".join(f"'{name}': {reason}" for name, reason in zip(written["column"], written["reason"]))
+        lines.append(f"Left out, as written they make no rule: {shown}.")
+    return "\n".join(lines) or None
 
 
 def ruleless_note(table, candidate_columns, min_support: float, said=(), units=None) -> str | None:

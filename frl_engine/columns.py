@@ -59,7 +59,7 @@ __all__ = [
     "format_number", "category_label", "category_labels", "missing_mask", "numeric_values", "unreadable_mask",
     "boolean_values", "is_number",
     "band_bounds", "code_label", "code_prefixes", "listed_codes", "has_code_name", "has_nominal_name",
-    "has_identifier_name", "looks_like_identifier", "parse_interval",
+    "has_identifier_name", "has_follow_up_name", "FOLLOW_UP_REASON", "looks_like_identifier", "parse_interval",
 ]
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
@@ -196,10 +196,13 @@ _COUNT_NAME = re.compile(r"(^|[^a-z])(n|nb|nr|num|number|count|cnt|total|sum)($|
 # A name that says "how much" of something named by a code (drg_weight, cpt_rvu, zip_median_income,
 # postcode_distance_km, DRGWeight): a measurement, never codes.
 _MEASURE_WORDS = (r"(weight|wt|rw|rvus?|score|income|distance|dist|km|miles|cost|costs|charges?|amount|price|payments?|"
-                  r"paid|rate|ratio|pct|percent|mean|avg|average|median|los|days|hours|minutes|mins)")
+                  r"paid|rate|ratio|pct|percent|mean|avg|average|median|los|days|hours|minutes|mins|weeks|months|"
+                  r"years|time|duration)")
 _MEASURE_NAME = re.compile(r"(^|[^a-z])" + _MEASURE_WORDS + r"($|[^a-z])", re.IGNORECASE)
 # The same words as the name's last word (total_charges, los_minutes; not charge_code or cost_center).
 _MEASURE_LAST = re.compile(r"(^|[^a-z])" + _MEASURE_WORDS + "$", re.IGNORECASE)
+# A duration as the name's ending, even run together (diagtime, DxDays, icu_hours): the time since a diagnosis is no code.
+_DURATION_END = re.compile(r"(time|days|hours|weeks|months|years|duration)$", re.IGNORECASE)
 _MEASURE_CAMEL = re.compile(r"[a-zA-Z](Weight|Score|Income|Distance|Cost|Charges?|Amount|Rate)$")
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|payor|insurance|insurer|marital|religion|language|"
@@ -659,14 +662,14 @@ def spread_like_a_measurement(values) -> bool:
 
 def has_code_name(name: str) -> bool:
     """``diag_1``, ``icd10``, ``proc_code``, ``DRG``: a name that says "codes" (and not a count such as ``diag_count``,
-    nor a measurement such as ``drg_weight`` or ``zip_median_income``).
+    nor a measurement such as ``drg_weight``, ``zip_median_income`` or ``Months_from_Diagnosis``, ``diagtime``).
 
     Such a column is read as codes even when every code is a number (ICD-9 ``250.83``, procedure
     ``36.06``), and :func:`frl_engine.io.read_table` keeps its cells as text (``038`` is not ``38``).
     """
     name = str(name).strip()
     return (bool(_CODE_NAME.search(name)) and not _COUNT_NAME.search(name) and not _MEASURE_NAME.search(name)
-            and not _MEASURE_CAMEL.search(name))
+            and not _MEASURE_CAMEL.search(name) and not _DURATION_END.search(name))
 
 
 def has_nominal_name(name: str) -> bool:
@@ -684,6 +687,30 @@ def has_nominal_name(name: str) -> bool:
         return False
     return not any(pattern.search(name) for pattern in (_COUNT_NAME, _MEASURE_NAME, _MEASURE_CAMEL, _QUANTITY_NAME,
                                                           _QUANTITY_CAMEL))
+
+
+# What a follow-up ends with: the outcome, or the end of observation (``time_to_death``, ``days_until_relapse``).
+_FOLLOW_UP_ENDS = (r"(?:death|event|relapse|recurrence|progression|failure|censor|censoring|last_?follow_?up|"
+                   r"last_?contact|end_?of_?follow_?up|outcome|readmission|dialysis|transplant)")
+_FOLLOW_UP_NAME = re.compile(
+    r"^(?:time|futime|fu|fup|fu_?time|fu_?(?:days|months|years)|follow_?up(?:_?(?:time|days|months|years|period|length))?"
+    r"|length_?of_?follow_?up|lenfol|survival(?:_?(?:time|days|months|years))?|survival_?in_?(?:days|months|years)"
+    r"|surv_?time|stime|(?:os|pfs|dfs|efs|rfs|ttp)(?:_?(?:time|days|months|years))?|tte|t2e"
+    r"|(?:time|days|months|years|weeks)_?(?:to|until|till)_?" + _FOLLOW_UP_ENDS
+    + r"|(?:censor(?:ing)?|event|death|relapse|recurrence|obs|observation)_?(?:time|days|months|years))$")
+
+
+def has_follow_up_name(name: str) -> bool:
+    """``time``, ``futime``, ``lenfol``, ``survival_time``, ``days_to_death``, ``os_months``...: a name that says
+    "time until the outcome or the end of follow-up" (survival data).  ``time_in_hospital``, ``diagtime`` and
+    ``time_to_antibiotics`` are not: they are known while the patient is seen."""
+    return bool(_FOLLOW_UP_NAME.match(re.sub(r"[\s.\-]+", "_", str(name).strip().lower())))
+
+
+#: Why a column named like a follow-up time is left out (:func:`has_follow_up_name`).
+FOLLOW_UP_REASON = ("named like a follow-up time (until the outcome or the end of follow-up): known only afterwards, "
+                    "so a rule on it could not be used when a patient is seen; left out (if it is known then, declare "
+                    "it numeric to use it)")
 
 
 def has_identifier_name(name: str) -> bool:
@@ -1124,6 +1151,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
     if serial:
         return reading("unsupported", f"dates stored as numbers ({serial}, such as '{labels[int(order[0])]}'): turn "
                                       "them into numbers that mean something (e.g. days since admission) to use them")
+    if number_share >= NUMERIC_SHARE and has_follow_up_name(name):
+        # survival data: the time to death or to the end of follow-up heads every list it is in (UCI/R pbc, whas500's
+        # lenfol, flchain's futime), and no one knows it when the card is used
+        return reading("unsupported", FOLLOW_UP_REASON)
     # Identifiers: a different value in nearly every row, or a patient/encounter number that repeats.
     textual_or_integer = integers or not readable.all()
     measurement_note = ""

@@ -90,6 +90,33 @@ def test_fit_names_the_columns_it_left_out_as_identifiers_and_how_to_use_one(tmp
     assert status == 0 and "IF      Income < " in out and "Left out as identifiers" not in out
 
 
+def _survival_table(n=500, seed=4):
+    """Survival data as R's pbc holds it: the patients who died were followed for a shorter time, so the time of
+    follow-up tells the outcome better than any finding, and it is known only afterwards."""
+    rng = np.random.default_rng(seed)
+    bili = np.round(rng.lognormal(0.3, 0.8, n), 1)
+    died = rng.random(n) < np.where(bili >= 3, 0.6, 0.15)
+    futime = np.where(died, rng.integers(40, 1500, n), rng.integers(1200, 4500, n))
+    return pd.DataFrame({"futime": futime, "bili": bili, "age": rng.integers(30, 80, n),
+                         "status": np.where(died, "dead", "alive")})
+
+
+def test_a_follow_up_time_is_left_out_said_and_used_only_when_declared(tmp_path, capsys):
+    path = tmp_path / "followup.csv"
+    _survival_table().to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "status", "--positive", "dead", "--seed", "1"], capsys)
+    assert status == 0, err
+    rules = [line for line in out.splitlines() if line.startswith(("IF ", "ELSE IF "))]
+    assert rules and not any("futime" in line for line in rules) and any("bili" in line for line in rules)
+    note = next(line for line in out.splitlines() if line.startswith("Left out, named like a follow-up time"))
+    assert "'futime'" in note and "--kind futime=numeric" in note and "as written they make no rule" not in out
+    # declared, it is used: it heads the list, which is why it is left out by default
+    status, out, err = run(["fit", path, "--target", "status", "--positive", "dead", "--seed", "1",
+                            "--kind", "futime=numeric"], capsys)
+    assert status == 0, err
+    assert out.splitlines()[1].startswith("IF      futime < ") and "named like a follow-up time" not in out
+
+
 def test_fit_names_the_columns_in_no_candidate_rule_and_what_to_do(tmp_path, capsys):
     """A diagnosis written as 200 free-text values (none on 5% of the patients) and a finding on 2% of them make no
     candidate rule at the default support: the fit says so in one line, and at a lower --min-support the finding is

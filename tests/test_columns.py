@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from frl_engine import FallingRuleListClassifier
 from frl_engine.binarize import Binarizer
-from frl_engine.columns import (MISSING_MARKERS, canonical_kind, category_label, category_labels, code_prefixes,
-                                missing_mask, numeric_values, read_column, read_columns)
+from frl_engine.columns import (FOLLOW_UP_REASON, MISSING_MARKERS, canonical_kind, category_label, category_labels, code_prefixes,
+                                has_follow_up_name, missing_mask, numeric_values, read_column, read_columns)
 from frl_engine.errors import DataError
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL, mine_rules
@@ -599,3 +599,27 @@ def test_a_column_of_dates_is_left_out_in_words_not_by_its_storage_type():
     assert "datetime64" not in reading.reason
     stays = pd.Series(pd.to_timedelta(["1 days", "3 days"] * 20))
     assert read_column("stay", stays).reason.startswith("durations such as")
+
+
+@pytest.mark.parametrize("name", ["time", "Time", "futime", "lenfol", "survival_time", "Survival_in_days",
+                                  "days_to_death", "OS_months", "PFS time", "time.to.event", "fu_days", "follow-up",
+                                  "FollowUp_months", "time_to_relapse", "censor_time", "tte"])
+def test_a_follow_up_time_is_left_out_by_its_name_with_the_reason(name):
+    rng = np.random.default_rng(0)
+    series = pd.Series(rng.integers(10, 4000, 300), name=name)
+    reading = read_column(name, series)
+    assert reading.kind == "unsupported" and reading.reason == FOLLOW_UP_REASON and not reading.used
+    assert read_column(name, series, declared="numeric").kind == "numeric"   # the user may still use it
+
+
+@pytest.mark.parametrize("name", ["time_in_hospital", "diagtime", "time_to_antibiotics", "Months_from_Diagnosis",
+                                  "los", "days_in_icu", "admit_time", "start", "stop", "edrel"])
+def test_times_known_while_the_patient_is_seen_are_read_as_measurements(name):
+    rng = np.random.default_rng(0)
+    reading = read_column(name, pd.Series(np.round(rng.uniform(0.5, 40, 300), 1), name=name))
+    assert reading.kind == "numeric" and not has_follow_up_name(name)
+
+
+def test_a_column_named_time_that_holds_words_is_not_called_a_follow_up_time():
+    series = pd.Series(["morning", "evening", "night"] * 100, name="time")
+    assert read_column("time", series).kind == "categorical"

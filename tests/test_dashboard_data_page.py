@@ -281,6 +281,34 @@ def test_the_data_page_says_what_an_edit_of_the_column_table_does(at):
     assert "PatientID" not in set(items["column"]) and not any(">" in item for item in items["item"])  # no Age >= 60
 
 
+def test_a_follow_up_time_is_left_out_and_said_above_the_table_until_the_user_takes_it_back(at):
+    """R's pbc, flchain and whas500 carry the time of follow-up, which heads every list it is in and is known only
+    afterwards: the Data page leaves it out, says so where it is seen, and stops saying so once it is used."""
+    rng = np.random.default_rng(3)
+    n = 300
+    died = rng.random(n) < 0.3
+    frame = pd.DataFrame({"futime": np.where(died, rng.integers(40, 1500, n), rng.integers(1200, 4500, n)),
+                          "bili": np.round(rng.lognormal(0.3, 0.8, n), 1), "status": np.where(died, "dead", "alive")})
+    raw = frame.to_csv(index=False).encode()
+    upload(at, "pbc.csv", raw)
+    [said] = [i.value for i in at.info if "follow-up time" in i.value]
+    assert "**futime**" in said and "set its Type to numeric and tick **Use**" in said
+    [editor] = [d for d in at.dataframe if d.key and d.key.startswith("columns_editor_")]
+    assert editor.value.set_index("column").loc["futime", "kind"] == "left out"
+    items = next(d for d in at.dataframe if "item" in d.value.columns).value
+    assert "futime" not in set(items["column"]) and "bili" in set(items["column"])
+    tables = at.session_state[state.COLUMN_TABLES]
+    key = services.bytes_key(raw)
+    table = tables[key].copy()
+    table.loc[table["column"] == "futime", ["use", "kind"]] = [True, "numeric"]
+    tables[key] = table
+    at.session_state[state.COLUMN_TABLES] = tables
+    at.run()
+    assert not at.exception and not any("follow-up time" in i.value for i in at.info)
+    items = next(d for d in at.dataframe if "item" in d.value.columns).value
+    assert "futime" in set(items["column"])
+
+
 def test_a_value_holding_a_right_to_left_override_is_shown_visibly_in_the_outcome_choices(at):
     """A select box shows its options as text, not markdown: an event value holding U+202E would show the rest of
     the option reversed; it reads <U+202E>, as on the page's text and on a terminal. The value itself is kept."""

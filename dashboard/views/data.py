@@ -233,6 +233,11 @@ if not edited.equals(shown):
     updated.loc[edited.index, ["use", "kind", "thresholds"]] = edited[["use", "kind", "thresholds"]]
     state.store_column_table(data, updated)
     table = updated
+follow_up = services.follow_up_columns(table, target)
+if follow_up:   # said above the fold of the table: its Why column is wide, and this one decides what a card can use
+    st.info(f"Left out, named like a follow-up time: **{ui.md(', '.join(follow_up))}**. A time until the outcome or "
+            "the end of follow-up is known only afterwards, so a rule on it could not be used when a patient is "
+            "seen. If it is known then, set its Type to numeric and tick **Use**.", icon=":material/schedule:")
 edit_notes = services.column_edit_notes(table, target)
 if edit_notes:  # the Why cells keep the engine's reading: say what the edits do instead
     st.caption("Your changes: " + " ".join(ui.md(note) for note in edit_notes))
