@@ -43,6 +43,7 @@ from frl_engine.errors import (DataError, FewPatientsWarning, FRLError, ModelFil
                                RepeatedRecordsWarning)
 from frl_engine.io import NO_EVENT_TOKENS, ambiguous_codes, default_positive, dumps_model, event_is_ambiguous, event_label, flag_outcome_value, outcome_counts, outcome_spellings, parse_model, read_table, split_target, suggested_event
 from frl_engine.rules import LIST_OPS, category_label, format_number, mine_rules, missing_mask
+from frl_engine.search_report import SENSITIVE_NAME
 
 # The Rule list page says so in its own words (search_report.leakage_note): no warning in the server's log.
 warnings.filterwarnings("ignore", category=PossibleLeakWarning)
@@ -62,9 +63,10 @@ CARD_SIZES = {"pocket": "Pocket (85.6 × 54 mm)", "index": "Index card (5 × 3 i
 # Words of a column name that say "outcome", most telling first: a word of the name must start with the stem
 # (readmitted, readmission, Readmitted30d) or equal the word (y, event, status).
 OUTCOME_STEMS = ("readmi", "rehospitali", "wiederaufnahme", "reingreso", "outcome", "death", "dead", "died", "deceased",
-                 "tod", "verstorben", "deces", "muerte", "mortalit", "sterblichkeit", "surviv", "malignan", "target",
-                 "label", "event", "class", "status", "y")
-_STEM_PREFIX = ("readmi", "rehospitali", "wiederaufnahme", "reingreso", "mortalit", "surviv", "malignan")
+                 "tod", "verstorben", "deces", "muerte", "mortalit", "sterblichkeit", "surviv", "malignan", "relaps",
+                 "recurren", "rel", "target", "label", "event", "class", "status", "fstat", "y")
+_STEM_PREFIX = ("readmi", "rehospitali", "wiederaufnahme", "reingreso", "mortalit", "surviv", "malignan", "relaps",
+                "recurren")
 # Words that make a column an attribute of the outcome rather than the outcome (readmission_date, event_id).
 _NOT_OUTCOME_WORDS = ("id", "nbr", "number", "num", "date", "time", "count", "type", "code", "datum", "zeit", "nr")
 # Values that read as "no event" (compared as lower-case text).
@@ -398,6 +400,10 @@ def outcome_name_rank(name) -> int | None:
     return min(ranks) if ranks else None
 
 
+#: Names of a patient's demographic characteristics (:data:`frl_engine.search_report.SENSITIVE_NAME`, and sex).
+_DEMOGRAPHIC_NAME = re.compile(SENSITIVE_NAME.pattern + r"|^(sex|gender|male|female|man|woman)$", re.IGNORECASE)
+
+
 def _rare_share(series: pd.Series) -> float:
     counts = series.dropna().value_counts()
     return float(counts.min() / counts.sum()) if len(counts) else 0.0
@@ -429,6 +435,8 @@ def suggest_target(frame: pd.DataFrame) -> str | None:
     if named:
         return min(named)[-1]
     two_valued = [c for c in frame.columns if frame[c].dropna().nunique() == 2 and _rare_share(frame[c]) >= 0.01]
+    # a patient's sex or race (``black`` in Ecdat's DoctorContacts) is no outcome to offer, unless nothing else is
+    two_valued = [c for c in two_valued if not _DEMOGRAPHIC_NAME.search(str(c))] or two_valued
     complete = [c for c in two_valued if not missing_mask(frame[c]).any()]
     if complete or two_valued:
         return (complete or two_valued)[-1]

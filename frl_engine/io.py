@@ -562,10 +562,24 @@ def suggested_event(counts: pd.Series):
     events = [v for v in values if plain_word(v) in _EVENTS]
     if not negative and len(events) == 1:
         return events[0]
+    named = [v for v in events if not _is_number_text(v)]   # a word, not the 1 of 0 / 1 / 2
+    if len(negative) == 1 and len(named) == 1:   # Dead among Alive / Dead / Transplant: not the rarer Transplant
+        return named[0]
     if len(negative) != 1 or len(values) < 2:
         return None
     others = counts.drop(index=negative)
+    if len(others) > 1 and all(_is_number_text(v) for v in others.index):
+        # 0 / 1 / 2 (R's pbc: censored, transplant, dead): which number is the event only the codebook says
+        return None
     return sorted(others[others == others.min()].index, key=str)[0]
+
+
+def _is_number_text(value) -> bool:
+    try:
+        float(str(value).strip())
+    except ValueError:
+        return False
+    return True
 
 
 #: Outcome values that say the outcome is not known: missing, like "?" (never "no event").

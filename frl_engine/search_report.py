@@ -306,7 +306,11 @@ def empty_list_note(model: dict, interface: str = "cli") -> str:
 
 #: Column names that say a patient characteristic a card should use only when it is clinically justified.
 SENSITIVE_NAME = re.compile(
-    r"(^|[^a-z])(race|ethnic|ethnicity|religion|nationality|citizenship|language|insurance|payer)([^a-z]|$)",
+    r"(^|[^a-z])(race|ethnic|ethnicity|religion|nationality|citizenship|language|insurance|payer)([^a-z]|$)"
+    # run together (raceth, race_ethnicity, RaceEthnicity, ethnicgroup), and a race as the whole name (a 0/1 column
+    # ``black``, as in Ecdat's DoctorContacts; not white_cell_count)
+    r"|^(race|ethnic)|^(black|white|hispanic|latino|latina|latinx|asian|caucasian|african_?american|nonwhite|"
+    r"non_white|afro_?american|minority)$",
     re.IGNORECASE)
 
 

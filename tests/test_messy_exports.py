@@ -670,6 +670,13 @@ def test_a_list_that_uses_race_says_so_and_how_to_leave_it_out(tmp_path, capsys)
     assert "'Ethnicity', 'payer_code'" in sensitive_columns_note(coded, "dashboard")
     assert ("Keep them only with a clinical reason; to leave them out, untick them on the Data page and fit again."
             in sensitive_columns_note(coded, "dashboard"))
+    # run together (scikit-survival's ACTG 320 raceth), and a race as a whole 0/1 column (Ecdat's black); not a
+    # word that merely holds one (white_cell_count, trace_element, blackout)
+    for name in ("raceth", "RaceEthnicity", "black", "Hispanic", "african_american"):
+        assert f"'{name}'" in sensitive_columns_note({"rules": [{"conditions": [{"column": name, "op": "==",
+                                                                                "value": 1}]}]}), name
+    for name in ("white_cell_count", "trace_element", "blackout", "terrace"):
+        assert sensitive_columns_note({"rules": [{"conditions": [{"column": name, "op": ">=", "value": 1}]}]}) is None
 
 
 # ------------------------------------------------------------------ codes, text results, empty and shifted columns

@@ -77,7 +77,27 @@ def test_suggest_event_for_three_values_is_the_rarest_that_is_not_no(raw_export)
     assert counts["<30"] < counts[">30"]  # so the rarer non-"NO" value is "<30"
     assert services.suggest_event(outcome) == "<30"
     assert services.suggest_event(pd.Series(["none", "mild", "severe", "mild", "none", "mild"])) == "severe"
-    assert services.suggest_event(pd.Series(["0", "1", "2", "1", "0"])) == "2"
+    # but numbers after the 0 are codes, which only the codebook reads: R's pbc status is 0 censored, 1 transplant
+    # (the rarest: 25 patients) and 2 dead (161), so the page waits for the user's pick instead of offering 1
+    assert services.suggest_event(pd.Series(["0", "1", "2", "1", "0"])) is None
+    assert services.suggest_event(pd.Series([0] * 232 + [1] * 25 + [2] * 161)) is None
+    # and a word naming the event wins over the rarer of the others: Dead, not Transplant
+    assert services.suggest_event(pd.Series(["Alive"] * 232 + ["Transplant"] * 25 + ["Dead"] * 161)) == "Dead"
+
+
+def test_a_race_or_a_sex_is_not_offered_as_the_outcome_and_a_relapse_is():
+    """Ecdat's DoctorContacts: the last yes/no column was ``black``; R's nwtco: ``in.subcohort`` (a study-design
+    flag) after ``rel``, the relapse."""
+    rng = np.random.default_rng(0)
+    n = 200
+    contacts = pd.DataFrame({"mdu": rng.integers(0, 9, n), "physlim": rng.choice([0, 1], n),
+                             "sex": rng.choice(["f", "m"], n), "black": rng.choice([0, 1], n, p=[0.8, 0.2])})
+    assert services.suggest_target(contacts) == "physlim"
+    nwtco = pd.DataFrame({"histol": rng.choice([1, 2], n), "rel": rng.choice([0, 1], n, p=[0.85, 0.15]),
+                          "age": rng.integers(1, 100, n), "in.subcohort": rng.choice([True, False], n)})
+    assert services.suggest_target(nwtco) == "rel"
+    only = pd.DataFrame({"age": rng.integers(1, 100, n), "black": rng.choice([0, 1], n, p=[0.8, 0.2])})
+    assert services.suggest_target(only) == "black"   # when nothing else is two-valued, it is still offered
 
 
 def test_missing_outcomes_are_no_value_to_suggest():
