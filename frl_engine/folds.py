@@ -24,6 +24,8 @@ __all__ = ["split_seed", "fit_seed", "stratified_folds", "patient_groups"]
 # A name that says "the patient" (not the encounter or the visit, which are one row each).
 _PATIENT_WORDS = re.compile(r"(patient|subject|person|member|mrn|^pid$|^pat_?id|" + PATIENT_NUMBER_WORDS + ")",
                             re.IGNORECASE)
+# A name that says "identifier" and nothing more (R's ``id``, ``ID``, ``subjid``): a patient's, when it repeats a few times.
+_GENERIC_ID_NAME = re.compile(r"^(id|subj|subjid|subject_?id|ident)$", re.IGNORECASE)
 # A patient column's name that says "identifier" on its own (``pid``), where has_identifier_name would not.
 _PATIENT_ID_NAME = re.compile(r"^(pid|patid|pat_id|patient)$", re.IGNORECASE)
 
@@ -70,7 +72,9 @@ def patient_groups(frame) -> tuple[str, np.ndarray] | None:
     """The column that numbers the patients of an encounter-level table, and each row's patient.
 
     A column named like a patient identifier (``patient_nbr``, ``PatientID``, ``MRN``, ``subject_id``)
-    in which some patient has more than one row; missing cells are each a patient of their own.
+    in which some patient has more than one row; missing cells are each a patient of their own.  Else a column
+    named only ``id`` (``ID``, ``subjid``) that repeats, with at least 20 values and at most 20 rows each on
+    average (R's colon, cgd, bladder: a patient's rows), not an ``id`` of a few sites.
     None for a table of one row per patient, or without such a column.
     """
     import pandas as pd
@@ -98,4 +102,18 @@ def patient_groups(frame) -> tuple[str, np.ndarray] | None:
         groups = repeated_patients(values)
         if groups is not None:
             return str(name), groups
+    # a column named only "id" that repeats, with a few rows per value (R's colon: each patient's recurrence and
+    # death rows; cgd, bladder: a row per infection or visit): the reader calls it a repeated record number, and the
+    # folds keep its rows together (a value shared by two sites' patients only makes a group coarser, never wrong)
+    for name in frame.columns:
+        if _GENERIC_ID_NAME.match(str(name).strip()) and not isinstance(frame[name], pd.DataFrame):
+            groups = repeated_patients(frame[name])
+            if groups is not None and _few_rows_each(groups):
+                return str(name), groups
     return None
+
+
+def _few_rows_each(groups: np.ndarray) -> bool:
+    """At least 20 groups, with at most 20 rows each on average (an ``id`` of patients, not of wards or sites)."""
+    n_groups = len(np.unique(groups))
+    return n_groups >= 20 and len(groups) <= 20 * n_groups

@@ -975,6 +975,25 @@ def test_a_patient_number_is_recognised_by_its_usual_names(name):
     assert column == name and len(np.unique(groups)) == len(np.unique(patients))
 
 
+def test_a_column_named_only_id_that_repeats_a_few_times_groups_the_folds_and_a_site_id_does_not():
+    """R's colon holds two rows per patient (recurrence and death) under a column named ``id``: the folds split
+    each patient's rows, and the cross-validated AUROCs read too high (HGB 0.811 against 0.628 grouped)."""
+    from frl_engine.folds import patient_groups, stratified_folds
+
+    rng = np.random.default_rng(3)
+    patients = np.repeat(np.arange(1, 301), 2)
+    frame = pd.DataFrame({"id": patients, "etype": np.tile([1, 2], 300), "nodes": rng.integers(0, 20, 600)})
+    column, groups = patient_groups(frame)
+    assert column == "id" and len(np.unique(groups)) == 300
+    y = rng.random(600) < 0.4
+    for train, test in stratified_folds(y, 5, 0, groups):
+        assert not set(patients[train]) & set(patients[test])
+    sites = pd.DataFrame({"ID": rng.choice([1, 2, 3, 4], 600), "nodes": rng.integers(0, 20, 600)})
+    assert patient_groups(sites) is None   # four sites are no patients
+    once = frame.drop_duplicates("id")
+    assert patient_groups(once) is None    # one row per patient: nothing to keep together
+
+
 def test_frl_predict_writes_the_inputs_encoding_so_excel_keeps_the_accents(sex_model, tmp_path, capsys):
     for encoding, bom in (("latin-1", b""), ("utf-8-sig", b"\xef\xbb\xbf"), ("utf-16", b"\xff\xfe")):
         new = tmp_path / f"new-{encoding}.csv"
