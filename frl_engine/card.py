@@ -739,8 +739,10 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
         return fonts.clean(value)
 
     outcome = _need(model, "outcome", "")
-    target = clean(_need(outcome, "target", "outcome."))
+    named = _need(outcome, "target", "outcome.")
     positive = clean(_need(outcome, "positive_class", "outcome."))
+    # a model fitted in Python on a y without a name records no target: "the outcome", never "None = Yes"
+    outcome_words = f"{clean(named)} = {positive}" if named not in (None, "") else f"the outcome ({positive})"
     if title is not None:
         if not isinstance(title, str) or not clean(title):
             raise FRLError("The card title is empty: give a title or leave it out to use the model's")
@@ -749,7 +751,7 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
             raise FRLError(f"The card title is {len(card_title)} characters long: keep it to {_MAX_TITLE}")
     else:
         model_title = clean(outcome.get("title") or "") if isinstance(outcome, dict) else ""
-        card_title = model_title or f"Risk of {target} = {positive}"
+        card_title = model_title or f"Risk of {outcome_words}"
         card_title = _shorten(card_title, _MAX_TITLE)
 
     rules = _need(model, "rules", "")
@@ -866,7 +868,7 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
     else:
         risk_text = "none: risks are point estimates (no posterior sample)"
 
-    outcome_text = _shorten(f"{target} = {positive}", _MAX_FREE_TEXT)
+    outcome_text = _shorten(outcome_words, _MAX_FREE_TEXT)
     back = [
         ("Population", population or "not recorded", "plain"),
         ("Fitted", fitted, "plain"),

@@ -571,8 +571,21 @@ def cmd_fit(args) -> int:
 def cmd_show(args) -> int:
     from .io import load_model_dict
 
-    print_model(load_model_dict(args.model))
+    model = load_model_dict(args.model)
+    print_model(model)
+    for line in model_warnings(model):
+        print(line)
     return 0
+
+
+def model_warnings(model: dict) -> list[str]:
+    """What ``frl fit`` warned of a model that the model file alone still shows (too few patients, a condition that
+    is nearly the outcome, a column such as race), for ``frl show`` and ``frl card``: a card printed from a file
+    should not lose the fit's warnings on the way."""
+    from .search_report import few_patients_note, leakage_note, sensitive_columns_note
+
+    few, leak, sensitive = few_patients_note(model), leakage_note(model), sensitive_columns_note(model)
+    return [line for line in (few and f"Warning: {few}", sensitive, leak and f"Warning: {leak}") if line]
 
 
 #: Endings of files that are not tables: ``frl predict --out scored.json`` is refused, not written as CSV text.

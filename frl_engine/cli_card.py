@@ -126,4 +126,8 @@ def run_card(args: argparse.Namespace) -> int:
     glyphs = missing_glyphs_note(model, args.title)
     if glyphs:
         print(f"Warning: {glyphs}", file=sys.stdout)
+    from .cli import model_warnings
+
+    for line in model_warnings(model):   # the fit's warnings, before the card goes to the ward
+        print(line, file=sys.stdout)
     return 0

@@ -411,6 +411,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                           "as in scikit-learn, not by label: pass y.loc[X.index] if the labels should decide",
                           UserWarning, stacklevel=2)
         self.positive_class_ = positive
+        # the outcome's name, as a pandas Series carries it (y = frame.pop("died")): the model file, the card and
+        # format_list then say "died = Yes" (the command line and the dashboard set their --target after fit)
+        self.target_name_ = str(y.name) if isinstance(y, pd.Series) and isinstance(y.name, str) and y.name else None
         event = y_array == positive
         from .search_report import few_patients_text
 

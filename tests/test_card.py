@@ -210,6 +210,15 @@ def test_readmission_list_with_sub_percent_default_and_no_posterior():
     assert "AUROC" not in back
 
 
+def test_a_model_without_an_outcome_name_says_the_outcome_never_none():
+    """A model fitted in Python on a y without a name records no target; its card read 'Risk of None = Yes'."""
+    model = make_model(READMISSION_RULES, READMISSION_DEFAULT, target=None, title=None,
+                       data_name="readmission.csv", posterior=False, validation=False)
+    front, back = (page_text(page) for page in pdf_pages(render_card(model)))
+    assert front.startswith("Risk of the outcome (yes)")
+    assert "None" not in front + back and "the outcome (yes)" in back
+
+
 def test_back_tells_provenance_settings_and_model_id():
     model = make_model()
     back = page_text(pdf_pages(render_card(model))[1])

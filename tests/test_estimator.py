@@ -228,3 +228,16 @@ def test_negate_levels_false_keeps_the_papers_items_and_is_kept_in_the_model_fil
     assert again.negate_levels is False
     with pytest.raises(FRLError, match="negate_levels"):
         FallingRuleListClassifier(negate_levels="no").fit(frame, y)
+
+
+def test_the_outcome_is_named_as_the_series_y_names_it():
+    """A model fitted in Python on ``y = frame.pop("died")`` recorded no target, so its card read
+    'Risk of None = Yes' and format_list dropped the outcome; y's name is now the model's target."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(20, 90, 300)})
+    frame["died"] = np.where(rng.random(300) < 0.2 + 0.5 * (frame["age"] >= 70), "Yes", "No")
+    y = frame.pop("died")
+    model = FallingRuleListClassifier(random_state=0).fit(frame, y)
+    assert model.to_dict()["outcome"]["target"] == "died" and "THEN died = Yes risk is" in model.format_list()
+    unnamed = FallingRuleListClassifier(random_state=0).fit(frame, y.to_numpy())
+    assert unnamed.to_dict()["outcome"]["target"] is None

@@ -812,9 +812,16 @@ def test_a_column_that_copies_the_outcome_is_flagged_as_a_possible_leak(tmp_path
     rng, age, died = _patients()
     frame = pd.DataFrame({"age": age, "death_flag": died.astype(int), "died": np.where(died, "yes", "no")})
     frame.to_csv(tmp_path / "leak.csv", index=False)
-    status, out, _ = run(["fit", str(tmp_path / "leak.csv"), "--target", "died"], capsys)
+    status, out, _ = run(["fit", str(tmp_path / "leak.csv"), "--target", "died", "--out",
+                          str(tmp_path / "leak.json")], capsys)
     assert status == 0 and "Warning: The list separates the outcome almost perfectly" in out
     assert "'death_flag'" in out and "--exclude death_flag" in out
+    # the model file keeps the warning: frl show and frl card say it again (a card printed later, by someone else)
+    for argv in (["show", str(tmp_path / "leak.json")],
+                 ["card", str(tmp_path / "leak.json"), "--out", str(tmp_path / "c.pdf")]):
+        status, out, _ = run(argv, capsys)
+        assert status == 0 and "Warning: The list separates the outcome almost perfectly" in out
+        assert "--exclude death_flag" in out
     frame.drop(columns="death_flag").to_csv(tmp_path / "clean.csv", index=False)
     status, out, _ = run(["fit", str(tmp_path / "clean.csv"), "--target", "died"], capsys)
     assert status == 0 and "separates the outcome" not in out and "named like the outcome" not in out
