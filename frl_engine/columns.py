@@ -201,6 +201,8 @@ _MEASURE_WORDS = (r"(weight|wt|rw|rvus?|score|income|distance|dist|km|miles|cost
 _MEASURE_NAME = re.compile(r"(^|[^a-z])" + _MEASURE_WORDS + r"($|[^a-z])", re.IGNORECASE)
 # The same words as the name's last word (total_charges, los_minutes; not charge_code or cost_center).
 _MEASURE_LAST = re.compile(r"(^|[^a-z])" + _MEASURE_WORDS + "$", re.IGNORECASE)
+# A name whose two values are two kinds, not a finding and its absence: ``sex`` 0/1 is not "sex: yes".
+_TWO_SIDED_NAME = re.compile(r"^(sex|gender|geschlecht|sexe|sexo)$", re.IGNORECASE)
 # A duration as the name's ending, even run together (diagtime, DxDays, icu_hours): the time since a diagnosis is no code.
 _DURATION_END = re.compile(r"(time|days|hours|weeks|months|years|duration)$", re.IGNORECASE)
 _MEASURE_CAMEL = re.compile(r"[a-zA-Z](Weight|Score|Income|Distance|Cost|Charges?|Amount|Rate)$")
@@ -1189,6 +1191,11 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         share = f"{100 * top_share:.1f}% of rows" if top == n or 100 * top_share < 99.95 else f"{top:,} of {n:,} rows"
         return reading("near-constant", f"{value} on {share}: makes no item")
     yes_no = words <= (TRUE_WORDS | FALSE_WORDS) and words & TRUE_WORDS and words & FALSE_WORDS
+    if (n_levels == 2 and not pd.api.types.is_bool_dtype(dtype) and set(parsed[readable].tolist()) == {0.0, 1.0}
+            and _TWO_SIDED_NAME.match(str(name).strip())):
+        # sex 0/1 is no finding that is present or absent: as a flag, a rule read "sex AND etype = 2" (R's colon)
+        return reading("categorical", "0 and 1 under a name with two sides (sex, gender): read as the values 0 and "
+                                      "1, as which is which only the codebook says")
     if (n_levels == 2 and (pd.api.types.is_bool_dtype(dtype) or set(parsed[readable].tolist()) == {0.0, 1.0})) or (
             yes_no and not pd.api.types.is_numeric_dtype(dtype)):
         return reading("boolean", "two values, yes/no-like")

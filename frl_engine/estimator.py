@@ -413,7 +413,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.positive_class_ = positive
         # the outcome's name, as a pandas Series carries it (y = frame.pop("died")): the model file, the card and
         # format_list then say "died = Yes" (the command line and the dashboard set their --target after fit)
-        self.target_name_ = str(y.name) if isinstance(y, pd.Series) and isinstance(y.name, str) and y.name else None
+        # A name that is one of X's columns came from a finding (y = rng.random(n) < 0.3 + 0.4 * (X["Age"] >= 70)).
+        self.target_name_ = (str(y.name) if isinstance(y, pd.Series) and isinstance(y.name, str) and y.name
+                             and y.name not in set(map(str, frame.columns)) else None)
         event = y_array == positive
         from .search_report import few_patients_text
 

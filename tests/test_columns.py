@@ -623,3 +623,18 @@ def test_times_known_while_the_patient_is_seen_are_read_as_measurements(name):
 def test_a_column_named_time_that_holds_words_is_not_called_a_follow_up_time():
     series = pd.Series(["morning", "evening", "night"] * 100, name="time")
     assert read_column("time", series).kind == "categorical"
+
+
+def test_sex_written_0_and_1_is_two_values_not_a_finding():
+    """R's colon and whas500 write sex 0/1: read as a flag, a rule said 'sex AND etype = 2', which no reader can
+    turn into a patient. Read as the values 0 and 1, a rule says 'sex = 1'; any other 0/1 column stays a flag."""
+    rng = np.random.default_rng(1)
+    n = 600
+    frame = pd.DataFrame({"sex": rng.integers(0, 2, n), "diabetes": rng.integers(0, 2, n)})
+    assert read_column("sex", frame["sex"]).kind == "categorical"
+    assert read_column("Gender", frame["sex"]).kind == "categorical"
+    assert read_column("diabetes", frame["diabetes"]).kind == "boolean"
+    assert read_column("sex", pd.Series(["m", "f"] * 300)).kind == "categorical"
+    y = rng.random(n) < 0.15 + 0.5 * (frame["sex"] == 1)
+    rules = FallingRuleListClassifier(random_state=0).fit(frame, y).rules_
+    assert rules == ["sex = 1"]

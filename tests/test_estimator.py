@@ -241,3 +241,7 @@ def test_the_outcome_is_named_as_the_series_y_names_it():
     assert model.to_dict()["outcome"]["target"] == "died" and "THEN died = Yes risk is" in model.format_list()
     unnamed = FallingRuleListClassifier(random_state=0).fit(frame, y.to_numpy())
     assert unnamed.to_dict()["outcome"]["target"] is None
+    # a y computed from a finding carries that finding's name, which is no outcome's
+    derived = rng.random(300) < 0.2 + 0.5 * (frame["age"] >= 70)
+    assert derived.name == "age"
+    assert FallingRuleListClassifier(random_state=0).fit(frame, derived).to_dict()["outcome"]["target"] is None
