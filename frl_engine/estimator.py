@@ -89,7 +89,48 @@ def outcome_proxies(frame: pd.DataFrame, event: np.ndarray, rules) -> list[dict]
         youden = float(recorded[event].mean() + (~recorded[~event]).mean() - 1)
         name = f"{column} has a value"
         found[name] = {"condition": name, "column": column, "youden": round(abs(youden), 3)}
+    # A number the outcome was cut from (R's birthwt: low is bwt < 2500) shows the leak at its own cut, which the
+    # rounded cuts of the list straddle (bwt < 2400, bwt < 3000: neither alone reaches the bar).  A cut no better
+    # than "has a value" is that finding again (a lab drawn only for the dying: any value is above its lowest).
+    for column in dict.fromkeys(c.column for rule in rules for c in rule.conditions if c.op in (">=", "<")):
+        best = _best_cut(frame, column, event)
+        recorded = found.get(f"{column} has a value", {}).get("youden", -1.0)
+        if best is not None and best["youden"] > recorded + 0.02:
+            found.setdefault(best["condition"], best)
     return sorted((p for p in found.values() if p["youden"] >= PROXY_YOUDEN), key=lambda p: -p["youden"])
+
+
+def _best_cut(frame: pd.DataFrame, column, event: np.ndarray) -> dict | None:
+    """The single cut of a numeric ``column`` that best tells ``event`` (largest Youden's J over every threshold of
+    its values, either direction; a missing value meets neither side), as an :func:`outcome_proxies` entry, or None
+    when the column cannot be read as numbers here."""
+    from sklearn.metrics import roc_curve
+
+    from .columns import numeric_values
+    from .rules import format_number
+
+    if column not in frame.columns or isinstance(frame[column], pd.DataFrame):
+        return None
+    try:
+        values = numeric_values(frame[column], str(column))
+    except (DataError, ValueError, TypeError):
+        return None
+    present = ~np.isnan(values)
+    if present.sum() < 2 or not event[present].any() or event[present].all():
+        return None
+    fpr, tpr, thresholds = roc_curve(event[present], values[present])
+    # as shares of all the events and non-events, so a cut that only the recorded rows meet counts for those
+    tpr = tpr * event[present].sum() / event.sum()
+    fpr = fpr * (~event[present]).sum() / (~event).sum()
+    low_tpr = event[present].sum() / event.sum() - tpr   # value < threshold: the complement among recorded rows
+    low_fpr = (~event[present]).sum() / (~event).sum() - fpr
+    finite = np.isfinite(thresholds)
+    above = np.where(finite, tpr - fpr, -np.inf)
+    below = np.where(finite, low_tpr - low_fpr, -np.inf)
+    i, j = int(np.argmax(above)), int(np.argmax(below))
+    youden, op, cut = (above[i], ">=", thresholds[i]) if above[i] >= below[j] else (below[j], "<", thresholds[j])
+    name = f"{column} {op} {format_number(float(cut))}"
+    return {"condition": name, "column": column, "youden": round(float(youden), 3)}
 
 
 #: Outcome cells that always mean "not known" (compared trimmed and without case); an outcome of two classes may

@@ -8,6 +8,7 @@ footers and Excel's empty trailing columns, and the outcome column named in --ex
 
 import io
 import json
+import re
 import warnings
 
 import numpy as np
@@ -832,6 +833,27 @@ def test_a_column_that_copies_the_outcome_is_flagged_as_a_possible_leak(tmp_path
     note = leakage_note(named)
     assert "named like the outcome 'readmitted'" in note and "--exclude 'readmission score'" in note
     assert "To leave it out, untick it on the Data page and fit again." in leakage_note(named, "dashboard")
+
+
+def test_the_number_an_outcome_was_cut_from_is_flagged_at_its_own_cut(tmp_path, capsys):
+    """R's birthwt: low is bwt < 2500 g, yet the list's rounded cuts straddle it (bwt < 2400 at 93%, bwt < 3000 at
+    30%), so neither condition alone reached the bar and no warning was printed. The column's best cut is checked
+    too; a strong honest finding (UCI breast cancer's cell size, J = 0.86 at its best cut) stays under the bar."""
+    rng = np.random.default_rng(8)
+    n = 400
+    weight = np.round(rng.normal(2950, 700, n))
+    frame = pd.DataFrame({"age": rng.integers(15, 45, n), "smoke": rng.choice([0, 1], n), "bwt": weight,
+                          "low": np.where(weight < 2500, 1, 0)})
+    frame.to_csv(tmp_path / "birthwt.csv", index=False)
+    status, out, _ = run(["fit", str(tmp_path / "birthwt.csv"), "--target", "low"], capsys)
+    assert status == 0 and "alone tells the outcome almost perfectly" in out and "--exclude bwt" in out, out
+    cut = re.search(r"'bwt < (\d+)' alone", out)
+    assert cut and 2450 <= int(cut.group(1)) <= 2550   # the cut the outcome was made with, not the list's
+    honest = pd.DataFrame({"age": rng.integers(15, 45, n), "bwt": weight,
+                           "low": np.where(rng.random(n) < np.where(weight < 2500, 0.7, 0.15), 1, 0)})
+    honest.to_csv(tmp_path / "honest.csv", index=False)
+    status, out, _ = run(["fit", str(tmp_path / "honest.csv"), "--target", "low"], capsys)
+    assert status == 0 and "almost perfectly" not in out
 
 
 def test_a_lab_recorded_almost_only_for_patients_with_the_event_is_flagged(tmp_path, capsys):
