@@ -44,10 +44,17 @@ def risk_color(fraction: float) -> str:
 
 
 def pct(p: float | None, digits: int = 1) -> str:
-    """0.6206 -> '62.1%'; None/NaN -> '–'."""
+    """0.6206 -> '62.1%'; None/NaN -> '–'; a share above 0 that would round to 0 (30 of 20,186: '0%') -> '<1%'
+    (or '<0.1%'), and one below 1 that would round to 100% -> '>99%'."""
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "–"
-    return f"{100 * float(p):.{digits}f}%"
+    value, step = 100 * float(p), 10.0 ** -digits
+    text = f"{value:.{digits}f}"
+    if 0 < value and float(text) == 0:
+        return f"<{step:.{digits}f}%"
+    if value < 100 and float(text) == 100:
+        return f">{100 - step:.{digits}f}%"
+    return f"{text}%"
 
 
 def interval(lower: float | None, upper: float | None, digits: int = 1) -> str:

@@ -50,6 +50,9 @@ h1 { font-size: 2.1rem !important; padding-bottom: 0.1rem !important; }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) { flex-wrap: wrap; }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) > [data-testid="stColumn"] {
   min-width: 8.5rem; }
+/* The patient form's fields wrap to fewer a row in a narrow window instead of cutting their values ("unknow") */
+[data-testid="stForm"] [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+[data-testid="stForm"] [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] { min-width: 10rem; }
 /* Charts side by side go one under the other when a column would be too narrow to read (bars squashed, labels cut) */
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stPlotlyChart"]) { flex-wrap: wrap; }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stPlotlyChart"]) > [data-testid="stColumn"] {

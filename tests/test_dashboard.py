@@ -509,7 +509,10 @@ def test_pages_say_whether_the_search_and_the_sampler_converged(at):
     result = fit(at)
     at.switch_page("views/rules.py").run()
     assert not at.exception
-    assert any(c.value.startswith("Search converged") for c in at.caption)
+    # a plain line a clinician reads; the figures (spread in nats, basin hopping) inside it, for who opens it
+    [search] = [e for e in at.expander if e.label.startswith("Search converged")]
+    assert "independent searches found this same list" in search.label and "nats" not in search.label
+    assert any(c.value.startswith("Search converged") and "nats" in c.value for c in search.caption)
     at.switch_page("views/posterior.py").run()
     notes = [c.value for c in at.caption] + [w.value for w in at.warning]
     assert any(n.startswith("Posterior converged") or n.startswith("Posterior not") for n in notes)

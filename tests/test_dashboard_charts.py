@@ -240,3 +240,11 @@ def test_a_widget_label_escapes_only_what_markdown_would_change_so_screen_reader
     assert ui.label("discharge_disposition_id") == "discharge_disposition_id"
     assert ui.label("Age*") == "Age\\*" and ui.label("_note_") == "\\_note\\_"   # these would be emphasis
     assert ui.label("dose [mg]") == "dose \\[mg\\]"
+
+
+def test_a_share_that_would_round_to_0_or_100_percent_says_less_or_more_than_the_last_digit():
+    """A rule of 30 patients among 20,186 read '30 (0%)'; a risk of 0.9996 read '100.0%'."""
+    assert charts.pct(30 / 20186, 0) == "<1%" and charts.pct(0.005, 0) == "<1%" and charts.pct(0.0149, 0) == "1%"
+    assert charts.pct(0.0004) == "<0.1%" and charts.pct(0.9996) == ">99.9%" and charts.pct(0.996, 0) == ">99%"
+    assert charts.pct(0) == "0.0%" and charts.pct(1) == "100.0%" and charts.pct(0.6206) == "62.1%"
+    assert charts.pct(None) == "–" and charts.pct(float("nan")) == "–"

@@ -90,11 +90,14 @@ search = model.get("search")
 if isinstance(search, dict):
     from frl_engine.search_report import SearchReport
 
-    search_note = SearchReport.from_dict(search).message("dashboard")
+    report = SearchReport.from_dict(search)
+    search_note = report.message("dashboard")
     if search.get("converged") is False:
         st.warning(search_note, icon=":material/warning:")
-    else:
-        st.caption(search_note)
+    else:   # a plain line; the figures (nats, basin hopping, walks) for whoever opens them
+        with st.expander(f"Search converged: {report.n_reached_best} of {report.n_chains} independent searches found "
+                         "this same list, the best found", icon=":material/check_circle:"):
+            st.caption(search_note)
 removed = (model.get("training") or {}).get("unreached_rules_removed") or []
 if removed:
     st.caption(f":material/content_cut: Removed {len(removed)} rule{'s' if len(removed) != 1 else ''} of the MAP list "
