@@ -554,3 +554,19 @@ def test_encounters_of_repeated_patients_are_counted_as_rows_of_patients_as_fit_
     for table in (frame.drop(columns="pid"), frame.assign(pid=np.arange(3000))):
         again = validate_model(model, table, data_name="2025.csv")
         assert again.patients is None and "patients 3,000" in again.format_text()
+
+
+def test_rules_each_within_chance_but_the_whole_list_too_high_is_said():
+    """A list whose every risk is a little too high for the new patients: no rule alone is flagged on a small table,
+    yet the calibration intercept's interval leaves out 0, and the verdict said 'agrees with the model'."""
+    frame = new_table(n=900, seed=5, truth=(0.48, 0.2, 0.055))   # each rule about a fifth lower than printed
+    result = validate_model(model_dict(), frame, data_name="2025.csv")
+    o = result.overall
+    assert not o.flagged and o.calibration_intercept_ci[1] < 0
+    note = o.overall_calibration_note()
+    assert note.startswith("but overall its risks are too high for these patients (calibration intercept -0.")
+    assert f"within chance of its printed risk and the rates fall down the list, {note}" in result.format_text()
+    calibrated = validate_model(model_dict(), new_table(n=900, seed=5, truth=RISKS)).overall
+    assert calibrated.overall_calibration_note() is None
+    assert "within chance of its printed risk and the rates fall down the list\n" in (
+        validate_model(model_dict(), new_table(n=900, seed=5, truth=RISKS)).format_text() + "\n")

@@ -181,9 +181,13 @@ elif flagged:
     st.warning(f"**{validated}: {result.headline()}**. {len(flagged)} rule"
                f"{'s' if len(flagged) > 1 else ''} flagged below: check before using the list on these patients.",
                icon=":material/warning:")
+elif result.overall.overall_calibration_note():   # each rule within chance, the whole list off
+    st.warning(f"**{validated}: {result.headline()}**. Every rule's observed rate is within chance of its printed "
+               f"risk and the rates fall down the list, {result.overall.overall_calibration_note()}.",
+               icon=":material/tune:")
 else:
-    st.success(f"**{validated}: {result.headline()}**. Every rule's observed rate agrees with the model and "
-               "the rates fall down the list.", icon=":material/check_circle:")
+    st.success(f"**{validated}: {result.headline()}**. Every rule's observed rate is within chance of its printed "
+               "risk and the rates fall down the list.", icon=":material/check_circle:")
 
 
 def _ci(pair, digits=2):

@@ -174,6 +174,18 @@ class PopulationMetrics:
         """The rules whose observed rate rises above the rule above or disagrees with the model."""
         return tuple(r for r in self.rules if set(r.flags) & {"rises", "outside"})
 
+    def overall_calibration_note(self) -> str | None:
+        """When the calibration intercept's 95% interval leaves out 0, the list's risks are too high (or too low)
+        for these patients as a whole, even when each rule on its own is within chance of its printed risk:
+        ``"but overall its risks are too high for these patients (calibration intercept -0.20, 95% CI -0.34 to
+        -0.06; 0 is ideal)"``; else None (or when there is no interval)."""
+        low, high = self.calibration_intercept_ci
+        if not (math.isfinite(low) and math.isfinite(high)) or low <= 0.0 <= high:
+            return None
+        way = "high" if high < 0 else "low"
+        return (f"but overall its risks are too {way} for these patients (calibration intercept "
+                f"{self.calibration_intercept:.2f}, 95% CI {low:.2f} to {high:.2f}; 0 is ideal)")
+
     def to_dict(self) -> dict:
         return {
             "n": self.n, "events": self.events, "event_rate": self.event_rate, "mean_risk": self.mean_risk,
@@ -1140,7 +1152,9 @@ def format_validation(result: ExternalValidation) -> str:
         for r in flagged:
             lines.append(f"  rule {r.position + 1} ({r.rule or 'ELSE'}): " + "; ".join(FLAG_TEXT[f] for f in r.flags))
     else:
-        lines += ["", "  every rule's observed rate agrees with the model and the rates fall down the list"]
+        overall = o.overall_calibration_note()
+        lines += ["", "  every rule's observed rate is within chance of its printed risk and the rates fall down the "
+                      "list" + (f", {overall}" if overall else "")]
     for s in result.subgroups:
         named = s.label if result.by is None or str(result.by) in s.label else f"{result.by} = {s.label}"
         lines += ["", f"Subgroup {named}:", *format_metrics(s.metrics, "  ")]

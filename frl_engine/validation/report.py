@@ -252,7 +252,9 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
                        + (f" ({100 * training['positive_rate']:.1f}% events)" if training.get("positive_rate") is not None else "")
                        + ".")
     flagged = o.flagged
-    verdict = ("Every rule's observed rate agrees with the model's risk and the rates fall down the list."
+    overall = o.overall_calibration_note()
+    verdict = ("Every rule's observed rate is within chance of its printed risk and the rates fall down the list"
+               + (f", {html.escape(overall)}." if overall else ".")
                if not flagged else
                f"{len(flagged)} rule{'s' if len(flagged) > 1 else ''} flagged (highlighted below): "
                "check them before using the list on these patients.")
