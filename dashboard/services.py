@@ -253,12 +253,14 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
     columns holding numbers that look like codes for not known (999 among ages 18 to 94), and
     ``attrs["text_as_missing"]`` those whose text cells (``pending``, ``TNP``) are read as missing.
     """
-    rows, codes, text = [], {}, {}
+    rows, codes, text, wordy = [], {}, {}, {}
     for reading in read_columns(frame):
         if reading.kind == "numeric" and reading.number_codes:
             codes[reading.name] = reading.number_codes
         if reading.kind == "numeric" and reading.text_as_missing:
             text[reading.name] = reading.text_as_missing
+        if reading.text_among_numbers:
+            wordy[reading.name] = reading.text_among_numbers
         note = reading.reason
         if reading.kind == "numeric":
             try:
@@ -273,6 +275,7 @@ def profile_columns(frame: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
     table.attrs["number_codes"] = codes  # column -> "999 on 160 rows, far from its other values ...": the Data page warns
     table.attrs["text_as_missing"] = text  # column -> "'pending' on 1 row": and says these
+    table.attrs["text_among_numbers"] = wordy  # column -> "'seventy' on 140 of 418 rows": read as text, no thresholds
     return table
 
 

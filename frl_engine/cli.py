@@ -445,6 +445,15 @@ def text_missing_note(readings) -> str | None:
     return f"Read as missing, in columns of numbers: {'; '.join(found)}." if found else None
 
 
+def text_among_numbers_note(readings) -> str | None:
+    """The line naming the columns read as text labels although most of their cells are numbers
+    (``ColumnReading.text_among_numbers``): their numbers meet no threshold. None when there are none."""
+    found = [f"'{r.name}' ({r.text_among_numbers})" for r in readings if r.text_among_numbers and not r.declared]
+    its = "Its" if len(found) == 1 else "Their"
+    return (f"Read as text labels, not numbers, as too many cells hold text: {'; '.join(found)}. {its} numbers meet "
+            "no threshold; correct or empty those cells in the export to compare with thresholds.") if found else None
+
+
 def outside_thresholds_note(readings) -> str | None:
     """The warning naming the user's thresholds (``--threshold``) outside their column's values, else None."""
     found = [f"'{r.name}' {r.outside_thresholds}" for r in readings if r.outside_thresholds]
@@ -545,6 +554,7 @@ def cmd_fit(args) -> int:
         table = estimator.column_table()
         copies = getattr(estimator, "copied_columns_", {})
         for note in (text_missing_note(estimator.binarizer_.readings_), number_code_note(estimator.binarizer_.readings_),
+                     text_among_numbers_note(estimator.binarizer_.readings_),
                      unusable_note(table), identifier_note(table),
                      # on a handful of patients every column holds "the same patients" as another: the warning says why
                      None if few else copied_note(copies),

@@ -760,6 +760,9 @@ class ColumnReading:
         For a numeric column with the user's thresholds, those at or below its smallest value or above its
         largest (``"200 (its values are 18 to 94)"``): their items hold every patient or none, so they make no
         rule (often a typo, 600 for 60); the fit says so.  Else "".
+    text_among_numbers : str
+        For a column read as text labels although most of its cells are numbers (an age written ``seventy`` on a
+        third of the rows): the text, ``"'seventy' on 139 of 418 rows"``; its numbers then meet no threshold.
     unknown_unit : str
         For a column of text labels that are numbers written with one unit not in :data:`UNITS`
         (``"6.6 widgets/L"``), that unit; else "".  The fit says to write them as plain numbers.
@@ -778,6 +781,7 @@ class ColumnReading:
     flag: bool = False
     outside_thresholds: str = ""
     unknown_unit: str = ""
+    text_among_numbers: str = ""
 
     @property
     def used(self) -> bool:
@@ -1270,6 +1274,17 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                                               f"numbers written with a unit not read here, {unit!r} (such as "
                                               f"'{example}'): to compare them with thresholds, write the column as "
                                               "plain numbers in one unit"), unknown_unit=unit)
+    text_rows = int(counts[~readable & ~status].sum())
+    if n_levels >= 20 and readable.any() and counts[readable].sum() >= text_rows:
+        # most cells are numbers, but more text than a column of numbers holds (NUMERIC_SHARE): the numbers are
+        # levels of their own and meet no threshold (an age written 'seventy' on a third of the rows)
+        words = [labels[i] for i in order if not readable[i] and not status[i]]
+        shown = ", ".join(repr(w) for w in words[:2]) + (" ..." if len(words) > 2 else "")
+        said = f"{shown} on {text_rows:,} of {n - n_missing:,} rows"
+        return replace(reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level; "
+                                              f"mostly numbers, but text such as {said}, too much for a column of "
+                                              "numbers: correct or empty those cells to compare it with thresholds"),
+                       text_among_numbers=said)
     return reading("categorical", f"text labels ({n_levels:,} values): an item per frequent level")
 
 

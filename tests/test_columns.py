@@ -638,3 +638,27 @@ def test_sex_written_0_and_1_is_two_values_not_a_finding():
     y = rng.random(n) < 0.15 + 0.5 * (frame["sex"] == 1)
     rules = FallingRuleListClassifier(random_state=0).fit(frame, y).rules_
     assert rules == ["sex = 1"]
+
+
+def test_a_column_of_numbers_with_too_much_text_is_read_as_text_and_says_so(tmp_path, capsys):
+    """An age written 'seventy' on a third of the rows: more text than a column of numbers holds, so each number is a
+    level of its own and meets no threshold. It used to be said only as 'text labels (241 values)'."""
+    from frl_engine.cli import main
+
+    rng = np.random.default_rng(2)
+    n = 420
+    age = np.array([str(a) for a in rng.uniform(30, 80, n)], dtype=object)   # ages with days, as R writes them
+    age[rng.random(n) < 1 / 3] = "seventy"
+    reading = read_column("age", pd.Series(age))
+    assert reading.kind == "categorical" and reading.text_among_numbers.startswith("'seventy' on ")
+    assert "correct or empty those cells" in reading.reason
+    frame = pd.DataFrame({"age": age, "bili": np.round(rng.lognormal(0.3, 0.8, n), 1),
+                          "died": rng.choice(["Yes", "No"], n)})
+    frame.to_csv(tmp_path / "textage.csv", index=False)
+    assert main(["fit", str(tmp_path / "textage.csv"), "--target", "died"]) == 0
+    out = capsys.readouterr().out
+    assert "Read as text labels, not numbers, as too many cells hold text: 'age' ('seventy' on " in out
+    # words that are truly labels, and a few text results among numbers, are not this
+    assert not read_column("ward", pd.Series([f"ward {i}" for i in range(30)] * 10)).text_among_numbers
+    few = pd.Series(list(np.round(rng.uniform(1, 9, 295), 2)) + ["pending"] * 5)
+    assert read_column("crp", few).kind == "numeric"

@@ -97,6 +97,12 @@ if text_cells:  # a lab result "pending" among numbers: the patient is placed as
             + "; ".join(f"**{ui.md(column)}**: {ui.md(cells)}" for column, cells in text_cells.items())
             + ". If a cell holds a number written another way, correct it in the export.",
             icon=":material/text_fields:")
+wordy = profile.attrs.get("text_among_numbers") or {}
+if wordy:  # an age written 'seventy' on a third of the rows: read as text, its numbers meet no threshold
+    st.warning("Read as text, not numbers, as too many cells hold text: "
+               + "; ".join(f"**{ui.md(column)}**: {ui.md(cells)}" for column, cells in wordy.items())
+               + ". Its numbers meet no threshold in a rule: correct or empty those cells in the export.",
+               icon=":material/text_fields:")
 if codes:
     st.warning("Numbers that look like codes for *not known*: "
                + "; ".join(f"**{ui.md(column)}**: {ui.md(note)}" for column, note in codes.items())
