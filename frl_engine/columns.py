@@ -1107,6 +1107,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         extra = " (and missing)" if n_missing else ""
         return reading("constant", f"a single value '{label}'{extra}: makes no item")
 
+    if isinstance(dtype, pd.CategoricalDtype) and pd.api.types.is_numeric_dtype(dtype.categories.dtype):
+        # the user said these numbers are labels (X["ivdrug"].astype("category")): never thresholds on them
+        return reading("categorical", f"numbers kept as a pandas category ({n_levels} values): read as labels, an "
+                                      "item per frequent value, never thresholds")
     # Is the column made of numbers (or number-like text, or bands such as [70-80))?
     uniques_obj = np.asarray(uniques, dtype=object)
     if pd.api.types.is_bool_dtype(dtype):

@@ -662,3 +662,20 @@ def test_a_column_of_numbers_with_too_much_text_is_read_as_text_and_says_so(tmp_
     assert not read_column("ward", pd.Series([f"ward {i}" for i in range(30)] * 10)).text_among_numbers
     few = pd.Series(list(np.round(rng.uniform(1, 9, 295), 2)) + ["pending"] * 5)
     assert read_column("crp", few).kind == "numeric"
+
+
+def test_numbers_the_user_made_a_pandas_category_are_labels_never_thresholds():
+    """X["txgrp"].astype("category"): the user says the numbers are labels; they were read as numbers ('grp < 2')."""
+    rng = np.random.default_rng(0)
+    n = 600
+    plain = pd.DataFrame({"grp": rng.integers(1, 4, n), "age": rng.integers(20, 90, n)})
+    y = rng.random(n) < 0.1 + 0.6 * (plain["grp"] == 2)
+    labelled = plain.assign(grp=plain["grp"].astype("category"))
+    assert read_column("grp", plain["grp"]).kind == "numeric"
+    assert read_column("grp", labelled["grp"]).kind == "categorical"
+    model = FallingRuleListClassifier(random_state=0).fit(labelled, y)
+    assert model.rules_ == ["grp = 2"]
+    # the same patients with the numbers as numbers get the same risks, from the model and from its file
+    risks = model.predict_proba(labelled)[:, 1]
+    assert np.allclose(model.predict_proba(plain)[:, 1], risks)
+    assert np.allclose(FallingRuleListClassifier.from_dict(model.to_dict()).predict_proba(plain)[:, 1], risks)

@@ -570,3 +570,16 @@ def test_rules_each_within_chance_but_the_whole_list_too_high_is_said():
     assert calibrated.overall_calibration_note() is None
     assert "within chance of its printed risk and the rates fall down the list\n" in (
         validate_model(model_dict(), new_table(n=900, seed=5, truth=RISKS)).format_text() + "\n")
+
+
+def test_a_subgroup_with_too_few_events_says_its_figures_say_little():
+    """`frl validate ... --by sex` on R's pbc printed 'sex = m: patients 17, events 4 ... AUROC 0.654' with no note,
+    where the whole table of that size gets one."""
+    frame = new_table(n=2000, seed=1)
+    frame["Site"] = np.where(np.arange(2000) < 30, "small clinic", "university hospital")
+    result = validate_model(model_dict(), frame, by="Site")
+    small = next(s for s in result.subgroups if s.label == "small clinic")
+    large = next(s for s in result.subgroups if s.label == "university hospital")
+    assert small.metrics.too_few_to_judge and any("too few to judge the model" in n for n in small.metrics.notes)
+    assert not any("too few" in n for n in large.metrics.notes)
+    assert "note: only " in result.format_text().split("Subgroup Site = small clinic:")[1]

@@ -806,13 +806,7 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
                   + overlap_notes(overlap)
                   + outcome_reading_note(frame[target], str(target), positive)
                   + blank_note + emptied + table_notes(model, frame, rule_index))
-    few = min(overall.events, overall.n - overall.events)
-    if overall.too_few_to_judge:   # with none on one side, population_metrics has said so already
-        side = (("has" if few == 1 else "have") + " the event" if overall.events <= overall.n - overall.events
-                else ("is" if few == 1 else "are") + " without the event")
-        text_notes += (f"only {few:,} of these patients {side}: too few to judge the "
-                       f"model (at least {FEW_PATIENTS} with the event and {FEW_PATIENTS} without are usually needed); "
-                       "the AUROC and calibration here say little",)
+    text_notes += too_few_note(overall)
     if overall.auroc_ci[1] < 0.5:  # worse than chance beyond doubt: most often an outcome coded the other way round
         text_notes += (f"the AUROC is below 0.5 beyond chance: the list ranks these patients the wrong way round, which "
                        f"most often means the event is written differently here; check that {target} = "
@@ -822,9 +816,11 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     subgroups = ()
     if by is not None:
         labels, order = subgroup_labels(frame[by], by)
-        subgroups = tuple(Subgroup(label, population_metrics(model, rule_index[labels == label],
-                                                             event[labels == label], thresholds))
-                          for label in order)
+        subgroups = []
+        for label in order:   # a subgroup of 17 patients, 4 events, is told as the whole table would be
+            metrics = population_metrics(model, rule_index[labels == label], event[labels == label], thresholds)
+            subgroups.append(Subgroup(label, dataclasses.replace(metrics, notes=metrics.notes + too_few_note(metrics))))
+        subgroups = tuple(subgroups)
     unvalidated = {k: v for k, v in model.items() if k != "external_validation"}
     shown = event_label(positive) if isinstance(positive, (list, tuple)) else to_jsonable(positive)
     column = (model.get("training") or {}).get("patient_column")
@@ -836,6 +832,17 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
                               model.get("created_at"), overall, by, subgroups, same_as_training=same,
                               training_share=share, patients=patients,
                               training_unchecked=tuple(overlap.missing) if overlap is not None else ())
+
+
+def too_few_note(metrics: PopulationMetrics) -> tuple[str, ...]:
+    """The note for patients too few to judge the model (:attr:`PopulationMetrics.too_few_to_judge`), else ()."""
+    if not metrics.too_few_to_judge:   # with none on one side, population_metrics has said so already
+        return ()
+    few = min(metrics.events, metrics.n - metrics.events)
+    side = (("has" if few == 1 else "have") + " the event" if metrics.events <= metrics.n - metrics.events
+            else ("is" if few == 1 else "are") + " without the event")
+    return (f"only {few:,} of these patients {side}: too few to judge the model (at least {FEW_PATIENTS} with the "
+            f"event and {FEW_PATIENTS} without are usually needed); the AUROC and calibration here say little",)
 
 
 def overlap_notes(overlap) -> tuple[str, ...]:
