@@ -704,6 +704,18 @@ class PosteriorView:
     disagreement: tuple = ()
 
 
+def length_note(lengths: dict, map_length: int) -> str:
+    """A sentence for the length histogram when the list shown is a rare length among the sampled lists (R's pbc: 2
+    rules shown, 1% of the draws, most at 4), else "": a clinician reads that as the two disagreeing."""
+    if not lengths or lengths.get(map_length, 0.0) >= 0.1:
+        return ""
+    mode = max(lengths, key=lengths.get)
+    way = "longer" if mode > map_length else "shorter"
+    return (f" Most sampled lists are {way} than the list shown (most often {mode} rules, against "
+            f"{100 * lengths.get(map_length, 0.0):.0f}% at {map_length}): the posterior spreads over many lists, "
+            "whose rules each change little, and the list shown is its single most probable one.")
+
+
 def posterior_view(sample, seconds: float = 0.0) -> PosteriorView:
     """Plain data from a :class:`frl_engine.sampler.PosteriorSample`."""
     inclusion = {str(k): float(v) for k, v in list(sample.inclusion.items())[:40] if v > 0}

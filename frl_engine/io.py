@@ -170,6 +170,10 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
             delimiter, decimal = text_dialect(text)
             head = io.StringIO(text[:HEAD_CHARACTERS])  # the header is in the first rows: no copy of the whole text
             first_rows = list(itertools.islice(csv.reader(head, delimiter=delimiter), 20))
+            if looks_like_prose(first_rows):
+                raise DataError(f"{filename} does not look like a table: its lines are sentences ("
+                                f"{_first_words(first_rows)}), not rows of values separated by commas. Export the "
+                                "patients as a table, one row per patient and one column per finding, and try again")
             skip = header_row(first_rows)
             header = first_rows[skip] if first_rows else []
             check_header(header, filename)
@@ -549,6 +553,23 @@ def _default_event(uniques: list) -> tuple[object, str]:
             if _negates(other, value) and not _GOOD_OUTCOME_NAME.search(str(value)):
                 return value, f"the other value, {plain_repr(other)}, is its negation"
     return uniques[-1], "the later of the two values in sorted order, as nothing says which is the event"
+
+
+def looks_like_prose(rows: list[list[str]]) -> bool:
+    """Whether the first lines of a text file are a letter or a note rather than a table: most lines hold one
+    value, none more than three, and some value is a sentence of eight words or more ("please find attached the
+    readmission figures for the last quarter ..."). A table of one column holds short values."""
+    filled = [[cell.strip() for cell in row if cell.strip()] for row in rows]
+    filled = [row for row in filled if row]
+    if not filled or max(len(row) for row in filled) > 3:
+        return False
+    single = sum(1 for row in filled if len(row) == 1)
+    return single >= 0.6 * len(filled) and any(len(cell.split()) >= 8 for row in filled for cell in row)
+
+
+def _first_words(rows: list[list[str]]) -> str:
+    first = next((cell.strip() for row in rows for cell in row if cell.strip()), "")
+    return repr(first if len(first) <= 40 else first[:40].rstrip() + " ...")
 
 
 def suggested_event(counts: pd.Series):

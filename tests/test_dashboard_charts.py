@@ -248,3 +248,13 @@ def test_a_share_that_would_round_to_0_or_100_percent_says_less_or_more_than_the
     assert charts.pct(0.0004) == "<0.1%" and charts.pct(0.9996) == ">99.9%" and charts.pct(0.996, 0) == ">99%"
     assert charts.pct(0) == "0.0%" and charts.pct(1) == "100.0%" and charts.pct(0.6206) == "62.1%"
     assert charts.pct(None) == "–" and charts.pct(float("nan")) == "–"
+
+
+def test_the_length_histogram_says_why_the_list_shown_is_a_rare_length():
+    from dashboard import services
+
+    note = services.length_note({2: 0.01, 3: 0.3, 4: 0.44, 5: 0.25}, 2)
+    assert note.startswith(" Most sampled lists are longer than the list shown (most often 4 rules, against 1% at 2)")
+    assert services.length_note({2: 0.3, 3: 0.4, 4: 0.3}, 2) == ""      # a common length: nothing to explain
+    assert "shorter" in services.length_note({3: 0.7, 4: 0.25, 6: 0.05}, 6)
+    assert services.length_note({}, 2) == ""

@@ -122,3 +122,18 @@ def test_an_outcome_with_one_value_says_what_to_check(tmp_path, capsys):
     status = main(["fit", str(path), "--target", "Outcome"])
     err = capsys.readouterr().err
     assert status == 2 and "only one value ('No')" in err and "was not filtered to one outcome" in err
+
+
+def test_a_letter_saved_as_csv_is_no_table_and_a_table_of_one_column_still_is():
+    """A note uploaded by mistake was read as a table of one column named 'Dear colleague', and the page said that
+    outcome had only one value."""
+    letter = (b"Dear colleague,\n\nplease find attached the readmission figures for the last quarter as discussed in "
+              b"the meeting. Let me know if you need anything else.\n\nBest regards,\nAnna\n")
+    with pytest.raises(DataError, match=r"letter.csv does not look like a table: its lines are sentences "
+                                        r"\('Dear colleague'\)"):
+        read_table(letter, "letter.csv")
+    one = read_table(b"readmitted\nyes\nno\nno\nyes\n", "outcome.csv")
+    assert list(one.columns) == ["readmitted"] and len(one) == 4
+    notes = read_table(b"id,note\n1,patient was admitted for chest pain and sent home the next day\n"
+                       b"2,patient came back two days later with the same pain and stayed a week\n", "notes.csv")
+    assert list(notes.columns) == ["id", "note"]

@@ -103,7 +103,8 @@ map_length = len(fit.model["rules"])
 left, right = st.columns(2, gap="large")
 left.plotly_chart(charts.length_histogram_chart(view.lengths, lam, map_length), width="stretch", key="length_hist",
                   config={"displaylogo": False})
-left.caption(f"Red: the length of the list shown ({map_length}). Grey dots: the prior Poisson(λ).")
+left.caption(f"Red: the length of the list shown ({map_length}). Grey dots: the prior Poisson(λ)."
+             + services.length_note(view.lengths, map_length))
 right.plotly_chart(charts.acceptance_chart(view.acceptance, view.acceptance_per_chain), width="stretch",
                    key="acceptance_chart", config={"displaylogo": False})
 right.caption("Metropolis–Hastings moves on the list: swap two rules, replace one, add one, remove one "
