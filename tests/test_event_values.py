@@ -135,3 +135,15 @@ def test_the_python_api_says_how_to_make_an_event_of_several_values():
         FallingRuleListClassifier(n_steps=100, n_chains=1).fit(frame, y)
     model = FallingRuleListClassifier(n_steps=500, n_chains=2, random_state=0).fit(frame, np.isin(y, ["<30", ">30"]))
     assert "number_inpatient >= 2" in model.rules_[0]
+
+
+def test_number_codes_that_are_not_the_event_are_said_in_order(tmp_path, capsys):
+    """R's Melanoma status: 1 died of melanoma, 2 alive, 3 died of another cause; the file holds 3 first."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"thickness": np.round(rng.lognormal(0.5, 0.8, 200), 2),
+                          "status": [3] + list(rng.choice([1, 2, 3], 199))})
+    path = tmp_path / "melanoma.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(["fit", str(path), "--target", "status", "--positive", "1"], capsys)
+    assert status == 0, err
+    assert out.splitlines()[0].endswith("); 2, 3 count as not the event.")
