@@ -236,7 +236,9 @@ def _examples(series: pd.Series, limit: int = 4) -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
-PROFILE_COLUMNS = ["column", "use", "kind", "thresholds", "detected", "missing", "distinct", "examples", "note"]
+# "Why" (note) beside the Type: the reason a column is left out (an identifier, a follow-up time) is read without
+# scrolling the table sideways
+PROFILE_COLUMNS = ["column", "use", "kind", "note", "thresholds", "detected", "missing", "distinct", "examples"]
 # The Type of a column that makes no item (an identifier, an empty or near-constant column, a date): a choice of the
 # column table beside the engine's kinds, so its cell reads "left out" (an empty cell is drawn as a grey "None").
 LEFT_OUT = "left out"

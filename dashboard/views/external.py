@@ -258,7 +258,7 @@ d1.download_button("Report (HTML)", lambda: validation_report_html(result, model
 d2.download_button("Result (JSON)", (result.to_json(indent=1) + "\n").encode("utf-8"),
                    file_name=f"{stem}-validation.json", mime="application/json", icon=":material/data_object:",
                    key="ext_download_json", on_click="ignore", width="stretch")
-d3.download_button("Model with this validation (JSON)", services.model_json(attach_to_model(unvalidated, result)),
+d3.download_button("Validated model (JSON)", services.model_json(attach_to_model(unvalidated, result)),
                    file_name=f"{stem}-validated-model.json", mime="application/json", icon=":material/badge:",
                    key="ext_download_model", on_click="ignore", width="stretch",
                    help="The model file with an external_validation block: the card prints it.")
