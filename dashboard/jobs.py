@@ -114,7 +114,8 @@ class Job:
     # ---- called by the worker
     def relay(self):
         """The :class:`frl_engine.workers.ProgressRelay` to hand the engine in a worker process as its ``progress``:
-        its latest line replaces the stage's detail in :meth:`progress` (made on first use, removed when the job ends)."""
+        its latest line replaces the stage's detail in :meth:`progress` (made on first use, removed when the job
+        ends)."""
         from frl_engine.workers import ProgressRelay
 
         with self._lock:

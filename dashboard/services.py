@@ -325,8 +325,9 @@ class ColumnChoices:
 
 
 def follow_up_columns(table: pd.DataFrame, target: str | None = None) -> list[str]:
-    """The columns of a column table left out as named like a follow-up time (:data:`frl_engine.columns.FOLLOW_UP_REASON`)
-    that are still left out (the user has not given them a type and ticked them), the outcome apart."""
+    """The columns of a column table left out as named like a follow-up time
+    (:data:`frl_engine.columns.FOLLOW_UP_REASON`) that are still left out (the user has not given them a type and
+    ticked them), the outcome apart."""
     from frl_engine.columns import FOLLOW_UP_REASON
 
     kept = table[(table["note"] == FOLLOW_UP_REASON) & (table["column"] != target)
@@ -671,8 +672,8 @@ def fit_estimator(spec_key: str, _spec: FitSpec, _features: pd.DataFrame,
         from frl_engine import workers
         from frl_engine.stopping import run_tasks
 
-        [estimator] = run_tasks(workers.fit, [(_spec.estimator(), _job.relay())], shared=(_features, _event), processes=True,
-                                token=_job.token, on_wait=_job.wait_for_worker)
+        [estimator] = run_tasks(workers.fit, [(_spec.estimator(), _job.relay())], shared=(_features, _event),
+                                processes=True, token=_job.token, on_wait=_job.wait_for_worker)
     estimator.target_name_ = _spec.target
     estimator.data_name_ = _spec.data_name
     estimator.event_label_ = plain(_spec.event)
@@ -756,8 +757,8 @@ def sample_posterior(spec_key: str, n_samples: int, n_chains: int, seed: int,
         from frl_engine import workers
         from frl_engine.stopping import run_tasks
 
-        [sample] = run_tasks(workers.sample_posterior, [(estimator, options, _job.relay())], processes=True, token=_job.token,
-                             on_wait=_job.wait_for_worker)
+        [sample] = run_tasks(workers.sample_posterior, [(estimator, options, _job.relay())], processes=True,
+                             token=_job.token, on_wait=_job.wait_for_worker)
     return posterior_view(sample, time.perf_counter() - started)
 
 
