@@ -166,7 +166,8 @@ left, right = st.columns([1.15, 1], gap="large")
 left.plotly_chart(heatmap_figure(table), width="stretch", key="explore_heatmap", config={"displaylogo": False})
 picked = right.plotly_chart(frontier_figure(table), width="stretch", key="explore_frontier", on_select="rerun",
                             selection_mode="points", config={"displaylogo": False})
-right.caption("Each point is a cell; red: the Pareto-best (no shorter list does better); star: recommended. "
+right.caption("Each point is a cell; red: best for its length (no list as short or shorter does better, the "
+              "Pareto front); star: recommended. "
               "Click a point, or a row of the table, to make its list the current fit.")
 
 display = pd.DataFrame({
@@ -174,7 +175,7 @@ display = pd.DataFrame({
     "λ": table["lam"], "support": table["min_support"] * 100, "conditions": table["max_conditions"],
     "thresholds": table["n_thresholds"],
     "rules": table["n_rules"], "AUROC": table["auroc_mean"], "SD": table["auroc_sd"],
-    "Pareto": table["pareto"], "log posterior": table["log_posterior"], "top rule": table["top_rule"],
+    "best for its length": table["pareto"], "log posterior": table["log_posterior"], "top rule": table["top_rule"],
     "note": table["error"],
 })
 selected = st.dataframe(
