@@ -324,6 +324,14 @@ class ColumnChoices:
                 "thresholds": {c: list(t) for c, t in self.thresholds}}
 
 
+def row_word(data: LoadedData) -> str:
+    """"rows" for an encounter-level table (a patient column whose patients repeat: :func:`frl_engine.folds.patient_groups`,
+    R's colon: 1,858 rows of 929 patients), else "patients", as the fit and the card count them."""
+    from frl_engine.folds import patient_groups
+
+    return "rows" if patient_groups(data.frame) is not None else "patients"
+
+
 def follow_up_columns(table: pd.DataFrame, target: str | None = None) -> list[str]:
     """The columns of a column table left out as named like a follow-up time
     (:data:`frl_engine.columns.FOLLOW_UP_REASON`) that are still left out (the user has not given them a type and

@@ -693,12 +693,17 @@ def has_nominal_name(name: str) -> bool:
 
 # What a follow-up ends with: the outcome, or the end of observation (``time_to_death``, ``days_until_relapse``).
 _FOLLOW_UP_ENDS = (r"(?:death|event|relapse|recurrence|progression|failure|censor|censoring|last_?follow_?up|"
-                   r"last_?contact|end_?of_?follow_?up|outcome|readmission|dialysis|transplant)")
+                   r"last_?contact|end_?of_?follow_?up|outcome|readmission)")
+_UNIT = r"(?:_?(?:days|months|years|weeks|d|m|y|mo|yrs))?"
 _FOLLOW_UP_NAME = re.compile(
-    r"^(?:time|futime|fu|fup|fu_?time|fu_?(?:days|months|years)|follow_?up(?:_?(?:time|days|months|years|period|length))?"
-    r"|length_?of_?follow_?up|lenfol|survival(?:_?(?:time|days|months|years))?|survival_?in_?(?:days|months|years)"
-    r"|surv_?time|stime|(?:os|pfs|dfs|efs|rfs|ttp)(?:_?(?:time|days|months|years))?|tte|t2e"
+    r"^(?:(?:time|futime|fu|fup|fu_?time|follow_?up|follow_?up_?(?:time|period|length)|last_?follow_?up"
+    r"|length_?of_?follow_?up|lenfol|survival|survival_?time|surv|surv_?time|stime|dtime|tdeath"
+    r"|(?:os|pfs|dfs|efs|rfs|ttp|ttr|tte|t2e)(?:_?time)?|(?:overall|progression_?free|disease_?free|event_?free"
+    r"|recurrence_?free|relapse_?free|metastasis_?free)_?survival(?:_?time)?|time_?on_?study|study_?time"
+    r"|time_?in_?study|(?:pg|prog|progression)_?time|tstop|tstart|stop)" + _UNIT
+    + r"|survival_?in_?(?:days|months|years)"
     r"|(?:time|days|months|years|weeks)_?(?:to|until|till)_?" + _FOLLOW_UP_ENDS
+    + r"|time_?(?:of_?)?" + _FOLLOW_UP_ENDS
     + r"|(?:censor(?:ing)?|event|death|relapse|recurrence|obs|observation)_?(?:time|days|months|years))$")
 
 
@@ -713,6 +718,19 @@ def has_follow_up_name(name: str) -> bool:
 FOLLOW_UP_REASON = ("named like a follow-up time (until the outcome or the end of follow-up): known only afterwards, "
                     "so a rule on it could not be used when a patient is seen; left out (if it is known then, declare "
                     "it numeric to use it)")
+
+
+#: A name that says "identifier" and nothing more (R's ``id``, ``ID``, ``subjid``): a patient's, when it repeats a few
+#: times (:func:`repeated_generic_id`).
+GENERIC_ID_NAME = re.compile(r"^(id|subj|subjid|subject_?id|ident)$", re.IGNORECASE)
+
+
+def repeated_generic_id(name: str, n_values: int, n_rows: int) -> bool:
+    """A column named only ``id`` (:data:`GENERIC_ID_NAME`) whose values repeat a few times each: at least 20 of
+    them and at most 20 rows each on average (R's colon, cgd, bladder: a patient's rows), not an ``id`` of a few
+    sites. The reader leaves it out and the cross-validation folds keep its rows together
+    (:func:`frl_engine.folds.patient_groups`)."""
+    return bool(GENERIC_ID_NAME.match(str(name).strip())) and 20 <= n_values < n_rows <= 20 * n_values
 
 
 def has_identifier_name(name: str) -> bool:
@@ -1194,6 +1212,10 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
             _PERSON_WORDS.search(name) or _RECORD_NAME.search(name) or distinct_share >= 0.5):
         return reading("identifier", f"named like an identifier, {n_levels:,} values (a repeated patient or "
                                      "record number): left out")
+    if textual_or_integer and repeated_generic_id(name, n_levels, n - n_missing):
+        # R's bladder: 340 rows of 85 patients under "id", which rules used ("id >= 64") while the folds grouped by it
+        return reading("identifier", f"named like an identifier, {n_levels:,} values each on a few rows (a patient's "
+                                     "rows, which the cross-validation keeps together): left out")
     if top_share >= NEAR_CONSTANT_SHARE:
         value = "missing" if n_missing == top else f"'{labels[int(np.argmax(counts))]}'"
         share = f"{100 * top_share:.1f}% of rows" if top == n or 100 * top_share < 99.95 else f"{top:,} of {n:,} rows"

@@ -24,8 +24,6 @@ __all__ = ["split_seed", "fit_seed", "stratified_folds", "patient_groups"]
 # A name that says "the patient" (not the encounter or the visit, which are one row each).
 _PATIENT_WORDS = re.compile(r"(patient|subject|person|member|mrn|^pid$|^pat_?id|" + PATIENT_NUMBER_WORDS + ")",
                             re.IGNORECASE)
-# A name that says "identifier" and nothing more (R's ``id``, ``ID``, ``subjid``): a patient's, when it repeats a few times.
-_GENERIC_ID_NAME = re.compile(r"^(id|subj|subjid|subject_?id|ident)$", re.IGNORECASE)
 # A patient column's name that says "identifier" on its own (``pid``), where has_identifier_name would not.
 _PATIENT_ID_NAME = re.compile(r"^(pid|patid|pat_id|patient)$", re.IGNORECASE)
 
@@ -79,7 +77,7 @@ def patient_groups(frame) -> tuple[str, np.ndarray] | None:
     """
     import pandas as pd
 
-    from .columns import has_identifier_name, missing_mask
+    from .columns import GENERIC_ID_NAME, has_identifier_name, missing_mask, repeated_generic_id
 
     if not isinstance(frame, pd.DataFrame):
         return None
@@ -106,14 +104,8 @@ def patient_groups(frame) -> tuple[str, np.ndarray] | None:
     # death rows; cgd, bladder: a row per infection or visit): the reader calls it a repeated record number, and the
     # folds keep its rows together (a value shared by two sites' patients only makes a group coarser, never wrong)
     for name in frame.columns:
-        if _GENERIC_ID_NAME.match(str(name).strip()) and not isinstance(frame[name], pd.DataFrame):
+        if GENERIC_ID_NAME.match(str(name).strip()) and not isinstance(frame[name], pd.DataFrame):
             groups = repeated_patients(frame[name])
-            if groups is not None and _few_rows_each(groups):
+            if groups is not None and repeated_generic_id(name, len(np.unique(groups)), len(groups)):
                 return str(name), groups
     return None
-
-
-def _few_rows_each(groups: np.ndarray) -> bool:
-    """At least 20 groups, with at most 20 rows each on average (an ``id`` of patients, not of wards or sites)."""
-    n_groups = len(np.unique(groups))
-    return n_groups >= 20 and len(groups) <= 20 * n_groups

@@ -558,13 +558,24 @@ def _default_event(uniques: list) -> tuple[object, str]:
 def looks_like_prose(rows: list[list[str]]) -> bool:
     """Whether the first lines of a text file are a letter or a note rather than a table: most lines hold one
     value, none more than three, and some value is a sentence of eight words or more ("please find attached the
-    readmission figures for the last quarter ..."). A table of one column holds short values."""
+    readmission figures for the last quarter ..."); or, when its sentences hold commas, its lines split into
+    different numbers of fields, most of them several words. A table of one column holds short values, and the
+    rows of a table have the same number of fields."""
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
     filled = [[cell.strip() for cell in row if cell.strip()] for row in rows]
-    filled = [row for row in filled if row]
-    if not filled or max(len(row) for row in filled) > 3:
+    if not filled:
         return False
-    single = sum(1 for row in filled if len(row) == 1)
-    return single >= 0.6 * len(filled) and any(len(cell.split()) >= 8 for row in filled for cell in row)
+    long_sentence = any(len(cell.split()) >= 8 for row in filled for cell in row)
+    if max(len(row) for row in filled) <= 3:
+        single = sum(1 for row in filled if len(row) == 1)
+        if single >= 0.6 * len(filled) and long_sentence:
+            return True
+    # a letter whose sentences hold commas: its lines split into different numbers of fields, most of them words
+    # (a table's rows all have the header's number of fields, a quoted note with commas included)
+    cells = [cell for row in filled for cell in row]
+    wordy = sum(1 for cell in cells if len(cell.split()) >= 3)
+    return (len({len(row) for row in rows}) > 1 and len(rows) >= 3 and wordy >= 0.5 * len(cells)
+            and any(len(cell.split()) >= 6 for cell in cells))
 
 
 def _first_words(rows: list[list[str]]) -> str:

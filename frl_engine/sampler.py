@@ -2333,8 +2333,10 @@ class _Attempts:
             raise _OverBudget(replace(previous, attempts=tuple(self.done)))
         resume = previous if self.continue_chains else None
         if self.progress is not None:
+            verdict = None if previous is None else previous.verdict
             self.progress(attempt_text(len(self.done) + 1, factor, len(_check_temperatures(ladder)), self.n_samples,
-                                       None if previous is None else previous.verdict.worst_rhat, resume is not None))
+                                       None if verdict is None else verdict.worst_rhat, resume is not None,
+                                       None if verdict is None else verdict.smallest_ess))
         # temper_prior is passed only when the schedule asks for it: otherwise the caller's own (in kwargs, e.g.
         # for the tempered escalation) applies
         result = sample_posterior(self.problem, n_samples=self.n_samples, burn_in=burn, thin=self.thin * factor,
@@ -2352,18 +2354,24 @@ class _Attempts:
 
 
 def attempt_text(number: int, factor: int, replicas: int, n_samples: int, worst_rhat: float | None,
-                 continued: bool) -> str:
-    """One line for a progress display: what attempt ``number`` of a default schedule is about to draw.
+                 continued: bool, smallest_ess: float | None = None) -> str:
+    """One line for a progress display: what attempt ``number`` of a default schedule is about to draw, and why
+    (the R-hat of the attempt before, or its effective sample size when its R-hat was within the target).
 
     >>> attempt_text(1, 1, 1, 1000, None, False)
     'sampling: 1,000 draws a chain'
     >>> attempt_text(5, 4, 4, 1000, 1.0834, True)
     'sampling: not converged yet (worst R-hat 1.083), so the chains run on 4 times as long, with 4 tempered replicas each (attempt 5)'
+    >>> attempt_text(2, 2, 1, 1000, 1.009, True, 336.2)
+    'sampling: not converged yet (effective sample size 336, under 400), so the chains run on 2 times as long (attempt 2)'
     """
     if worst_rhat is None:
         return f"sampling: {n_samples:,} draws a chain"
     how = "run on" if continued else "start again"
-    text = f"sampling: not converged yet (worst R-hat {worst_rhat:.3f}), so the chains {how}"
+    why = (f"effective sample size {smallest_ess:.0f}, under {ESS_TARGET:.0f}" if worst_rhat <= RHAT_TARGET
+           and smallest_ess is not None and math.isfinite(smallest_ess) and smallest_ess < ESS_TARGET
+           else f"worst R-hat {worst_rhat:.3f}")
+    text = f"sampling: not converged yet ({why}), so the chains {how}"
     if factor > 1:
         text += f" {factor} times as long"
     if replicas > 1:

@@ -309,8 +309,9 @@ SENSITIVE_NAME = re.compile(
     r"(^|[^a-z])(race|ethnic|ethnicity|religion|nationality|citizenship|language|insurance|payer)([^a-z]|$)"
     # run together (raceth, race_ethnicity, RaceEthnicity, ethnicgroup), and a race as the whole name (a 0/1 column
     # ``black``, as in Ecdat's DoctorContacts; not white_cell_count)
-    r"|^(race|ethnic)|^(black|white|hispanic|latino|latina|latinx|asian|caucasian|african_?american|nonwhite|"
-    r"non_white|afro_?american|minority)$",
+    r"|^(race|ethnic|racial)|^(m|f|mother_?|father_?|pt_?|patient_?)race|^(is_?)?(black|white|hispanic|hisp|latino|"
+    r"latina|latinx|asian|caucasian|african_?american|afam|nonwhite|non_?white|non_?hispanic(_?(white|black))?|"
+    r"afro_?american|minority)(_?(male|female|man|woman|men|women))?$",
     re.IGNORECASE)
 
 

@@ -613,7 +613,7 @@ def test_a_follow_up_time_is_left_out_by_its_name_with_the_reason(name):
 
 
 @pytest.mark.parametrize("name", ["time_in_hospital", "diagtime", "time_to_antibiotics", "Months_from_Diagnosis",
-                                  "los", "days_in_icu", "admit_time", "start", "stop", "edrel"])
+                                  "los", "days_in_icu", "admit_time", "start", "edrel"])
 def test_times_known_while_the_patient_is_seen_are_read_as_measurements(name):
     rng = np.random.default_rng(0)
     reading = read_column(name, pd.Series(np.round(rng.uniform(0.5, 40, 300), 1), name=name))
@@ -679,3 +679,26 @@ def test_numbers_the_user_made_a_pandas_category_are_labels_never_thresholds():
     risks = model.predict_proba(labelled)[:, 1]
     assert np.allclose(model.predict_proba(plain)[:, 1], risks)
     assert np.allclose(FallingRuleListClassifier.from_dict(model.to_dict()).predict_proba(plain)[:, 1], risks)
+
+
+@pytest.mark.parametrize("name", ["pgtime", "stop", "tstop", "dtime", "tdeath", "time_death", "surv_months",
+                                  "survival_time_months", "futime_days", "time_days", "last_followup_days",
+                                  "recurrence_free_survival", "time_on_study", "ttr"])
+def test_more_names_of_follow_up_times_from_real_survival_tables(name):
+    """R's stagec (pgtime), bladder (stop), cgd (tstop) and the names a regression sweep tried."""
+    assert has_follow_up_name(name)
+
+
+@pytest.mark.parametrize("name", ["time_to_dialysis", "days_to_transplant", "hours_since_admission",
+                                  "duration_of_symptoms", "time_to_surgery", "time_since_diagnosis", "stop_reason",
+                                  "osmolality", "days", "week", "surgery_time"])
+def test_durations_that_can_be_known_when_the_patient_is_seen_are_not_follow_up_times(name):
+    assert not has_follow_up_name(name)
+
+
+def test_a_patient_id_that_repeats_is_an_identifier_and_a_site_id_is_not():
+    """R's bladder: 340 rows of 85 patients under 'id'; its list read 'id >= 64' while the folds grouped by it."""
+    patients = pd.Series(np.repeat(np.arange(1, 86), 4))
+    assert read_column("id", patients).kind == "identifier"
+    sites = pd.Series(np.repeat(np.arange(1, 5), 85))
+    assert read_column("id", sites).kind != "identifier"

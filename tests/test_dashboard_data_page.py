@@ -88,6 +88,8 @@ def test_a_raw_export_offers_readmitted_and_the_event_less_than_30_days(at, raw_
     assert event.value == "<30"
     said = " ".join(m.value for m in at.markdown)
     assert "readmitted = &lt;30" in said and "&gt;30, NO count as no event" in said
+    # encounters of repeated patients (patient_nbr) are rows, as the fit and the card count them
+    assert re.search(r"[\d,]+ of [\d,]+ rows \(", said) and not re.search(r"[\d,]+ of [\d,]+ patients \(", said)
     assert not any("pick which value" in e for e in errors(at))
     event.set_value(">30").run()
     assert not at.exception

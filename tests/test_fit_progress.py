@@ -73,7 +73,10 @@ def test_the_posterior_tells_each_attempt_and_the_sample_does_not_depend_on_list
     # 2 x 20 draws cannot show an ESS of 400: every attempt of the schedule runs, and each says why it runs
     assert len(told) == len(heard.attempts) > 1
     for text, before in zip(told[1:], heard.attempts):
-        assert text.startswith(f"sampling: not converged yet (worst R-hat {before['worst_rhat']:.3f}), so the chains run on")
+        # the reason the attempt before gave: its R-hat, or, with R-hat within 1.01, its effective sample size
+        why = (f"effective sample size {before['smallest_ess']:.0f}, under 400" if before["worst_rhat"] <= 1.01
+               else f"worst R-hat {before['worst_rhat']:.3f}")
+        assert text.startswith(f"sampling: not converged yet ({why}), so the chains run on")
     assert told[1].endswith("2 times as long (attempt 2)")
     tempered = [a["replicas"] > 1 for a in heard.attempts]
     assert [", with 4 tempered replicas each" in t for t in told] == tempered
@@ -122,3 +125,12 @@ def test_the_dashboard_job_shows_the_engines_words_for_the_current_stage_only():
     assert wait(job, 10)
     assert not Path(relay.path).exists()   # the file goes with the job
     assert job.progress()[1].startswith("Fitting the list: done after")
+
+
+def test_an_attempt_for_too_few_effective_draws_says_so_not_an_r_hat_within_the_target():
+    from frl_engine.sampler import attempt_text
+
+    assert attempt_text(2, 2, 1, 1000, 1.009, True, 336.2) == (
+        "sampling: not converged yet (effective sample size 336, under 400), so the chains run on 2 times as long "
+        "(attempt 2)")
+    assert "(worst R-hat 1.058)" in attempt_text(2, 2, 1, 1000, 1.058, True, 120.0)

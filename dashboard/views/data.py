@@ -182,7 +182,8 @@ try:
             if len(others) > 1 or len(chosen) > 1 else "")
     o3.markdown(f"<div style='padding-top:1.9rem'>Event <b>{html.escape(str(target))} = "
                 f"{html.escape(event_label(inputs.event))}</b>: "
-                f"{inputs.n_events:,} of {data.n_rows:,} patients ({100 * inputs.n_events / data.n_rows:.1f}%)"
+                f"{inputs.n_events:,} of {data.n_rows:,} {services.row_word(data)} "
+                f"({100 * inputs.n_events / data.n_rows:.1f}%)"
                 f"{rest}</div>", unsafe_allow_html=True)
     blanks = inputs.features.attrs.get("outcome_blank_as_no")
     if blanks:  # a checkbox outcome: X where the event happened, blank where not
