@@ -415,7 +415,8 @@ def outcome_name_rank(name) -> int | None:
 
 
 #: Names of a patient's demographic characteristics (:data:`frl_engine.search_report.SENSITIVE_NAME`, and sex).
-_DEMOGRAPHIC_NAME = re.compile(SENSITIVE_NAME.pattern + r"|^(sex|gender|male|female|man|woman)$", re.IGNORECASE)
+_DEMOGRAPHIC_NAME = re.compile(SENSITIVE_NAME.pattern + r"|^(sex|gender|male|female|man|woman|child|adult|married|"
+                               r"single|widowed|divorced|smoker|urban|rural)$", re.IGNORECASE)
 
 
 def _rare_share(series: pd.Series) -> float:

@@ -93,6 +93,7 @@ def test_a_race_or_a_sex_is_not_offered_as_the_outcome_and_a_relapse_is():
     contacts = pd.DataFrame({"mdu": rng.integers(0, 9, n), "physlim": rng.choice([0, 1], n),
                              "sex": rng.choice(["f", "m"], n), "black": rng.choice([0, 1], n, p=[0.8, 0.2])})
     assert services.suggest_target(contacts) == "physlim"
+    assert services.suggest_target(contacts.assign(child=rng.choice([0, 1], n))) == "physlim"   # a child is no outcome
     nwtco = pd.DataFrame({"histol": rng.choice([1, 2], n), "rel": rng.choice([0, 1], n, p=[0.85, 0.15]),
                           "age": rng.integers(1, 100, n), "in.subcohort": rng.choice([True, False], n)})
     assert services.suggest_target(nwtco) == "rel"

@@ -583,3 +583,18 @@ def test_a_subgroup_with_too_few_events_says_its_figures_say_little():
     assert small.metrics.too_few_to_judge and any("too few to judge the model" in n for n in small.metrics.notes)
     assert not any("too few" in n for n in large.metrics.notes)
     assert "note: only " in result.format_text().split("Subgroup Site = small clinic:")[1]
+
+
+def test_a_decision_curve_useful_at_one_threshold_says_so_not_a_range_of_one():
+    """'for thresholds 26.0% to 26.0%' read as a range."""
+    import dataclasses
+
+    from frl_engine.validation.external import DecisionCurve, format_metrics
+
+    overall = validate_model(model_dict(), new_table(n=900, seed=5)).overall
+    one = DecisionCurve((0.25, 0.26, 0.27), (0.01, 0.05, 0.0), (0.02, 0.01, -0.01))
+    lines = format_metrics(dataclasses.replace(overall, net_benefit=one))
+    assert "decision curve: the list beats treating everyone and no one at the threshold 26.0% only" in lines
+    two = DecisionCurve((0.25, 0.26, 0.27), (0.03, 0.05, 0.0), (0.02, 0.01, -0.01))
+    assert ("decision curve: the list beats treating everyone and no one for thresholds 25.0% to 26.0%"
+            in format_metrics(dataclasses.replace(overall, net_benefit=two)))

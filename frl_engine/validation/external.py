@@ -1114,8 +1114,9 @@ def format_metrics(m: PopulationMetrics, indent: str = "") -> list[str]:
         f"{indent}calibration slope {_f(m.calibration_slope)}{_ci(m.calibration_slope_ci)}   (1 is ideal)",
     ]
     useful = m.net_benefit.useful_range()
-    lines.append(f"{indent}decision curve: the list beats treating everyone and no one for thresholds "
-                 f"{_pct(useful[0])} to {_pct(useful[1])}" if useful else
+    span = (f"at the threshold {_pct(useful[0])} only" if useful and _pct(useful[0]) == _pct(useful[1])
+            else f"for thresholds {_pct(useful[0])} to {_pct(useful[1])}" if useful else "")
+    lines.append(f"{indent}decision curve: the list beats treating everyone and no one {span}" if useful else
                  f"{indent}decision curve: at no threshold does the list beat both treating everyone and no one")
     lines += [f"{indent}note: {note}" for note in m.notes]
     return lines
