@@ -343,14 +343,14 @@ def test_a_raw_hospital_export_fits_with_no_column_touched(app_url, chromium, tm
 
 def _edit_thresholds(page, row: int, text: str) -> None:
     """Type ``text`` into the Thresholds cell of the column table's ``row`` (0: its first column), as a user
-    does: click the row's first cell, move right to Thresholds (Column, Use, Type, Thresholds), open the cell,
+    does: click the row's first cell, move right to Thresholds (Column, Use, Type, Why, Thresholds), open the cell,
     clear it, type, Enter."""
     editor = page.locator('[data-testid="stDataFrame"]').first
     editor.scroll_into_view_if_needed()
     box = editor.bounding_box()
     page.mouse.click(box["x"] + 30, box["y"] + 35 + 35 * row + 17)
     page.wait_for_timeout(300)
-    for _ in range(3):
+    for _ in range(4):
         page.keyboard.press("ArrowRight")
     page.keyboard.press("Enter")
     page.wait_for_timeout(500)
