@@ -107,7 +107,7 @@ def test_further_values_of_a_three_valued_outcome_can_count_as_the_event_any_rea
     said = " ".join(m.value for m in at.markdown)
     n_any = int((frame["readmitted"] != "NO").sum())
     assert "readmitted = &lt;30 or &gt;30" in said and "NO counts as no event" in said
-    assert f"{n_any:,} of {len(frame):,} patients" in said
+    assert f"{n_any:,} of {len(frame):,} rows" in said   # encounters of repeated patients (patient_nbr)
     at.switch_page("views/fit.py").run()
     assert "readmitted = <30 or >30" in " ".join(c.value for c in at.caption).replace("\\", "")
     at.switch_page("views/data.py").run()
