@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import numbers
 import shlex
 import signal
 import sys
@@ -219,7 +218,9 @@ def load_training_data(args):
     else:
         chosen = event_values(positive)
         others = [v for v in outcome_spellings(frame[args.target]).values() if v not in chosen]
-        if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in others):
+        from .columns import is_number
+
+        if all(is_number(v) for v in others):
             others.sort()   # codes in order (2, 3), not as the file first holds them (3, 2)
         if len(others) > 1 or len(chosen) > 1:  # on an outcome of 3 or more values: say what "not the event" holds
             shown = ", ".join(repr(v) for v in others[:6]) + (" ..." if len(others) > 6 else "")

@@ -607,11 +607,10 @@ def suggested_event(counts: pd.Series):
 
 
 def _is_number_text(value) -> bool:
-    try:
-        float(str(value).strip())
-    except ValueError:
-        return False
-    return True
+    """``1``, ``"2"``, ``" 2.0 "``: a number as an outcome value is written (:func:`frl_engine.columns._is_plain_number`)."""
+    from .columns import _is_plain_number
+
+    return _is_plain_number(str(value).strip())
 
 
 #: Outcome values that say the outcome is not known: missing, like "?" (never "no event").
