@@ -412,11 +412,14 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             classes = np.unique(y_array)
         if len(classes) < 2:
             raise ValueError(f"The outcome has only one class ({classes[0]!r}); a falling rule list needs two classes.")
+        if len(classes) > 2 and self.positive_class is not None:
+            return self._event_against_the_rest(y_array, classes)
         if len(classes) > 2:
             shown = ", ".join(repr(_plain(c)) for c in classes[:2])
-            raise ValueError(f"The outcome has {len(classes)} classes; a falling rule list needs exactly two "
-                             f"(binarise it: event vs the rest, e.g. numpy.isin(y, [{shown}]) for an event of either "
-                             "value). Only binary classification is supported.")
+            raise ValueError(f"The outcome has {len(classes)} classes; a falling rule list needs exactly two: "
+                             f"name the event, FallingRuleListClassifier(positive_class={shown.split(', ')[0]}) (that "
+                             f"value against all others; a list of values for an event of any of them), or binarise "
+                             f"it, e.g. numpy.isin(y, [{shown}]). Only binary classification is supported.")
         positive = self.positive_class if self.positive_class is not None else default_positive(classes)
         if positive not in list(classes):
             # "yes" for an outcome written "Yes": the same value, as split_target and the command line read it
@@ -427,6 +430,34 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             positive = same[0]
         return y_array, classes, positive
 
+    def _event_against_the_rest(self, y_array, classes):
+        """An outcome of three or more values, read as ``positive_class`` against all the others.
+
+        ``positive_class`` is one value or a list of values (any of them is the event), each matched
+        as :func:`~frl_engine.io.split_target` and the command line's ``--positive`` match it: the
+        same value, the same text trimmed and without case, or the same number.  The two classes are
+        then ``["not <event>", "<event>"]`` (``"<30 or >30"`` for several values), as the model file
+        written by ``frl fit --positive`` names them.
+        """
+        from .io import _matching_value
+
+        wanted = event_values(self.positive_class)
+        values = list(classes)
+        found = [_matching_value(values, v) for v in wanted]
+        missing = [v for v, k in zip(wanted, found) if k is None]
+        if missing:
+            raise DataError(f"positive_class {' and '.join(repr(_plain(v)) for v in missing)} is not one of the "
+                            f"outcome values {[_plain(c) for c in values]!r}")
+        matches = list(dict.fromkeys(found))
+        event = pd.Series(y_array, dtype=object).isin(matches).to_numpy()
+        if event.all():
+            raise DataError(f"Every row's outcome is one of {[_plain(c) for c in matches]!r}: with all of them as "
+                            "the event no patient is without it; leave one out of positive_class")
+        label = _plain(matches[0]) if len(matches) == 1 else event_text([_plain(c) for c in matches])
+        rest = f"not {label}"
+        return (np.where(event, np.array(label, dtype=object), np.array(rest, dtype=object)).astype(object),
+                np.array([rest, label], dtype=object), label)
+
     def fit(self, X, y, *, progress=None):
         """Find the MAP falling rule list for outcome ``y`` on table ``X``.
 
@@ -436,7 +467,10 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             Raw columns (numeric, categorical, boolean); missing values allowed.
         y : array-like, shape (n_samples,)
             Two-valued outcome; the event is ``positive_class`` or, by default,
-            a yes/true/1-like value or else the larger of the two values.
+            a yes/true/1-like value or else the larger of the two values.  An outcome of
+            three or more values (``Alive`` / ``Dead`` / ``Transplant``) needs
+            ``positive_class``: that value (or any of a list of values) against all others,
+            with ``classes_`` then ``["not Dead", "Dead"]``.
         progress : callable or None
             Told one line of text as each stage starts (reading the columns, each round of search
             chains, each walk of the posterior); it never changes the result.

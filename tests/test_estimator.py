@@ -185,6 +185,36 @@ def test_one_class_or_three_classes_are_refused():
         FallingRuleListClassifier().fit(frame, np.arange(100) % 3)
 
 
+
+def test_an_outcome_of_three_values_is_the_named_event_against_all_others():
+    """positive_class on a 3-valued outcome: the same model as on the event's yes/no column, named as the
+    command line's --positive names it (classes "not <event>" and "<event>")."""
+    frame, y = clinical_frame(800)
+    rng = np.random.default_rng(5)
+    when = np.where(rng.random(len(y)) < 0.5, "readmitted <30", "readmitted >30")
+    three = np.where(y == "readmitted", when, "home")
+    both = FallingRuleListClassifier(random_state=0, n_jobs=1, positive_class=["READMITTED <30 ", "readmitted >30"])
+    both.fit(frame, pd.Series(three, name="readmission"))
+    binary = FallingRuleListClassifier(random_state=0, n_jobs=1).fit(frame, y == "readmitted")
+    assert list(both.classes_) == ["not readmitted <30 or readmitted >30", "readmitted <30 or readmitted >30"]
+    assert both.rules_ == binary.rules_ and both.n_events_ == int((y == "readmitted").sum())
+    np.testing.assert_allclose(both.predict_proba(frame)[:, 1], binary.predict_proba(frame)[:, 1])
+    assert set(both.predict(frame)) <= set(both.classes_)
+    assert both.to_dict()["outcome"]["target"] == "readmission"
+
+    early = FallingRuleListClassifier(random_state=0, n_jobs=1, positive_class="readmitted <30").fit(frame, three)
+    assert early.positive_class_ == "readmitted <30" and early.n_events_ == int((three == "readmitted <30").sum())
+    codes = np.select([three == "home", three == "readmitted <30"], [0, 1], 2)
+    by_code = FallingRuleListClassifier(random_state=0, n_jobs=1, positive_class=1).fit(frame, codes)
+    assert list(by_code.classes_) == ["not 1", 1] and by_code.rules_ == early.rules_
+
+    with pytest.raises(FRLError, match="'gone' is not one of the outcome values"):
+        FallingRuleListClassifier(positive_class="gone").fit(frame, three)
+    with pytest.raises(FRLError, match="no patient is without it"):
+        FallingRuleListClassifier(positive_class=["home", "readmitted <30", "readmitted >30"]).fit(frame, three)
+    with pytest.raises(ValueError, match="name the event, FallingRuleListClassifier\\(positive_class="):
+        FallingRuleListClassifier().fit(frame, three)
+
 def test_the_engine_recovers_the_list_that_generated_the_sample_data():
     """sample_data/readmission.csv was drawn from a known falling rule list; the MAP list finds its top three rules."""
     import importlib.util
