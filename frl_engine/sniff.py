@@ -319,7 +319,9 @@ def header_row(rows, max_rows: int = 20) -> int:
     ``rows`` are the first rows as lists of cells.  The header is the first row with more than
     half as many filled cells as the typical row (the most common count among the first
     ``max_rows``): "Mortality report", "Generated 2024-05-01" and blank lines above it are
-    skipped; row 0 for an ordinary table (even one with a ragged row further down).  A row of group
+    skipped, and so is a title line with a comma of its own ("Mortality report, ward 5") that has fewer
+    cells, filled or not, than the table's rows; row 0 for an ordinary table (even one with a ragged row
+    further down, or a header with a blank name).  A row of group
     headings with blanks between them (``Demographics,,Labs,,Outcome``, as Excel reports put above
     the column names) is skipped too when the row under it has every cell filled with distinct
     names over a column of numbers.
@@ -330,6 +332,16 @@ def header_row(rows, max_rows: int = 20) -> int:
         return 0
     typical = max(Counter(filled).items(), key=lambda item: (item[1], item[0]))[0]
     at = next((i for i, count in enumerate(filled) if count > typical / 2), 0)
+    widths = [len(row) for row in rows]
+    width = max(Counter(widths).items(), key=lambda item: (item[1], item[0]))[0]
+    if filled[at] < typical and widths[at] < width:
+        # a title line with a comma of its own ("Mortality report, ward 5") above a short table: fewer cells
+        # than the table's rows, filled or not, so it is no header even when it passes half the typical count
+        # (R's write.table writes its header one cell short of the rows, for the row names: kept as the header
+        # unless two short lines stand above the table or the full row under it reads as column names)
+        full = next((i for i in range(at, len(rows)) if widths[i] >= width), at)
+        if full > at + 1 or (full == at + 1 and _names_over_data(rows[full], rows[full + 1:], typical)):
+            at = full
     if at + 2 < len(rows) and filled[at] < typical and _names_over_data(rows[at + 1], rows[at + 2:], typical):
         return at + 1  # a row of group headings ("Demographics", "", "Labs", "") above the column names
     return at

@@ -262,6 +262,15 @@ def test_title_lines_above_the_header_of_a_report_export_are_skipped_and_said():
         frame = read_table(text.encode(), "report.csv")
         assert list(frame.columns) == ["Age", "Sex", "Died"] and len(frame) == 3
         assert frame.attrs["read_as"] == "a table whose header is on line 4 (the 3 lines above it skipped)"
+    # a title line with a comma of its own, above a table of a few patients: fewer cells than the table's rows
+    for title, n_skipped in (("Mortality report, ward 5\nGenerated 2024-05-01\n", 2), ("Mortality report, ward 5\n", 1)):
+        for n_patients in (2, 3):
+            short = read_table((title + "".join(body.splitlines(keepends=True)[:n_patients + 1])).encode(), "r.csv")
+            assert list(short.columns) == ["Age", "Sex", "Died"] and len(short) == n_patients
+            assert short.attrs["read_as"].endswith(f"(the {n_skipped} line{'s' if n_skipped > 1 else ''} above it skipped)")
+    # R's write.table: a header one cell short of the rows (the row names) is the header, not a title line
+    named_rows = read_table(b"Age,Sex,Died\n1,61,F,yes\n2,72,M,no\n3,55,F,no\n", "r.csv")
+    assert list(named_rows.columns) == ["Age", "Sex", "Died"] and len(named_rows) == 3
     # an ordinary table, even with an unnamed first column (a saved index), keeps its first line as the header
     plain = read_table(b",Age,Died\n0,61,yes\n1,72,no\n", "plain.csv")
     assert list(plain.columns)[1:] == ["Age", "Died"] and "read_as" not in plain.attrs
