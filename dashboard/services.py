@@ -332,13 +332,14 @@ def row_word(data: LoadedData) -> str:
     return "rows" if patient_groups(data.frame) is not None else "patients"
 
 
-def follow_up_columns(table: pd.DataFrame, target: str | None = None) -> list[str]:
+def follow_up_columns(table: pd.DataFrame, target: str | None = None, reason: str | None = None) -> list[str]:
     """The columns of a column table left out as named like a follow-up time
     (:data:`frl_engine.columns.FOLLOW_UP_REASON`) that are still left out (the user has not given them a type and
-    ticked them), the outcome apart."""
+    ticked them), the outcome apart; with ``reason`` another reason, such as
+    :data:`frl_engine.columns.LATER_OUTCOME_REASON` (a second outcome: Rotterdam's ``recur`` beside ``death``)."""
     from frl_engine.columns import FOLLOW_UP_REASON
 
-    kept = table[(table["note"] == FOLLOW_UP_REASON) & (table["column"] != target)
+    kept = table[(table["note"] == (reason or FOLLOW_UP_REASON)) & (table["column"] != target)
                  & ((table["kind"] == LEFT_OUT) | ~table["use"].astype(bool))]
     return [str(column) for column in kept["column"]]
 

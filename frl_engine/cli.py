@@ -391,18 +391,22 @@ def unusable_note(table) -> str | None:
     different units, dates, times of day), with what to do; None when there are none."""
     if table is None or not len(table):
         return None
-    from .columns import FOLLOW_UP_REASON
+    from .columns import FOLLOW_UP_REASON, LATER_OUTCOME_REASON
 
     left_out = table[(table["kind"] == "unsupported") & ~table["declared"].astype(bool)]
     follow_up = left_out["reason"] == FOLLOW_UP_REASON
+    later = left_out["reason"] == LATER_OUTCOME_REASON
     lines = []
-    if follow_up.any():
-        names = [str(name) for name in left_out.loc[follow_up, "column"]]
-        lines.append(f"Left out, named like a follow-up time (until the outcome or the end of follow-up): "
-                     f"{', '.join(repr(name) for name in names)}. It is known only afterwards, so a rule on it could "
-                     f"not be used when a patient is seen; if it is known then, refit with "
-                     f"--kind {shlex.quote(names[0] + '=numeric')}.")
-    written = left_out[~follow_up]
+    for mask, what, why, kind in (
+            (follow_up, "a follow-up time (until the outcome or the end of follow-up)",
+             "It is known only afterwards, so a rule on it could not be used when a patient is seen", "numeric"),
+            (later, "a second outcome", "An event such as a relapse or a death is known only after the patient is "
+                                        "seen, so a rule on it could not be used then", "categorical")):
+        if mask.any():
+            names = [str(name) for name in left_out.loc[mask, "column"]]
+            lines.append(f"Left out, named like {what}: {', '.join(repr(name) for name in names)}. {why}; if it is "
+                         f"known then, refit with --kind {shlex.quote(names[0] + '=' + kind)}.")
+    written = left_out[~follow_up & ~later]
     if not written.empty:
         shown = "; ".join(f"'{name}': {reason}" for name, reason in zip(written["column"], written["reason"]))
         lines.append(f"Left out, as written they make no rule: {shown}.")

@@ -59,7 +59,7 @@ __all__ = [
     "format_number", "category_label", "category_labels", "missing_mask", "numeric_values", "unreadable_mask",
     "boolean_values", "is_number",
     "band_bounds", "code_label", "code_prefixes", "listed_codes", "has_code_name", "has_nominal_name",
-    "has_identifier_name", "has_follow_up_name", "FOLLOW_UP_REASON", "looks_like_identifier", "parse_interval",
+    "has_identifier_name", "has_follow_up_name", "FOLLOW_UP_REASON", "has_outcome_name", "LATER_OUTCOME_REASON", "looks_like_identifier", "parse_interval",
 ]
 
 #: Text that means "missing" in exports (compared stripped and case-insensitively).
@@ -697,7 +697,7 @@ _FOLLOW_UP_ENDS = (r"(?:death|event|relapse|recurrence|progression|failure|censo
 _UNIT = r"(?:_?(?:days|months|years|weeks|d|m|y|mo|yrs))?"
 _FOLLOW_UP_NAME = re.compile(
     r"^(?:(?:time|futime|fu|fup|fu_?time|follow_?up|follow_?up_?(?:time|period|length)|last_?follow_?up"
-    r"|length_?of_?follow_?up|lenfol|survival|survival_?time|surv|surv_?time|stime|dtime|tdeath"
+    r"|length_?of_?follow_?up|lenfol|survival|survival_?time|surv|surv_?time|[a-z]_?time|time_?\d{1,3}|tdeath"
     r"|(?:os|pfs|dfs|efs|rfs|ttp|ttr|tte|t2e)(?:_?time)?|(?:overall|progression_?free|disease_?free|event_?free"
     r"|recurrence_?free|relapse_?free|metastasis_?free)_?survival(?:_?time)?|time_?on_?study|study_?time"
     r"|time_?in_?study|(?:pg|prog|progression)_?time|tstop|tstart|stop)" + _UNIT
@@ -709,15 +709,53 @@ _FOLLOW_UP_NAME = re.compile(
 
 def has_follow_up_name(name: str) -> bool:
     """``time``, ``futime``, ``lenfol``, ``survival_time``, ``days_to_death``, ``os_months``...: a name that says
-    "time until the outcome or the end of follow-up" (survival data).  ``time_in_hospital``, ``diagtime`` and
-    ``time_to_antibiotics`` are not: they are known while the patient is seen."""
-    return bool(_FOLLOW_UP_NAME.match(re.sub(r"[\s.\-]+", "_", str(name).strip().lower())))
+    "time until the outcome or the end of follow-up" (survival data), as do one letter and ``time`` (Rotterdam's
+    ``dtime`` and ``rtime``, to death and to relapse) and ``time`` with a number (WCGS's ``time169``).
+    ``time_in_hospital``, ``diagtime`` and ``time_to_antibiotics`` are not: they are known while the patient is
+    seen."""
+    return bool(_FOLLOW_UP_NAME.match(_name_key(name)))
+
+
+def _name_key(name) -> str:
+    """A column name as the name patterns read it: lower case, spaces, dots and dashes as ``_``."""
+    return re.sub(r"[\s.\-]+", "_", str(name).strip().lower())
+
+
+#: Whole names of a column that records an outcome: an event after the patient is seen (R's Rotterdam table holds
+#: ``recur`` beside ``death``; survival tables hold ``status``, ``fstat``, ``delta``).
+_OUTCOME_NAMES = frozenset({"recur", "recurred", "recurrence", "relapse", "relapsed", "death", "dead", "died",
+                            "deceased", "dth", "mortality", "progression", "progressed", "metastasis_event",
+                            "vital_status", "vitalstatus", "vstatus", "fstat", "censor", "censored", "cens",
+                            "censoring", "readmitted", "readmission", "survived"})
+#: Names that record an outcome only when their values are codes or outcome words (``status`` 0/1/2, ``event``
+#: yes/no), not when they are words of their own (an encounter's status, ``inpatient`` / ``outpatient``).
+_CODED_OUTCOME_NAMES = frozenset({"status", "event", "outcome", "delta"})
+
+
+def has_outcome_name(name: str, labels=()) -> bool:
+    """Whether a column of a few values is named like an outcome (``recur``, ``death``, ``fstat``; ``status`` or
+    ``event`` when its values are numbers or outcome words): such a column beside the outcome is a second outcome,
+    known only after the patient is seen (:data:`LATER_OUTCOME_REASON`)."""
+    key = _name_key(name)
+    if key in _OUTCOME_NAMES:
+        return True
+    if key not in _CODED_OUTCOME_NAMES:
+        return False
+    from .io import plain_word, _EVENTS, _NO_EVENTS  # io imports this module
+
+    return all(_is_plain_number(str(label)) or plain_word(label) in _EVENTS | _NO_EVENTS for label in labels)
 
 
 #: Why a column named like a follow-up time is left out (:func:`has_follow_up_name`).
 FOLLOW_UP_REASON = ("named like a follow-up time (until the outcome or the end of follow-up): known only afterwards, "
                     "so a rule on it could not be used when a patient is seen; left out (if it is known then, declare "
                     "it numeric to use it)")
+
+
+#: Why a column named like an outcome, beside the outcome, is left out (:func:`has_outcome_name`).
+LATER_OUTCOME_REASON = ("named like an outcome (an event such as a relapse or a death): known only after the patient "
+                        "is seen, so a rule on it could not be used then; left out (if it is known then, give it a "
+                        "type to use it)")
 
 
 #: A name that says "identifier" and nothing more (R's ``id``, ``ID``, ``subjid``): a patient's, when it repeats a few
@@ -1125,6 +1163,9 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
         extra = " (and missing)" if n_missing else ""
         return reading("constant", f"a single value '{label}'{extra}: makes no item")
 
+    if n_levels <= 4 and has_outcome_name(name, [category_label(u) for u in uniques]):
+        # a second outcome beside the one chosen (Rotterdam's recur beside death): a list on it reads "IF recur"
+        return reading("unsupported", LATER_OUTCOME_REASON)
     if isinstance(dtype, pd.CategoricalDtype) and pd.api.types.is_numeric_dtype(dtype.categories.dtype):
         # the user said these numbers are labels (X["ivdrug"].astype("category")): never thresholds on them
         return reading("categorical", f"numbers kept as a pandas category ({n_levels} values): read as labels, an "

@@ -117,6 +117,27 @@ def test_a_follow_up_time_is_left_out_said_and_used_only_when_declared(tmp_path,
     assert out.splitlines()[1].startswith("IF      futime < ") and "named like a follow-up time" not in out
 
 
+def test_a_second_outcome_beside_the_outcome_is_left_out_said_and_used_only_when_declared(tmp_path, capsys):
+    """R's Rotterdam table holds recur (a relapse) beside death: a list for death read 'IF ... AND recur', which no
+    one can use when the patient is seen."""
+    rng = np.random.default_rng(4)
+    n = 1500
+    nodes = rng.integers(0, 15, n)
+    recur = rng.random(n) < 0.2 + 0.04 * nodes
+    death = rng.random(n) < np.where(recur, 0.8, 0.15)
+    path = tmp_path / "rotterdam.csv"
+    pd.DataFrame({"nodes": nodes, "recur": recur.astype(int), "death": death.astype(int)}).to_csv(path, index=False)
+    status, out, err = run(["fit", path, "--target", "death", "--seed", "1"], capsys)
+    assert status == 0, err
+    rules = [line for line in out.splitlines() if line.startswith(("IF ", "ELSE IF "))]
+    assert rules and not any("recur" in line for line in rules) and any("nodes" in line for line in rules)
+    note = next(line for line in out.splitlines() if line.startswith("Left out, named like a second outcome"))
+    assert "'recur'" in note and "--kind recur=categorical" in note
+    status, out, err = run(["fit", path, "--target", "death", "--seed", "1", "--kind", "recur=categorical"], capsys)
+    assert status == 0, err
+    assert out.splitlines()[1].startswith("IF      recur = 1 ") and "second outcome" not in out
+
+
 def test_fit_names_the_columns_in_no_candidate_rule_and_what_to_do(tmp_path, capsys):
     """A diagnosis written as 200 free-text values (none on 5% of the patients) and a finding on 2% of them make no
     candidate rule at the default support: the fit says so in one line, and at a lower --min-support the finding is

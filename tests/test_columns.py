@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from frl_engine import FallingRuleListClassifier
 from frl_engine.binarize import Binarizer
 from frl_engine.columns import (FOLLOW_UP_REASON, MISSING_MARKERS, canonical_kind, category_label, category_labels, code_prefixes,
-                                has_follow_up_name, missing_mask, numeric_values, read_column, read_columns)
+                                has_follow_up_name, LATER_OUTCOME_REASON, missing_mask, numeric_values, read_column, read_columns)
 from frl_engine.errors import DataError
 from frl_engine.estimator import FallingRuleListClassifier
 from frl_engine.mining import EARNS_ITS_PLACE, NEAR_UNIVERSAL, mine_rules
@@ -194,7 +194,9 @@ def test_lab_limits_written_with_their_unit_are_read_at_the_limit():
     assert reading.kind == "numeric" and "read at that limit" in reading.reason and "mg/dL" in reading.reason
     assert numeric_values(values, "Troponin")[:6].tolist() == [0.5, 1.2, 3.4, 10.0, 0.8, 2.2]
     # without numbers around them, '<30 days' and '>30 days' are labels, as '<30' and '>30' are
-    assert kind("readmitted", ["<30 days", ">30 days", "NO"] * 50) == "categorical"
+    assert kind("prior_admission", ["<30 days", ">30 days", "NO"] * 50) == "categorical"
+    # (named "readmitted", beside another outcome, the same column is a second outcome and left out)
+    assert kind("readmitted", ["<30 days", ">30 days", "NO"] * 50) == "unsupported"
 
 
 def test_a_count_is_numeric_and_its_tail_gets_thresholds():
@@ -620,6 +622,25 @@ def test_times_known_while_the_patient_is_seen_are_read_as_measurements(name):
     assert reading.kind == "numeric" and not has_follow_up_name(name)
 
 
+@pytest.mark.parametrize("name, values", [("recur", [0, 1]), ("Death", ["Alive", "Dead"]), ("status", [0, 1, 2]),
+                                           ("event", ["yes", "no"]), ("fstat", [1, 0]), ("relapse", ["Y", "N"])])
+def test_a_second_outcome_beside_the_outcome_is_left_out_by_its_name(name, values):
+    """R's Rotterdam table holds recur (a relapse) beside death: a list for death read 'IF rtime < 1900 AND recur'."""
+    series = pd.Series(values * 100, name=name)
+    reading = read_column(name, series)
+    assert reading.kind == "unsupported" and reading.reason == LATER_OUTCOME_REASON and not reading.used
+    assert read_column(name, series, declared="categorical").kind == "categorical"   # the user may still use it
+
+
+@pytest.mark.parametrize("name, values", [("status", ["inpatient", "outpatient"]), ("recur", list(range(12))),
+                                          ("event_type", [0, 1]), ("died_in_icu_before", [0, 1]),
+                                          ("outcome", ["ward A", "ward B", "ward C"])])
+def test_a_finding_whose_name_only_looks_like_an_outcome_is_kept(name, values):
+    """A status of words of its own, a count of 12 values, a longer name: findings, not a second outcome."""
+    reading = read_column(name, pd.Series(values * 30, name=name))
+    assert reading.used and reading.reason != LATER_OUTCOME_REASON
+
+
 def test_a_column_named_time_that_holds_words_is_not_called_a_follow_up_time():
     series = pd.Series(["morning", "evening", "night"] * 100, name="time")
     assert read_column("time", series).kind == "categorical"
@@ -683,7 +704,7 @@ def test_numbers_the_user_made_a_pandas_category_are_labels_never_thresholds():
 
 @pytest.mark.parametrize("name", ["pgtime", "stop", "tstop", "dtime", "tdeath", "time_death", "surv_months",
                                   "survival_time_months", "futime_days", "time_days", "last_followup_days",
-                                  "recurrence_free_survival", "time_on_study", "ttr"])
+                                  "recurrence_free_survival", "time_on_study", "ttr", "rtime", "ftime", "time169"])
 def test_more_names_of_follow_up_times_from_real_survival_tables(name):
     """R's stagec (pgtime), bladder (stop), cgd (tstop) and the names a regression sweep tried."""
     assert has_follow_up_name(name)

@@ -283,6 +283,23 @@ def test_the_data_page_says_what_an_edit_of_the_column_table_does(at):
     assert "PatientID" not in set(items["column"]) and not any(">" in item for item in items["item"])  # no Age >= 60
 
 
+def test_a_second_outcome_is_left_out_and_said_above_the_table(at):
+    """Rotterdam's recur beside death: left out, and said where the column table is seen."""
+    rng = np.random.default_rng(3)
+    n = 300
+    recur = rng.random(n) < 0.4
+    frame = pd.DataFrame({"nodes": rng.integers(0, 15, n), "recur": recur.astype(int),
+                          "death": (rng.random(n) < np.where(recur, 0.7, 0.2)).astype(int)})
+    upload(at, "rotterdam.csv", frame.to_csv(index=False).encode())
+    assert at.session_state[state.W_TARGET] == "death"
+    [said] = [i.value for i in at.info if "second outcome" in i.value]
+    assert "**recur**" in said and "set its Type and tick **Use**" in said
+    [editor] = [d for d in at.dataframe if d.key and d.key.startswith("columns_editor_")]
+    assert editor.value.set_index("column").loc["recur", "kind"] == "left out"
+    items = next(d for d in at.dataframe if "item" in d.value.columns).value
+    assert "recur" not in set(items["column"]) and "nodes" in set(items["column"])
+
+
 def test_a_follow_up_time_is_left_out_and_said_above_the_table_until_the_user_takes_it_back(at):
     """R's pbc, flchain and whas500 carry the time of follow-up, which heads every list it is in and is known only
     afterwards: the Data page leaves it out, says so where it is seen, and stops saying so once it is used."""

@@ -12,6 +12,7 @@ ui.header("Data", "A table of patients: one row per patient, one column per find
 
 from dashboard import charts, services  # noqa: E402
 from frl_engine.errors import FRLError, MissingOutcomeError  # noqa: E402
+from frl_engine.columns import LATER_OUTCOME_REASON  # noqa: E402
 from frl_engine.io import event_label, event_values  # noqa: E402
 
 ss = st.session_state
@@ -245,6 +246,11 @@ if follow_up:   # said above the fold of the table: its Why column is wide, and 
     st.info(f"Left out, named like a follow-up time: **{ui.md(', '.join(follow_up))}**. A time until the outcome or "
             "the end of follow-up is known only afterwards, so a rule on it could not be used when a patient is "
             "seen. If it is known then, set its Type to numeric and tick **Use**.", icon=":material/schedule:")
+later = services.follow_up_columns(table, target, reason=LATER_OUTCOME_REASON)
+if later:   # a second outcome (Rotterdam's recur beside death): a list on it reads "IF recur"
+    st.info(f"Left out, named like a second outcome: **{ui.md(', '.join(later))}**. An event such as a relapse or a "
+            "death is known only after the patient is seen, so a rule on it could not be used then. If it is known "
+            "then, set its Type and tick **Use**.", icon=":material/schedule:")
 edit_notes = services.column_edit_notes(table, target)
 if edit_notes:  # the Why cells keep the engine's reading: say what the edits do instead
     st.caption("Your changes: " + " ".join(ui.md(note) for note in edit_notes))
