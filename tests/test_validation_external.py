@@ -598,3 +598,17 @@ def test_a_decision_curve_useful_at_one_threshold_says_so_not_a_range_of_one():
     two = DecisionCurve((0.25, 0.26, 0.27), (0.03, 0.05, 0.0), (0.02, 0.01, -0.01))
     assert ("decision curve: the list beats treating everyone and no one for thresholds 25.0% to 26.0%"
             in format_metrics(dataclasses.replace(overall, net_benefit=two)))
+
+
+def test_a_decision_curve_with_a_gap_names_each_range_where_the_list_helps():
+    """WCGS: the list helped at 4% to 17% and 29% to 38%, did harm between, and the caption said '4% to 38%'."""
+    from frl_engine.validation.external import DecisionCurve
+
+    thresholds = tuple(round(0.01 * t, 2) for t in range(1, 11))
+    model = (0.10, 0.09, 0.08, -0.01, -0.02, 0.05, 0.04, 0.0, 0.02, -0.03)   # beats both at 1-3%, 6-7%, 9%
+    curve = DecisionCurve(thresholds, model, tuple(0.05 - 0.01 * t for t in range(1, 11)))
+    assert curve.useful_intervals() == [(0.01, 0.03), (0.06, 0.07), (0.09, 0.09)]
+    assert curve.useful_text() == "thresholds 1% to 3%, 6% to 7% and 9%"
+    assert curve.useful_range() == (0.01, 0.09)   # the outer bounds, as before
+    assert DecisionCurve((0.1, 0.2), (-0.1, -0.2), (0.0, -0.1)).useful_text() is None
+    assert DecisionCurve((0.1, 0.2), (0.1, 0.1), (0.0, -0.1)).useful_text() == "thresholds 10% to 20%"

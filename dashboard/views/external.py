@@ -235,10 +235,9 @@ c1.caption("One point per rule, sized by its patients; the bar is the observed r
            "diagonal mean the printed risks match what happened; the dotted line is the logistic recalibration.")
 c2.plotly_chart(charts.fit_for_streamlit(decision_curve_figure(o), 500), width="stretch", key="ext_decision",
                 config={"displaylogo": False})
-useful = o.net_benefit.useful_range()
+useful = o.net_benefit.useful_text()
 c2.caption(("Where the red curve is above both others the list helps decide. "
-            + (f"Here: thresholds {100 * useful[0]:.0f}% to {100 * useful[1]:.0f}%." if useful else
-               "Here: at no threshold.")))
+            + (f"Here: {useful}." if useful else "Here: at no threshold.")))
 
 if result.subgroups:
     st.subheader(f"By {result.by}", anchor=False)

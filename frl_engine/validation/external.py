@@ -134,9 +134,41 @@ class DecisionCurve:
                    tuple(map(float, d["treat_all"])))
 
     def useful_range(self) -> tuple[float, float] | None:
-        """The lowest and highest threshold where the model beats both treating all and treating none."""
+        """The lowest and highest threshold where the model beats both treating all and treating none (the
+        thresholds between them may hold some where it does not: :meth:`useful_intervals`)."""
         better = [t for t, m, a in zip(self.thresholds, self.model, self.treat_all) if m > max(a, 0.0) + 1e-12]
         return (min(better), max(better)) if better else None
+
+    def useful_intervals(self) -> list[tuple[float, float]]:
+        """Each run of consecutive thresholds where the model beats both treating all and treating none, as
+        ``(first, last)``: ``[(0.04, 0.17), (0.29, 0.38)]`` when between 18% and 28% the list does worse than
+        treating no one."""
+        runs: list[tuple[float, float]] = []
+        start = last = None
+        for t, m, a in zip(self.thresholds, self.model, self.treat_all):
+            if m > max(a, 0.0) + 1e-12:
+                start = t if start is None else start
+                last = t
+            elif start is not None:
+                runs.append((start, last))
+                start = None
+        if start is not None:
+            runs.append((start, last))
+        return runs
+
+    def useful_text(self, percent=lambda x: f"{100 * x:.0f}%") -> str | None:
+        """Where the list helps decide, in words: ``thresholds 4% to 17% and 29% to 38%``, ``the threshold 12%
+        only``; None where it never does.  ``percent`` writes one threshold."""
+        parts = []
+        for first, last in self.useful_intervals():
+            low, high = percent(first), percent(last)
+            parts.append(low if low == high else f"{low} to {high}")
+        if not parts:
+            return None
+        if len(parts) == 1 and " to " not in parts[0]:
+            return f"the threshold {parts[0]} only"
+        return f"threshold{'s' if len(parts) > 1 or ' to ' in parts[0] else ''} " + (
+            parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1])
 
 
 @dataclass(frozen=True)
@@ -1113,9 +1145,8 @@ def format_metrics(m: PopulationMetrics, indent: str = "") -> list[str]:
         f"{indent}calibration intercept {_f(m.calibration_intercept)}{_ci(m.calibration_intercept_ci)}   (0 is ideal)",
         f"{indent}calibration slope {_f(m.calibration_slope)}{_ci(m.calibration_slope_ci)}   (1 is ideal)",
     ]
-    useful = m.net_benefit.useful_range()
-    span = (f"at the threshold {_pct(useful[0])} only" if useful and _pct(useful[0]) == _pct(useful[1])
-            else f"for thresholds {_pct(useful[0])} to {_pct(useful[1])}" if useful else "")
+    useful = m.net_benefit.useful_text(_pct)
+    span = f"at {useful}" if useful and useful.startswith("the threshold") else f"for {useful}"
     lines.append(f"{indent}decision curve: the list beats treating everyone and no one {span}" if useful else
                  f"{indent}decision curve: at no threshold does the list beat both treating everyone and no one")
     lines += [f"{indent}note: {note}" for note in m.notes]

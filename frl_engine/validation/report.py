@@ -274,10 +274,9 @@ def validation_report_html(result: ExternalValidation, *, title: str | None = No
         _rule_table(o),
         f"<div class=\"figures\">{''.join(fragments[:2])}</div>",
     ]
-    useful = o.net_benefit.useful_range()
+    useful = o.net_benefit.useful_text()
     parts.append("<p class=\"note\">" + html.escape(
-        f"The list beats treating everyone and treating no one at thresholds from {100 * useful[0]:.0f}% to "
-        f"{100 * useful[1]:.0f}%." if useful else
+        f"The list beats treating everyone and treating no one at {useful}." if useful else
         "At no threshold does the list beat both treating everyone and treating no one.") + "</p>")
     if result.subgroups:
         parts += [f"<h2>By {html.escape(str(result.by))}</h2>", _subgroup_table(result), "@@SUBGROUP_FIGURE@@"]
