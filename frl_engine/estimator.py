@@ -28,7 +28,7 @@ from .errors import DataError, FRLError, ModelFileError, quiet_possible_leak
 from .io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, check_model_dict, default_positive, dumps_model, load_model_dict,
                  rows_as_written_hashes, rows_fingerprint, rows_text_fingerprint, save_model, to_jsonable)
 from .io import event_label as event_text, event_values
-from .training_rows import finding_columns, sample_training_rows
+from .training_rows import finding_columns, rows_alike, sample_training_rows
 from .model import Hyperparameters, PackedProblem, drop_unreached_rules, fit_list
 from .mining import mine_packed, rules_from_boolean_columns
 from .rules import Rule
@@ -542,6 +542,9 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         # over the columns read as findings: a row counter would make every row unique, and match another export's
         self.rows_sample_ = (sample_training_rows(frame, finding_columns(self, frame))
                              if isinstance(X, pd.DataFrame) else None)
+        # rows too alike for a sample (a few yes/no columns): a validation then says it could not check
+        self.rows_alike_ = (rows_alike(frame, finding_columns(self, frame))
+                            if isinstance(X, pd.DataFrame) and self.rows_sample_ is None else None)
         self.K_ = best.K
         self.gammas_ = np.asarray(best.gammas)
         self.n_rows_ = int(len(frame))
@@ -925,6 +928,7 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
                          **({"rows_text_sha256": self.rows_text_sha256_}
                             if getattr(self, "rows_text_sha256_", None) else {}),
                          **({"rows_sample": dict(self.rows_sample_)} if getattr(self, "rows_sample_", None) else {}),
+                         **({"rows_alike": dict(self.rows_alike_)} if getattr(self, "rows_alike_", None) else {}),
                          **({"copied_columns": {str(c): str(o) for c, o in self.copied_columns_.items()}}
                             if getattr(self, "copied_columns_", None) else {}),
                          **({"codes_read_as_missing": {c: list(v) for c, v in self.codes_read_as_missing_.items()}}
@@ -984,6 +988,8 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
             estimator.rows_text_sha256_ = training.get("rows_text_sha256")
             sample = training.get("rows_sample")
             estimator.rows_sample_ = sample if isinstance(sample, dict) else None
+            alike = training.get("rows_alike")
+            estimator.rows_alike_ = alike if isinstance(alike, dict) else None
             copies = training.get("copied_columns")
             estimator.copied_columns_ = ({str(c): str(o) for c, o in copies.items()} if isinstance(copies, dict)
                                          else {})

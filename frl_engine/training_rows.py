@@ -129,6 +129,20 @@ def sample_training_rows(frame: pd.DataFrame, columns, size: int = SAMPLE_SIZE) 
             "repeated": round(repeated, 6), "low_bits": "".join(f"{int(v):08x}" for v in (kept & _LOW_BITS))}
 
 
+def rows_alike(frame: pd.DataFrame, columns) -> dict | None:
+    """When the training rows repeat one another too often to keep a sample (:func:`sample_training_rows` is
+    None): ``{"columns": [...], "repeated": share}``, which the model file keeps as ``training.rows_alike`` so that a
+    validation says it could not check for training patients instead of saying nothing; else None."""
+    hashes = rows_as_written_hashes(frame, columns, casefold=True)
+    if hashes is None or len(hashes) == 0:
+        return None
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    repeated = float((counts[inverse] > 1).sum()) / len(hashes)
+    if repeated <= MOST_REPEATED:
+        return None
+    return {"columns": [str(c) for c in columns], "repeated": round(repeated, 6)}
+
+
 def training_overlap(frame: pd.DataFrame, sample) -> TrainingOverlap | None:
     """How many of ``frame``'s rows are training rows, from the model file's ``training.rows_sample``.
 

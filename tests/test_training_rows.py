@@ -154,6 +154,33 @@ def test_rows_that_repeat_one_another_keep_no_sample():
     assert sample_training_rows(nearly_distinct, COLUMNS) is not None
 
 
+def test_training_rows_too_alike_for_a_sample_are_said_unchecked_not_externally_validated():
+    """mlbench's BreastCancer: 41% of its rows are written as another, so no sample was kept, and half of the training
+    table itself came back 'Externally validated' with no word. The model file now says its rows are alike, and the
+    validation, its report and the card's back say it was not checked for training patients."""
+    from frl_engine.card import external_line
+    from frl_engine.validation.external import attach_to_model
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    alike = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "ward": rng.choice(["icu", "medical"], n),
+                          "age_band": rng.choice(["<65", ">=65"], n)})
+    y = (rng.random(n) < np.where(alike["ward"] == "icu", 0.4, 0.1)).astype(int)
+    saved = json.loads(FallingRuleListClassifier(n_steps=500, random_state=0).fit(alike, y).to_json(target="died"))
+    assert "rows_sample" not in saved["training"] and saved["training"]["rows_alike"]["repeated"] == 1.0
+    again = FallingRuleListClassifier.from_dict(saved)
+    assert json.loads(again.to_json(target="died"))["training"]["rows_alike"] == saved["training"]["rows_alike"]
+    result = validate_model(saved, alike.iloc[::2].assign(died=y[::2]), data_name="half.csv")
+    assert result.training_unchecked == ("sex", "ward", "age_band") and result.external
+    assert any("could not be checked: 100% of the training rows are written exactly as another" in note
+               for note in result.notes)
+    assert external_line(attach_to_model(saved, result)).startswith("validated (not checked for training patients)")
+    # rows that tell patients apart keep a sample and no such word
+    distinct = json.loads(FallingRuleListClassifier(n_steps=500, random_state=0).fit(
+        patients(3000, 0), (patients(3000, 0)["age"] >= 70).to_numpy()).to_json())
+    assert "rows_alike" not in distinct["training"] and "rows_sample" in distinct["training"]
+
+
 def test_a_damaged_sample_is_not_judged():
     sample = sample_training_rows(patients(3000, 0), COLUMNS)
     for damaged in ({}, {"threshold": "zz", "low_bits": "00", "columns": COLUMNS},

@@ -280,7 +280,8 @@ class ExternalValidation:
     #: The columns of the model file's sample of training rows (``training.rows_sample``) that the new table lacks:
     #: whether it holds training patients could not be checked, so the card does not call it "externally validated"
     #: (it says "validated, not checked for training patients").  Empty when the check was made, or could not be made
-    #: for want of a sample.
+    #: for want of a sample; all the columns of the fit's findings when its training rows were too alike to keep a
+    #: sample (``training.rows_alike``: a few yes/no columns, many patients written the same).
     training_unchecked: tuple[str, ...] = ()
 
     def __getattr__(self, name):  # result.auroc, result.n ... are the overall metrics
@@ -831,11 +832,13 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     sample = (model.get("training") or {}).get("rows_sample")
     overlap = None if same or not isinstance(sample, dict) else training_overlap(features, sample)
     share = round(overlap.share, 3) if overlap is not None and overlap.holds_training_patients else None
+    alike = (model.get("training") or {}).get("rows_alike")
+    alike = alike if not same and overlap is None and isinstance(alike, dict) and alike.get("columns") else None
     blanks = checkbox_blanks(frame[target], positive)
     blank_note = ((f"{target} holds {event_label(positive)} and blanks: the {blanks:,} blank cells count as no event (a "
                    "checkbox outcome)",) if blanks else ())
     text_notes = (((TRAINING_ROWS_NOTE,) if same else ()) + ((training_share_note(share),) if share else ())
-                  + overlap_notes(overlap)
+                  + overlap_notes(overlap) + alike_note(alike)
                   + outcome_reading_note(frame[target], str(target), positive)
                   + blank_note + emptied + table_notes(model, frame, rule_index))
     text_notes += too_few_note(overall)
@@ -863,7 +866,8 @@ def validate_model(model: dict, frame: pd.DataFrame, *, data_name: str = "the ne
     return ExternalValidation(data_name, str(target), shown, model_identifier(unvalidated),
                               model.get("created_at"), overall, by, subgroups, same_as_training=same,
                               training_share=share, patients=patients,
-                              training_unchecked=tuple(overlap.missing) if overlap is not None else ())
+                              training_unchecked=(tuple(overlap.missing) if overlap is not None else
+                                                  tuple(str(c) for c in alike["columns"]) if alike else ()))
 
 
 def too_few_note(metrics: PopulationMetrics) -> tuple[str, ...]:
@@ -890,6 +894,20 @@ def overlap_notes(overlap) -> tuple[str, ...]:
         return (f"about {100 * overlap.share:.0f}% of these rows are written exactly as rows the model was fitted "
                 "on (every column it reads): if some of these patients were in the training table, leave them out",)
     return ()
+
+
+def alike_note(alike: dict | None) -> tuple[str, ...]:
+    """The note of a validation whose model kept no sample of its training rows, as they repeat one another
+    (``training.rows_alike``): whether the new rows are training patients could not be checked."""
+    if not alike:
+        return ()
+    try:
+        repeated = f"{100 * float(alike.get('repeated')):.0f}%"
+    except (TypeError, ValueError):
+        repeated = "many"
+    return (f"whether these are the training patients could not be checked: {repeated} of the training rows are "
+            "written exactly as another in every column the model reads, so a new patient matches a training patient "
+            "by chance about as often; make sure these patients were not in the training table",)
 
 
 def training_share_note(share: float) -> str:
