@@ -558,7 +558,26 @@ class FallingRuleListClassifier(ClassifierMixin, BaseEstimator):
         self.posterior_summary_ = None
         self.validation_summary_ = None
         self._warn_possible_leak()
+        self._warn_outcome_in_x(frame, event)
         return self
+
+    def _warn_outcome_in_x(self, frame: pd.DataFrame, event: np.ndarray) -> None:
+        """A :class:`~frl_engine.errors.PossibleLeakWarning` when a column of X left out as a second outcome
+        (:data:`frl_engine.columns.LATER_OUTCOME_REASON`) is y itself, written the same way on every row: the outcome
+        left in X (``X.assign(readmitted=y)``), which the list does not use, but which the user should take out."""
+        from .columns import LATER_OUTCOME_REASON
+        from .errors import PossibleLeakWarning
+
+        readings = getattr(getattr(self, "binarizer_", None), "readings_", None) or []
+        for reading in readings:
+            if reading.reason != LATER_OUTCOME_REASON or reading.name not in frame.columns:
+                continue
+            codes, _ = pd.factorize(frame[reading.name], use_na_sentinel=True)
+            pairs = set(zip(codes.tolist(), np.asarray(event, dtype=bool).tolist()))
+            if len(pairs) == 2 and len({c for c, _ in pairs}) == 2 and -1 not in {c for c, _ in pairs}:
+                warnings.warn(f"Column '{reading.name}' of X is the outcome y, written the same way on every row: it "
+                              f"is left out (named like an outcome), so the list does not use it; pass X without it, "
+                              f"or exclude=['{reading.name}']", PossibleLeakWarning, stacklevel=3)
 
     @staticmethod
     def _warn_repeated_records(X) -> None:

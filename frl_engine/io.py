@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas._libs.parsers import STR_NA_VALUES
 
 from .errors import DataError, MissingOutcomeError, ModelFileError
 from .columns import MISSING_MARKERS, has_code_name
@@ -70,6 +71,10 @@ NO_EVENT_WORDS = NO_EVENT_TOKENS + ("survived", "survivor", "discharged alive", 
                                     "vivante", "survécu", "sorti", "sortie", "bénin", "bénigne", "vivo", "viva",
                                     "alta", "sobrevivió", "benigno", "benigna", "dimesso", "dimessa", "levend",
                                     "in leven", "ontslagen", "goedaardig", "levende", "lever", "i live", "vid liv")
+
+
+#: What pandas reads as missing in a text file, but ``None``: an outcome's no-event value (``None`` / ``Minor``).
+_PANDAS_MISSING = sorted(set(STR_NA_VALUES) - {"None"})
 
 
 def plain_word(value) -> str:
@@ -198,8 +203,11 @@ def read_table(source, filename: str | None = None, *, tidy: bool = True, text_c
                 frame = pd.read_csv(source[0], sep=delimiter, skipinitialspace=True, skiprows=skip,
                                     dtype=str, keep_default_na=False, na_filter=False, **source[1])
             else:
+                # pandas reads "None" as missing; an outcome None / Minor / Major holds it as its no-event value, so
+                # it is kept as written (columns.missing_mask still reads it as missing in a finding's column)
                 frame = pd.read_csv(source[0], sep=delimiter, decimal=decimal, skipinitialspace=True,
-                                    na_values=markers, skiprows=skip, dtype=as_text or None, **source[1])
+                                    na_values=markers or _PANDAS_MISSING, keep_default_na=markers is not None,
+                                    skiprows=skip, dtype=as_text or None, **source[1])
             frame.attrs["delimiter"], frame.attrs["decimal"] = delimiter, decimal
             frame.attrs["encoding"] = encoding
             said = []
@@ -624,12 +632,21 @@ _UNKNOWN = frozenset(plain_word(w) for w in OUTCOME_UNKNOWN_WORDS)
 
 def outcome_missing_mask(outcome: pd.Series) -> np.ndarray:
     """Which outcome cells are missing: empty cells and markers (``?``, ``NA``), and words saying the outcome is
-    not known (``Unknown``, ``lost to follow-up``: :data:`OUTCOME_UNKNOWN_WORDS`), which are no outcome at all."""
+    not known (``Unknown``, ``lost to follow-up``: :data:`OUTCOME_UNKNOWN_WORDS`), which are no outcome at all.
+    ``None`` is missing only beside another no-event word (``Yes`` / ``No`` / ``None``); among ``none`` /
+    ``arcus`` / ``CHD`` it is the outcome's "no event"."""
     from .columns import missing_mask
 
     codes, uniques = pd.factorize(outcome, use_na_sentinel=True)  # each distinct value looked at once
     unknown = np.array([isinstance(v, str) and plain_word(v) in _UNKNOWN for v in uniques] + [False], dtype=bool)
-    return np.asarray(missing_mask(outcome), dtype=bool) | unknown[codes]
+    missing = np.asarray(missing_mask(outcome), dtype=bool) | unknown[codes]
+    # "None" is the no-event value of an outcome none / arcus / CHD (WCGS): missing only beside another no-event word
+    # (Yes / No / None, Dead / Alive / None), where it cannot be the outcome's "no"
+    words = [plain_word(v) for v in uniques if isinstance(v, str)]
+    if "none" in words and not any(w in _NO_EVENTS and w != "none" for w in words):
+        none = np.array([isinstance(v, str) and plain_word(v) == "none" for v in uniques] + [False], dtype=bool)
+        missing &= ~none[codes]
+    return missing
 
 
 def _outcome_key(value):

@@ -637,6 +637,19 @@ def test_patients_without_an_outcome_can_be_left_out_from_the_data_page(at):
     assert at.selectbox(key=state.W_EVENT).value == "yes"  # kept: leaving patients out changes no event
 
 
+def test_the_event_the_user_picked_stays_picked_when_patients_without_an_outcome_are_left_out(at):
+    """WCGS as a 3-valued outcome: the user picked CHD, left out the patients without an outcome, and the event
+    went back to the engine's suggestion (arcus)."""
+    frame = _table(n=300, seed=4)
+    frame["Outcome"] = np.array(["arcus", "arcus", "CHD", "none"] * 75)
+    frame.loc[:19, "Outcome"] = "?"
+    upload(at, "lost3.csv", frame.to_csv(index=False).encode())
+    at.selectbox(key=state.W_EVENT).set_value("CHD").run()
+    at.button(key="w_drop_missing_outcome").click().run()
+    assert not at.exception and at.session_state[state.DATA].n_rows == 280
+    assert at.selectbox(key=state.W_EVENT).value == "CHD"
+
+
 def test_a_german_yes_no_outcome_takes_ja_and_a_1_2_outcome_waits_for_the_user(at):
     frame = _table(n=300, seed=5)
     frame["Wiederaufnahme"] = np.where(frame.pop("Outcome") == "yes", "ja", "nein")

@@ -196,8 +196,14 @@ except MissingOutcomeError as exc:  # patients lost to follow-up: leave them out
     st.error(f"{exc}. If {target} is not the outcome, pick the outcome column above.", icon=":material/error:")
 
     def leave_out_missing_outcome(data=data, target=target):
+        chosen, also = ss.get(state.W_EVENT), list(ss.get(state.W_EVENT_ALSO) or [])
         state.set_data(services.without_missing_outcome(data, target))
         ss[state.W_TARGET] = target  # a callback runs before the picker is drawn again
+        state.reset_event()
+        values = [services.plain(v) for v in services.outcome_values(ss[state.DATA].frame[target])]
+        if chosen is not None and chosen in values:   # the event the user picked stays picked
+            ss[state.W_EVENT] = chosen
+            ss[state.W_EVENT_ALSO] = [v for v in also if v in values and v != chosen]
 
     st.button(f"Leave out the {exc.n_missing:,} patients whose {target} is empty or not known", key="w_drop_missing_outcome",
               icon=":material/content_cut:", on_click=leave_out_missing_outcome)
