@@ -204,12 +204,15 @@ _MEASURE_LAST = re.compile(r"(^|[^a-z])" + _MEASURE_WORDS + "$", re.IGNORECASE)
 # A name whose two values are two kinds, not a finding and its absence: ``sex`` 0/1 is not "sex: yes".
 _TWO_SIDED_NAME = re.compile(r"^(sex|gender|geschlecht|sexe|sexo)$", re.IGNORECASE)
 # A duration as the name's ending, even run together (diagtime, DxDays, icu_hours): the time since a diagnosis is no code.
-_DURATION_END = re.compile(r"(time|days|hours|weeks|months|years|duration)$", re.IGNORECASE)
+# ... or a year (KMsurv larynx's diagyr, the year of diagnosis: 70 to 78 are years, not diagnosis codes)
+_DURATION_END = re.compile(r"(time|days|hours|weeks|months|years|duration|yr|year)$", re.IGNORECASE)
 _MEASURE_CAMEL = re.compile(r"[a-zA-Z](Weight|Score|Income|Distance|Cost|Charges?|Amount|Rate)$")
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|payor|insurance|insurer|marital|religion|language|"
                            r"nationality|country|occupation|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
-                           r"fips|facility|hospital|clinic|provider)", re.IGNORECASE)
+                           r"fips|facility|hospital|clinic|provider|"
+                           # R's lung: inst, the institution (18 centres), is no dose: "inst < 11" meant nothing
+                           r"(^|[_\s.\-])(inst|institution|institute|centre|center)($|[_\s.\-\d]))", re.IGNORECASE)
 # The name's last word names a category (stay_type, discharge_disposition_id, length_group, unit_code): whole
 # numbers there are labels whatever the rest of the name says.
 _NOMINAL_LAST = re.compile(r"(^|[^a-z])(id|code|type|source|disposition|status|class|category|group)$", re.IGNORECASE)
@@ -221,6 +224,8 @@ _QUANTITY_NAME = re.compile(r"(^|[^a-z])(time|duration|length|stay|visits?|admis
 _QUANTITY_CAMEL = re.compile(r"[a-z](Time|Duration|Length|Stay|Visits|Admissions|Dose|Doses|Units|Days|Hours|Nights)$")
 _ID_WORDS = re.compile(r"(^|[_\s.\-])(id|mrn|uuid|guid|identifier|nbr|number|no|num|key|nr)\.?$|nummer$|numero$"
                        r"|^(id|mrn|uuid|guid|pid|hadm)($|[_\s.\-])|^(fin|csn|har|ipp|nip|nhi)$"
+                       # run together: pec's Pbc3 ptno, patno, subjno, caseno (a patient number read as a measurement)
+                       r"|^(pt|pat|patient|subj|subject|case)(no|nr|num|nbr|id)$"
                        r"|^(record|patient|subject|encounter|visit|case|admission|person|member)[_\s.\-]?"
                        r"(id|no|num|number|nbr|nr|key|code)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](ID|Id|Nbr|No)$")
@@ -697,7 +702,8 @@ _FOLLOW_UP_ENDS = (r"(?:death|event|relapse|recurrence|progression|failure|censo
 _UNIT = r"(?:_?(?:days|months|years|weeks|d|m|y|mo|yrs))?"
 _FOLLOW_UP_NAME = re.compile(
     r"^(?:(?:time|futime|fu|fup|fu_?time|follow_?up|follow_?up_?(?:time|period|length)|last_?follow_?up"
-    r"|length_?of_?follow_?up|lenfol|survival|survival_?time|surv|surv_?time|[a-z]_?time|time_?\d{1,3}|tdeath"
+    r"|length_?of_?follow_?up|lenfol|survival|survival_?time|surv|surv_?time|[a-z]{1,2}_?time|time_?\d{1,3}|tdeath"
+    r"|event_?t"
     r"|(?:os|pfs|dfs|efs|rfs|ttp|ttr|tte|t2e)(?:_?time)?|(?:overall|progression_?free|disease_?free|event_?free"
     r"|recurrence_?free|relapse_?free|metastasis_?free)_?survival(?:_?time)?|time_?on_?study|study_?time"
     r"|time_?in_?study|(?:pg|prog|progression)_?time|tstop|tstart|stop)" + _UNIT
@@ -724,7 +730,7 @@ def _name_key(name) -> str:
 #: Whole names of a column that records an outcome: an event after the patient is seen (R's Rotterdam table holds
 #: ``recur`` beside ``death``; survival tables hold ``status``, ``fstat``, ``delta``).
 _OUTCOME_NAMES = frozenset({"recur", "recurred", "recurrence", "relapse", "relapsed", "death", "dead", "died",
-                            "deceased", "dth", "mortality", "progression", "progressed", "metastasis_event",
+                            "deceased", "dth", "mortality", "progression", "progressed", "pstat", "metastasis_event",
                             "vital_status", "vitalstatus", "vstatus", "fstat", "censor", "censored", "cens",
                             "censoring", "readmitted", "readmission", "survived"})
 #: Names that record an outcome only when their values are codes or outcome words (``status`` 0/1/2, ``event``
@@ -760,7 +766,7 @@ LATER_OUTCOME_REASON = ("named like an outcome (an event such as a relapse or a 
 
 #: A name that says "identifier" and nothing more (R's ``id``, ``ID``, ``subjid``): a patient's, when it repeats a few
 #: times (:func:`repeated_generic_id`).
-GENERIC_ID_NAME = re.compile(r"^(id|subj|subjid|subject_?id|ident)$", re.IGNORECASE)
+GENERIC_ID_NAME = re.compile(r"^(id|subj|subjid|subject|subject_?id|patient|ident)$", re.IGNORECASE)
 
 
 def repeated_generic_id(name: str, n_values: int, n_rows: int) -> bool:
@@ -954,7 +960,13 @@ CODE_MIN_ROWS = 3
 CODE_MIN_OTHERS = 20
 
 
-def number_codes(values, counts) -> list[tuple[float, int]]:
+#: A name that says "when, in the follow-up": its 0 is the first visit, never a code (HSAUR3's schizophrenia2 month
+#: 0, 2, 4 ...).
+_SCHEDULE_NAME = re.compile(r"^(month|week|day|visit|year|time|period|cycle|wave|occasion|session)s?(_?(no|nr|number))?$",
+                            re.IGNORECASE)
+
+
+def number_codes(values, counts, name: str | None = None) -> list[tuple[float, int]]:
     """The numbers of a column that look like codes for "not known" rather than measurements.
 
     A code is a whole number written with nines only (9, 99, 999 ... or -9, -99 ...), held by at least
@@ -963,7 +975,8 @@ def number_codes(values, counts) -> list[tuple[float, int]]:
     against 18 to 94; pain score 99 against 0 to 10); a negative code below every other value, which are
     all at least 0 or at most half its size (potassium -9 against 2.4 to 6.1).  Age 99 among ages up to 94,
     or a base excess of -9 among values from -15 to 10, are values, not codes.  And 0 where no other value is
-    near it (:func:`_zero_code`: a BMI of 0).
+    near it (:func:`_zero_code`: a BMI of 0), unless ``name`` says when in the follow-up (``month``, ``visit``:
+    0 is the first visit).
 
     Parameters
     ----------
@@ -971,6 +984,8 @@ def number_codes(values, counts) -> list[tuple[float, int]]:
         The column's distinct numbers (no NaN).
     counts : array of int
         Rows holding each.
+    name : str, optional
+        The column's name.
 
     Returns
     -------
@@ -979,7 +994,7 @@ def number_codes(values, counts) -> list[tuple[float, int]]:
     """
     values = np.asarray(values, dtype=float)
     counts = np.asarray(counts)
-    found = _zero_code(values, counts)
+    found = [] if name is not None and _SCHEDULE_NAME.match(str(name).strip()) else _zero_code(values, counts)
     candidate = np.array([abs(v) in _ALL_NINES for v in values], dtype=bool) & (counts >= CODE_MIN_ROWS)
     if not candidate.any() or counts[~candidate].sum() < CODE_MIN_OTHERS:
         return found
@@ -1038,7 +1053,7 @@ def empty_number_codes(frame: pd.DataFrame, columns=None) -> tuple[pd.DataFrame,
             continue
         values = numeric_values(frame[column], column)
         distinct, counts = np.unique(values[~np.isnan(values)], return_counts=True)
-        record[str(column)] = [code for code, _ in number_codes(distinct, counts)]
+        record[str(column)] = [code for code, _ in number_codes(distinct, counts, str(column))]
     out, done = empty_recorded_codes(frame, record)
     if done:
         out.attrs["codes_read_as_missing"] = {**(frame.attrs.get("codes_read_as_missing") or {}), **record}
@@ -1306,7 +1321,7 @@ def read_column(name: str, series: pd.Series, *, declared: str | None = None) ->
                                           "convert them to one unit to use the column")
         if units:
             junk += f"; written with the unit{'s' if len(units) > 1 else ''} {', '.join(map(repr, units[:3]))}"
-        found = number_codes(parsed[readable], counts[readable])
+        found = number_codes(parsed[readable], counts[readable], name)
         if found:
             rest = parsed[readable][~np.isin(parsed[readable], [code for code, _ in found])]
             shown = ", ".join(f"{format_number(code)} on {rows:,} rows" for code, rows in found)

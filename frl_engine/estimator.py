@@ -129,8 +129,22 @@ def _best_cut(frame: pd.DataFrame, column, event: np.ndarray) -> dict | None:
     below = np.where(finite, low_tpr - low_fpr, -np.inf)
     i, j = int(np.argmax(above)), int(np.argmax(below))
     youden, op, cut = (above[i], ">=", thresholds[i]) if above[i] >= below[j] else (below[j], "<", thresholds[j])
-    name = f"{column} {op} {format_number(float(cut))}"
+    below_cut = values[present & (values < cut)]
+    name = f"{column} {op} {format_number(_roundest_cut(float(below_cut.max()) if below_cut.size else None, float(cut)))}"
     return {"condition": name, "column": column, "youden": round(float(youden), 3)}
+
+
+def _roundest_cut(low: float | None, cut: float) -> float:
+    """The roundest number in ``(low, cut]``: a cut that splits the values as ``cut`` does (no value lies between),
+    written as a reader would (Epi's births: ``gestwks < 37``, not ``gestwks < 37.0400009155``, a float32 value)."""
+    if low is None or not math.isfinite(cut):
+        return cut
+    for decimals in range(-6, 10):
+        scale = 10.0 ** decimals
+        candidate = math.floor(cut * scale) / scale
+        if low < candidate <= cut:
+            return candidate
+    return cut
 
 
 #: Outcome cells that always mean "not known" (compared trimmed and without case); an outcome of two classes may

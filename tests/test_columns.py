@@ -704,7 +704,8 @@ def test_numbers_the_user_made_a_pandas_category_are_labels_never_thresholds():
 
 @pytest.mark.parametrize("name", ["pgtime", "stop", "tstop", "dtime", "tdeath", "time_death", "surv_months",
                                   "survival_time_months", "futime_days", "time_days", "last_followup_days",
-                                  "recurrence_free_survival", "time_on_study", "ttr", "rtime", "ftime", "time169"])
+                                  "recurrence_free_survival", "time_on_study", "ttr", "rtime", "ftime", "time169",
+                                  "rltime", "crtime", "eventT"])
 def test_more_names_of_follow_up_times_from_real_survival_tables(name):
     """R's stagec (pgtime), bladder (stop), cgd (tstop) and the names a regression sweep tried."""
     assert has_follow_up_name(name)
@@ -712,7 +713,8 @@ def test_more_names_of_follow_up_times_from_real_survival_tables(name):
 
 @pytest.mark.parametrize("name", ["time_to_dialysis", "days_to_transplant", "hours_since_admission",
                                   "duration_of_symptoms", "time_to_surgery", "time_since_diagnosis", "stop_reason",
-                                  "osmolality", "days", "week", "surgery_time"])
+                                  "osmolality", "days", "week", "surgery_time", "daytime", "onset_time",
+                                  "lifetime", "bedtime"])
 def test_durations_that_can_be_known_when_the_patient_is_seen_are_not_follow_up_times(name):
     assert not has_follow_up_name(name)
 
@@ -723,3 +725,20 @@ def test_a_patient_id_that_repeats_is_an_identifier_and_a_site_id_is_not():
     assert read_column("id", patients).kind == "identifier"
     sites = pd.Series(np.repeat(np.arange(1, 5), 85))
     assert read_column("id", sites).kind != "identifier"
+
+
+def test_names_from_r_clinical_tables_say_what_their_numbers_are():
+    """pec's Pbc3 ptno (a patient number) headed its list as 'ptno < 270'; R's lung read 'inst < 11' (an
+    institution); KMsurv larynx's diagyr (year of diagnosis, 70 to 78) was read as diagnosis codes; HSAUR3's
+    schizophrenia2 month 0 (the first visit) was offered as a code for not known; respiratory's subject (1 to 56,
+    five visits each, per centre) was a number with thresholds."""
+    rng = np.random.default_rng(0)
+    n = 300
+    assert read_column("ptno", pd.Series(rng.permutation(np.arange(1, 1200))[:n])).kind == "identifier"
+    assert read_column("inst", pd.Series(rng.integers(1, 19, n))).kind == "nominal"
+    assert read_column("diagyr", pd.Series(rng.integers(70, 79, n))).kind == "numeric"
+    visits = pd.Series(np.repeat([0, 2, 4, 6, 8, 10], 50))
+    assert not read_column("month", visits).number_codes and read_column("bmi", visits).number_codes
+    subject = pd.Series(np.tile(np.arange(1, 57), 5))
+    assert read_column("subject", subject).kind == "identifier"
+    assert read_column("subject", pd.Series(rng.integers(1, 3, n))).kind != "identifier"   # a 1/2 code stays

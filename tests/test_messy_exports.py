@@ -856,6 +856,20 @@ def test_the_number_an_outcome_was_cut_from_is_flagged_at_its_own_cut(tmp_path, 
     assert status == 0 and "almost perfectly" not in out
 
 
+def test_the_cut_a_warning_names_is_written_as_a_reader_would(tmp_path, capsys):
+    """Epi's births: gestwks as float32 (37.0400009155), preterm = gestwks < 37; the warning named
+    'gestwks < 37.0400009155'. Any cut between two neighbouring values splits the patients alike: the roundest is
+    named."""
+    rng = np.random.default_rng(9)
+    n = 500
+    weeks = np.round(rng.normal(39, 2, n), 2).astype(np.float32).astype(float)
+    frame = pd.DataFrame({"matage": rng.integers(20, 42, n), "gestwks": weeks,
+                          "preterm": np.where(weeks < 37, 1, 0)})
+    frame.to_csv(tmp_path / "births.csv", index=False, float_format="%.10f")
+    status, out, _ = run(["fit", str(tmp_path / "births.csv"), "--target", "preterm"], capsys)
+    assert status == 0 and "'gestwks < 37' alone tells the outcome almost perfectly" in out, out
+
+
 def test_a_lab_recorded_almost_only_for_patients_with_the_event_is_flagged(tmp_path, capsys):
     """A value drawn only once the patient is dying: the list's thresholds on it fall short of a perfect split
     (training AUROC under the leak bar), but whether it was recorded at all nearly is the outcome."""
