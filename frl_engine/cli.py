@@ -195,7 +195,8 @@ def load_training_data(args):
         features, event, positive = split_target(frame, args.target, args.positive,
                                                  drop_missing=getattr(args, "drop_missing_outcome", False))
     except MissingOutcomeError as exc:
-        raise DataError(f"{exc}, or leave those {exc.n_missing} patients out with --drop-missing-outcome") from None
+        raise DataError(f"{exc}, or leave {'that patient' if exc.n_missing == 1 else f'those {exc.n_missing} patients'} "
+                        "out with --drop-missing-outcome") from None
     if features.attrs.get("outcome_blank_as_no"):
         n_blank = features.attrs["outcome_blank_as_no"]
         print(f"{args.target} holds {plain_repr(positive)} and blanks: the {n_blank:,} blank cell{'s' if n_blank != 1 else ''} "
@@ -722,7 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit a falling rule list to a table and print it",
                          description="Fit the MAP falling rule list and print it as IF / ELSE IF / ELSE.")
     add_fit_arguments(fit)
-    fit.add_argument("--out", help="write the model to this JSON file")
+    fit.add_argument("--out", "-o", help="write the model to this JSON file")
     fit.add_argument("--validate", type=int, metavar="FOLDS", default=0,
                      help="also cross-validate the AUROC with this many folds; stored in the model and printed on the card")
     from .cli_models import add_register_arguments
@@ -746,7 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--codes-as-missing", action="store_true",
                          help="read numbers that look like codes for not known (999 among ages 18 to 94) as missing, "
                               "as `frl fit --codes-as-missing` does; said on standard error")
-    predict.add_argument("--out", help="write the scored table here: CSV in the input's delimiter and decimal mark, or Excel (.xlsx), Parquet, SPSS (.sav), Stata (.dta) or SAS transport (.xpt) by the name; never the input itself; default: standard output")
+    predict.add_argument("--out", "-o", help="write the scored table here: CSV in the input's delimiter and decimal mark, or Excel (.xlsx), Parquet, SPSS (.sav), Stata (.dta) or SAS transport (.xpt) by the name; never the input itself; default: standard output")
     predict.set_defaults(handler=cmd_predict)
 
     for module_name in EXTRA_COMMANDS:

@@ -249,7 +249,7 @@ def register(subparsers) -> None:
     evaluate.add_argument("--jobs", type=_positive_int, default=-1,
                           help="parallel workers over methods and folds (default -1: all cores; "
                                "results do not depend on it)")
-    evaluate.add_argument("--out", help="write the full result (ROC points, predictions, lists) as JSON")
+    evaluate.add_argument("--out", "-o", help="write the full result (ROC points, predictions, lists) as JSON")
     evaluate.add_argument("--html", help="write a self-contained HTML report with the ROC and calibration figures")
     evaluate.set_defaults(handler=cmd_evaluate)
 
@@ -259,7 +259,7 @@ def register(subparsers) -> None:
                     "breast-cancer-wisconsin.data, car.data) and print Tables 3, 4 and 5 beside the paper's "
                     "numbers; --simulation runs the section 4 simulation study too.")
     reproduce.add_argument("--data-dir", help="folder holding the raw UCI files")
-    reproduce.add_argument("--out", help="folder to write reproduction.json/.txt/.html (and simulation.csv/.html)")
+    reproduce.add_argument("--out", "-o", help="folder to write reproduction.json/.txt/.html (and simulation.csv/.html)")
     reproduce.add_argument("--datasets", default="spam,mammo,breast,cars",
                            help="comma-separated data sets (default spam,mammo,breast,cars)")
     reproduce.add_argument("--methods", default=",".join(PAPER_METHODS),

@@ -269,7 +269,7 @@ def register(subparsers) -> None:
                          help="run on this dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) instead of locally")
     explore.add_argument("--jobs", type=_positive_int, default=-1,
                          help="local worker processes (default -1: all cores; the table does not depend on it)")
-    explore.add_argument("--out", help="write the table here (CSV)")
+    explore.add_argument("--out", "-o", help="write the table here (CSV)")
     explore.add_argument("--html", help="write a self-contained HTML report (table, heatmap, frontier)")
     explore.set_defaults(handler=cmd_explore)
 

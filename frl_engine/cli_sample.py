@@ -58,7 +58,7 @@ def register(subparsers) -> None:
                         help="with --temperatures: the replicas temper the list prior (length and rules) with the "
                              "likelihood, so a hot replica pays less for each rule it holds (the default's replicas "
                              "always do; docs/search.md section 2)")
-    parser.add_argument("--out", help="write the samples and summaries to this JSON file")
+    parser.add_argument("--out", "-o", help="write the samples and summaries to this JSON file")
     parser.add_argument("--model-out", metavar="MODEL.json",
                         help="also write the MAP model with its risks' 95%% credible intervals (for `frl card`)")
     from .cli_models import add_register_arguments

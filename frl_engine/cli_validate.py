@@ -65,7 +65,8 @@ def cmd_validate(args) -> int:
         result = validate_model(model, frame, data_name=name, by=args.by, target=args.target,
                                 positive=args.positive)
     except MissingOutcomeError as exc:
-        raise DataError(f"{exc}, or leave those {exc.n_missing} patients out with --drop-missing-outcome") from None
+        raise DataError(f"{exc}, or leave {'that patient' if exc.n_missing == 1 else f'those {exc.n_missing} patients'} "
+                        "out with --drop-missing-outcome") from None
     print(result.format_text())
     if "out" in outputs:
         outputs["out"].write_text(result.to_json(indent=1) + "\n", encoding="utf-8")
@@ -131,7 +132,7 @@ def register(subparsers) -> None:
                           help="leave out the rows that repeat an earlier row in every column, record number included "
                                "(an encounter written twice by a join; warned about otherwise)")
     validate.add_argument("--by", metavar="COLUMN", help="also report each subgroup of this column (e.g. sex, age band)")
-    validate.add_argument("--out", help="write the full result as JSON")
+    validate.add_argument("--out", "-o", help="write the full result as JSON")
     validate.add_argument("--html", help="write a self-contained HTML report with the calibration plot and decision curve")
     validate.add_argument("--model-out", dest="model_out",
                           help="write a copy of the model with this validation in it (the card prints it)")
