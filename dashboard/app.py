@@ -16,7 +16,10 @@ import streamlit as st  # noqa: E402
 
 from dashboard import state, ui  # noqa: E402
 
-st.set_page_config(page_title="Falling Rule Lists", page_icon=":material/format_list_numbered:", layout="wide")
+# The tab's icon is a file of the app's own: a Material icon there is fetched from fonts.gstatic.com on every page,
+# which a hospital network without the internet refuses (and need not be told of each page a clinician opens).
+st.set_page_config(page_title="Falling Rule Lists", page_icon=str(Path(__file__).with_name("favicon.png")),
+                   layout="wide")
 
 state.init()
 state.collect_jobs()

@@ -413,3 +413,22 @@ def test_a_reload_is_confirmed_while_the_session_holds_an_upload(app_url, chromi
     page.wait_for_timeout(500)
     assert dialogs == ["beforeunload"]
     assert page.get_by_text("patients.csv", exact=False).first.is_visible()   # still the session that holds it
+
+
+def test_no_page_reaches_beyond_the_server(app_url, chromium):
+    """A hospital network without the internet: the tab's icon was a Material icon that Streamlit fetched from
+    fonts.gstatic.com on every page (net::ERR_NAME_NOT_RESOLVED in the console). Every request of every page goes
+    to the app's own server."""
+    from urllib.parse import urlparse
+
+    page = chromium()
+    own = urlparse(app_url).hostname
+    outside = []
+    page.on("request", lambda request: outside.append(request.url)
+            if urlparse(request.url).scheme in ("http", "https", "ws", "wss")
+            and urlparse(request.url).hostname not in (own, "localhost", "127.0.0.1") else None)
+    _load_data_page(page, app_url)
+    for title in ("Fit", "Compare", "Models", "Data"):
+        _nav(page, title)
+        page.wait_for_timeout(1500)
+    assert not outside, outside[:5]
