@@ -278,3 +278,14 @@ def test_a_handful_of_new_patients_is_said_to_be_too_few_to_judge_the_list(at):
     assert any("only 1 of these patients has the event" in c.value for c in at.caption)
     upload_new(at, frame, name="enough.csv")
     assert not any("Too few new patients" in w.value for w in at.warning)
+
+
+def test_a_table_without_the_rules_columns_is_said_before_its_outcome_is_asked_for(at):
+    """A table left from another data set (no 'readmitted', no 'Ward'): the page asked for its outcome and event
+    first, and only then said that it lacks the columns the rules use."""
+    open_model_file(at)
+    other = pd.DataFrame({"age": np.arange(60) % 40 + 30, "chd69": np.arange(60) % 2})
+    upload_new(at, other, name="wcgs.csv")
+    assert any("wcgs.csv lacks the columns the model uses: 'Age', 'BedSores', 'Ward'" in e.value
+               and "did you mean 'age' for 'Age'" in e.value for e in at.error), [e.value for e in at.error]
+    assert not any("Outcome column in this table" == s.label for s in at.selectbox)

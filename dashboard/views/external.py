@@ -9,8 +9,8 @@ from dashboard import charts, services, state, ui
 from frl_engine.card import external_line
 from frl_engine.errors import FRLError
 from frl_engine.search_report import FEW_PATIENTS
-from frl_engine.validation.external import (ExternalValidation, attach_to_model, event_matches, outcome_reading_note,
-                                            validate_model)
+from frl_engine.validation.external import (ExternalValidation, attach_to_model, check_columns_present,
+                                            event_matches, outcome_reading_note, validate_model)
 from frl_engine.io import event_label
 from frl_engine.validation.report import (INTERPRETATION, calibration_figure, decision_curve_figure, rule_table_frame,
                                           subgroup_figure, subgroup_table_frame, validation_report_html)
@@ -87,8 +87,11 @@ with right:
         st.error(ss[state.EXT_DATA_ERROR], icon=":material/error:")
     data = ss[state.EXT_DATA]
     if data is not None:
-        st.caption(f":material/description: **{ui.md(data.name)}** · {data.n_rows:,} patients, "
-                   f"{data.n_columns} columns")
+        # kept from an earlier visit when the uploader is empty again (it empties as the user leaves the page)
+        earlier = upload is None
+        st.caption(f":material/description: **{ui.md(data.name)}**{' (uploaded earlier)' if earlier else ''} · "
+                   f"{data.n_rows:,} patients, {data.n_columns} columns"
+                   + (": upload another table above to replace it" if earlier else ""))
         # validated as they are unless the user leaves them out
         ui.repeated_rows_warning(data, key="w_ext_drop_repeated_rows",
                                  leave_out=lambda data: ss.__setitem__(state.EXT_DATA,
@@ -107,6 +110,11 @@ if fit is None or data is None:
 model = fit.model
 unvalidated = {k: v for k, v in model.items() if k != "external_validation"}  # the same list, whatever it carries
 target = model["outcome"].get("target")
+try:   # a table without the rules' columns is said before its outcome is asked for
+    check_columns_present(model, data.frame, data.name)
+except FRLError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
 # A new table may name or write its outcome differently (readmit_30d = Yes for a model of readmitted = <30).
 new_target, new_event = None, None
 if target not in data.frame.columns:

@@ -511,11 +511,8 @@ def _shown(values, limit=3) -> str:
     return ", ".join(f"'{v}'" for v in list(values)[:limit])
 
 
-def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
-    """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
-    from ..columns import _as_truth, category_label, listed_codes, missing_mask, unreadable_mask
-    from ..rules import LIST_OPS, TEXT_OPS, Condition
-
+def check_columns_present(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
+    """Raise one DataError line if a column the rules use is not in ``frame`` (a near spelling is offered)."""
     conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
     used = list(dict.fromkeys(c["column"] for c in conditions))
     missing = [c for c in used if c not in frame.columns]
@@ -529,6 +526,16 @@ def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new ta
         raise DataError(f"{data_name} lacks the column{'s' if len(missing) > 1 else ''} the model uses: "
                         f"{', '.join(map(repr, missing))}; add {'them' if len(missing) > 1 else 'it'} "
                         f"(extra columns are ignored){hint}")
+
+
+def check_columns(model: dict, frame: pd.DataFrame, data_name: str = "the new table") -> None:
+    """Raise one DataError line if a column the rules use is missing or no longer reads as it did at fit time."""
+    from ..columns import _as_truth, category_label, listed_codes, missing_mask, unreadable_mask
+    from ..rules import LIST_OPS, TEXT_OPS, Condition
+
+    check_columns_present(model, frame, data_name)
+    conditions = [c for rule in model["rules"] for c in rule.get("conditions", [])]
+    used = list(dict.fromkeys(c["column"] for c in conditions))
     categories, prefix_sets = _model_categories(model)
     # Codes are an open set (thousands of diagnoses): the model knows only the frequent ones, so a few
     # patients may all have others by chance.  A category column's levels are the ones it had.
