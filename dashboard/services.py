@@ -1084,6 +1084,14 @@ class ValidationResult:
     spec: ValidationSpec
     fit_id: str
     evaluation: Any = field(repr=False)  # frl_engine.evaluate.EvaluationResult
+    # the table and outcome cross-validated: results kept while the user fits on another table say so
+    data_key: str = ""
+    data_name: str = ""
+    target: str = ""
+
+    def same_data(self, spec: "FitSpec") -> bool:
+        """Whether these results are for ``spec``'s table and outcome (another list's settings, perhaps)."""
+        return (self.data_key, self.target) == (spec.data_key, spec.target)
 
     @property
     def missing_methods(self) -> tuple[str, ...]:
@@ -1107,9 +1115,11 @@ def validation_work(vspec: ValidationSpec, fit: FitResult, features: pd.DataFram
             results.append(cross_validate_method(vspec.fit_key, method, vspec.n_folds, vspec.seed, X, event, params,
                                                  fit.spec.data_name, _progress=folds_done, _cancel=job.token))
             if len(results) < len(vspec.methods):   # the methods so far, shown while the others run (and kept on Stop)
-                job.publish(ValidationResult(vspec, fit.id, merge_evaluations(results)))
+                job.publish(ValidationResult(vspec, fit.id, merge_evaluations(results), *data))
         job.stage(len(vspec.methods))
-        return ValidationResult(vspec, fit.id, merge_evaluations(results))
+        return ValidationResult(vspec, fit.id, merge_evaluations(results), *data)
+
+    data = (fit.spec.data_key, fit.spec.data_name, fit.spec.target)
 
     return work
 

@@ -424,6 +424,23 @@ def test_validation_runs_on_a_button(at):
     assert model["validation"]["n_folds"] == 3  # written to the model file and the card
 
 
+def test_cross_validation_of_another_table_is_said_to_be_of_it(at):
+    """Pima's cross-validation stayed on the Validation page after a fit on WCGS, labelled as 'an earlier list's
+    settings': it was another table and outcome."""
+    fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/validation.py").run()
+    at.session_state[state.W_CV_METHODS] = ["cart"]
+    at.session_state[state.W_CV_FOLDS] = 2
+    at.run()
+    at.button(key="cv_button").click().run()
+    finish_jobs(at)
+    upload(at, "wcgs.csv", _table(n=300, seed=2).to_csv(index=False).encode())
+    fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/validation.py").run()
+    [said] = [w.value for w in at.warning if "These results are for" in w.value]
+    assert "for another table or outcome (**Readmitted30d** in **" in said and "earlier list" not in said
+
+
 def test_card_page_downloads(at):
     result = fit(at, **{state.W_POSTERIOR: False})
     at.switch_page("views/card.py").run()

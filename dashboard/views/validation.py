@@ -64,7 +64,11 @@ if missing:   # the methods finished so far: the others are running, or were sto
         "follow." if state.running("validation") else
         "did not run (stopped). Run the cross-validation again to add them: the finished methods are not run again."),
         icon=":material/pending:")
-if result.fit_id != fit.id:
+if result.fit_id != fit.id and result.target and not result.same_data(fit.spec):
+    st.warning(f"These results are for another table or outcome (**{ui.md(result.target)}** in "
+               f"**{ui.md(result.data_name)}**), not the current list's; run the cross-validation again for the "
+               "current list.", icon=":material/history:")
+elif result.fit_id != fit.id:
     st.warning("These results are for an earlier list's settings; run the cross-validation again for the current "
                "list.", icon=":material/history:")
 
