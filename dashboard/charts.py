@@ -494,8 +494,12 @@ def compare_summary(models: dict) -> pd.DataFrame:
         hyper = model.get("hyperparameters") or {}
         table = rule_table(model)
         training = model.get("training") or {}
+        outcome = model.get("outcome") or {}
         rows.append({
             "": name,
+            "Data": training.get("data_name"),
+            "Outcome": (f"{outcome.get('target')} = {outcome.get('positive_class')}" if outcome.get("target")
+                        else outcome.get("positive_class")),
             "Rules (L)": len(model["rules"]),
             "λ": hyper.get("lam"),
             "Min support": pct(hyper.get("min_support"), 0) if hyper.get("min_support") is not None else "–",

@@ -501,8 +501,21 @@ def test_compare_two_fits_side_by_side(at):
     assert len(lists) == 2
     assert at.selectbox(key=state.W_COMPARE_A).value == first.id
     assert at.selectbox(key=state.W_COMPARE_B).value == variant.id
+    assert not any("different tables or outcomes" in w.value for w in at.warning)   # one table, one outcome
     at.button(key="make_b_current").click().run()
     assert at.session_state[state.FIT] is variant
+
+
+def test_compare_says_when_the_two_lists_are_of_different_tables(at):
+    """'Risk of outcome = CHD' beside 'Risk of death = 1', log posteriors compared, and no word of the data."""
+    fit(at, **{state.W_POSTERIOR: False})
+    upload(at, "other.csv", _table(n=300, seed=2).to_csv(index=False).encode())
+    fit(at, **{state.W_POSTERIOR: False})
+    at.switch_page("views/compare.py").run()
+    assert any("A and B were fitted on different tables or outcomes" in w.value for w in at.warning)
+    summary = next(d.value for d in at.dataframe if "Data" in d.value.index)
+    assert sorted(summary.loc["Outcome"].tolist()) == ["Outcome = yes", "Readmitted30d = yes"]
+    assert "other.csv" in summary.loc["Data"].tolist()
 
 
 def test_every_page_without_a_fit(at):

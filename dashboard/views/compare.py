@@ -63,6 +63,9 @@ b_id = s2.selectbox("List B", ids, key=state.W_COMPARE_B, persist_state=state.PE
 a, b = state.find_fit(a_id), state.find_fit(b_id)
 
 summary = charts.compare_summary({"A": a.model, "B": b.model}).T
+if a.spec is not None and b.spec is not None and (a.spec.data_key, a.spec.target) != (b.spec.data_key, b.spec.target):
+    st.warning("A and B were fitted on different tables or outcomes (see **Data** and **Outcome** below): their risks "
+               "are of different patients and their log posteriors cannot be compared.", icon=":material/compare:")
 st.dataframe(summary, width="stretch", key="compare_summary", height=38 + 35 * len(summary) + 2)
 
 only_a, both, only_b = charts.shared_rules(a.model, b.model)
