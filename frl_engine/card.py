@@ -300,7 +300,12 @@ def _format_bound(p: float, support: int) -> str:
     pct = 100.0 * float(p)
     if _decimal_allowed(pct, support) and _round_half_up(pct, 1) > 0:
         return f"{_round_half_up(pct, 1)}"
-    return f"{_round_half_up(pct, 0)}"
+    whole = _round_half_up(pct, 0)
+    # a bound short of certainty never prints as it: 99.9% is not "100", which reads as "up to certain" (a lower
+    # bound of 0.04% printed "0" only widens the interval)
+    if whole >= 100 and pct < 100:
+        return f"{min(_round_half_up(pct, 1), 99.9)}"
+    return f"{whole}"
 
 
 def _format_interval(lo: float, hi: float, support: int) -> str:

@@ -763,6 +763,9 @@ def test_a_narrow_interval_is_never_printed_as_one_number():
 
     assert _format_interval(0.055, 0.063, 13_375) == "5.5–6.3%"
     assert _format_interval(0.28, 0.34, 839) == "28–34%"  # bounds that differ keep whole percent
+    # a bound short of certainty never prints as it: 96.6-99.9% read "97-100%", "up to certain"
+    assert _format_interval(0.966, 0.9991, 120) == "97–99.9%" and _format_interval(0.0004, 0.031, 120) == "0–3%"
+    assert _format_interval(0.97, 1.0, 120) == "97–100%"
     model = make_model()
     model["posterior"]["risk_lower"][-1], model["posterior"]["risk_upper"][-1] = 0.095, 0.104
     front = page_text(pdf_pages(render_card(model))[0])

@@ -138,7 +138,7 @@ ui.repeated_rows_warning(data, key="w_drop_repeated_rows", leave_out=leave_out_r
 c1, c2, c3 = st.columns(3)
 c1.metric("Patients (rows)", f"{data.n_rows:,}", border=True)
 c2.metric("Columns", f"{data.n_columns:,}", border=True)
-c3.metric("Missing cells", f"{missing:.1%}", border=True)
+c3.metric("Missing cells", charts.pct(missing), border=True)  # "<0.1%", not "0.0%", for a few
 if st.toggle("Show the first rows", key="w_preview_rows"):  # drawn only on request: a table grid is not free
     st.dataframe(frame.head(100), hide_index=True, key="data_preview")
 
