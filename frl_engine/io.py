@@ -539,8 +539,9 @@ def _default_event(uniques: list) -> tuple[object, str]:
     (``Died``, ``Readmitted``, ``Malignant``: :data:`EVENT_WORDS`) when only one does; the other
     value when one of two names no event (``Survived``, ``Alive``, ``Home``:
     :data:`NO_EVENT_WORDS`); the value the other negates (``ckd`` against ``notckd``, ``Sepsis`` against
-    ``No sepsis``), unless it names a good outcome; otherwise the later of the values in sorted order (scikit-learn's
-    convention)."""
+    ``No sepsis``), unless it names a good outcome; the other value when one of two starts with ``none``,
+    ``normal``, ``absent`` or ``negative`` (``none or mild`` against ``moderate or severe``); otherwise the later of
+    the values in sorted order (scikit-learn's convention)."""
     if not uniques:  # an outcome column with no value at all: split_target says so
         return None, "the outcome has no value"
     numbers = [_number(v) for v in uniques]
@@ -560,6 +561,11 @@ def _default_event(uniques: list) -> tuple[object, str]:
         for value, other in (uniques, uniques[::-1]):
             if _negates(other, value) and not _GOOD_OUTCOME_NAME.search(str(value)):
                 return value, f"the other value, {plain_repr(other)}, is its negation"
+        # a grade whose mildest end is named: "none or mild" against "moderate or severe" (HSAUR3's toenail)
+        calm = [v for v in uniques if plain_word(v).split()[:1] in (["none"], ["normal"], ["absent"], ["negative"])]
+        if len(calm) == 1:
+            other = uniques[1] if uniques[0] == calm[0] else uniques[0]
+            return other, f"the other value, {plain_repr(calm[0])}, names no event"
     return uniques[-1], "the later of the two values in sorted order, as nothing says which is the event"
 
 

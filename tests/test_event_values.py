@@ -165,3 +165,14 @@ def test_none_is_the_no_event_value_of_an_outcome_without_another_no():
     yes_no = read_table(b"age,died\n61,Yes\n70,No\n55,None\n80,Yes\n", "yn.csv")
     with pytest.raises(DataError, match="1 missing values"):
         split_target(yes_no, "died")
+
+
+def test_a_grade_whose_mild_end_is_named_takes_the_other_end_as_the_event():
+    """HSAUR3's toenail: 'none or mild' / 'moderate or severe'; the event was 'none or mild', first in sorted order."""
+    from frl_engine.io import default_event_reason, default_positive
+
+    assert default_positive(["none or mild", "moderate or severe"]) == "moderate or severe"
+    assert default_event_reason(["none or mild", "moderate or severe"]) == \
+        "the other value, 'none or mild', names no event"
+    assert default_positive(["Normal ECG", "ST elevation"]) == "ST elevation"
+    assert default_positive(["A", "B"]) == "B"   # nothing says: the later, as before
