@@ -883,6 +883,10 @@ def _check_model(model: Any, title: str | None, fonts: _Fonts) -> _CardData:
          + ("; too few to rely on" if few_patients_note(model) else ""), "plain"),
         ("Validation", validated, "plain"),
         ("Intervals", risk_text, "plain"),
+        *((("Not recorded", "a value not recorded meets no condition on it, 'is not' included: that patient goes on "
+                            "to the next rule", "plain"),)
+          if any(c.get("op") == "!=" for r in rules if isinstance(r, dict) for c in (r.get("conditions") or [])
+                 if isinstance(c, dict)) else ()),
         ("Settings", settings, "plain"),
         ("Model ID", model_identifier(model), "id"),
     ]

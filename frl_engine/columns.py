@@ -327,10 +327,47 @@ def missing_mask(series: pd.Series) -> np.ndarray:
     """
     missing = np.array(series.isna(), dtype=bool)  # a writable copy
     if _is_text(series):
-        markers = [v for v in _distinct(series) if isinstance(v, str) and v.strip().lower() in MISSING_MARKERS]
+        distinct = _distinct(series)
+        markers = [v for v in distinct if isinstance(v, str) and v.strip().lower() in MISSING_MARKERS]
+        if markers:
+            levels = marker_levels(markers, [v for v in distinct if v not in markers])
+            markers = [v for v in markers if v not in levels]
         if markers:
             missing |= series.isin(markers).to_numpy(dtype=bool)
     return missing
+
+
+#: A column's other values that make ``-`` a level (a dipstick's ``-`` / ``+`` / ``++``, a blood group's Rh ``+``).
+_SIGN_LEVEL = re.compile(r"^(\+{1,4}|pos|positive|trace|tr)$", re.IGNORECASE)
+#: Words of a scale of amount or severity: beside them ``None`` is its lowest level (pain ``None`` / ``Mild`` /
+#: ``Severe``; exercise ``Freq`` / ``Some`` / ``None``; alcohol ``none`` / ``light`` / ``heavy``), while beside other
+#: words (a discharge to ``home`` / ``rehab`` / ``None``) it is a value not recorded.
+_SCALE_WORDS = frozenset({"mild", "moderate", "severe", "slight", "marked", "minimal", "some", "little", "few",
+                          "several", "many", "much", "frequent", "freq", "occasional", "occasionally", "rare",
+                          "rarely", "often", "sometimes", "always", "daily", "weekly", "monthly", "light", "heavy",
+                          "medium", "low", "high", "trace", "former", "current", "ever", "past", "minor", "major",
+                          "partial", "complete", "single", "multiple", "moderately", "mildly", "severely"})
+
+
+def marker_levels(markers, others) -> set:
+    """The missing markers that are levels of this column, given its other values: ``None`` (and ``nil``) as the
+    lowest level of a scale of amount or severity (pain ``None`` / ``Mild`` / ``Severe``, exercise ``Freq`` /
+    ``Some`` / ``None``: :data:`_SCALE_WORDS`), and ``-`` beside ``+`` (a dipstick, a blood group's Rh). Among
+    numbers, or other words (``home`` / ``rehab`` / ``None``, ``Yes`` / ``No`` / ``None``), they stay missing."""
+    words = [v for v in others if isinstance(v, str) and v.strip()]
+    if len(words) != len([v for v in others if not (isinstance(v, float) and math.isnan(v))]):
+        return set()   # numbers among the values: a measurement's "None" / "-" is no result
+    if words and not np.isnan(_parse_numbers(np.asarray(words, dtype=object))).all():
+        return set()
+    plain = {w.strip().lower() for w in words}
+    levels = set()
+    for marker in markers:
+        key = marker.strip().lower()
+        if key in ("none", "nil") and any(set(re.split(r"[^a-z]+", w)) & _SCALE_WORDS for w in plain):
+            levels.add(marker)
+        elif key == "-" and any(_SIGN_LEVEL.match(w) for w in plain):
+            levels.add(marker)
+    return levels
 
 
 def _examples(values: Sequence, limit: int = 3) -> str:

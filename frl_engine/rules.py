@@ -237,6 +237,10 @@ class Condition:
                 want = str(self.value).casefold()
                 matching = [v for v in _distinct(series) if category_label(v).casefold() == want]
             hits = series.isin(matching).to_numpy(dtype=bool)
+            if self.op == "==":
+                # the value the model knows as a level is one, even where a few new patients alone would read it as
+                # missing (one patient whose pain is "None", a level of the scale at fit time)
+                return hits
             if self.op == "!=":
                 hits = ~hits
             return hits & ~missing  # never a missing value

@@ -742,3 +742,33 @@ def test_names_from_r_clinical_tables_say_what_their_numbers_are():
     subject = pd.Series(np.tile(np.arange(1, 57), 5))
     assert read_column("subject", subject).kind == "identifier"
     assert read_column("subject", pd.Series(rng.integers(1, 3, n))).kind != "identifier"   # a 1/2 code stays
+
+
+@pytest.mark.parametrize("values", [["None", "Mild", "Moderate", "Severe"], ["Freq", "Some", "None"],
+                                    ["none", "light", "heavy"], ["-", "+", "++", "trace"], ["+", "-"]])
+def test_none_and_a_minus_on_a_scale_are_its_lowest_level_not_missing(values):
+    """MASS's survey (Exer: Freq / Some / None), a pain scale, a dipstick (- / + / ++), a blood group's Rh (+ / -):
+    'None' and '-' were read as missing, and the card said 'IF pain is missing' of the patients without pain."""
+    series = pd.Series(values * 30)
+    assert not missing_mask(series).any()
+    reading = read_column("finding", series)
+    assert reading.kind == "categorical" and reading.n_levels == len(values) and reading.missing_share == 0
+
+
+@pytest.mark.parametrize("values", [["home", "None", "rehab"], ["Yes", "No", "None"], ["61", "None", "72"],
+                                    ["home", "-", "rehab"], ["1.2", "-", "0.8"]])
+def test_none_and_a_minus_elsewhere_stay_missing(values):
+    series = pd.Series(values * 30)
+    assert missing_mask(series).tolist() == [v in ("None", "-") for v in values] * 30
+
+
+def test_a_list_on_a_pain_scale_names_no_pain_as_a_level(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 1500
+    pain = rng.choice(["None", "Mild", "Moderate", "Severe"], n)
+    died = rng.random(n) < np.where(pain == "None", 0.6, 0.1)
+    model = FallingRuleListClassifier(random_state=0).fit(pd.DataFrame({"pain": pain}), died)
+    assert model.rules_[0] == "pain = None"
+    # one new patient without pain, alone in the table: still the level the model knows, not a missing value
+    alone = model.predict_proba(pd.DataFrame({"pain": ["None"]}))[0, 1]
+    assert alone == pytest.approx(model.predict_proba(pd.DataFrame({"pain": pain}))[pain == "None"][0, 1])
