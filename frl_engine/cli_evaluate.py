@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -66,6 +67,37 @@ def _write(path, text: str, what: str) -> None:
     if path.parent and not path.parent.exists():
         raise FRLError(f"Cannot write the {what} to {path}: folder {path.parent} does not exist")
     path.write_text(text, encoding="utf-8")
+
+
+def held_out_leak_note(result, features, event, estimator) -> str | None:
+    """A warning when the cross-validated figures look like a leak: a column used whose single best cut nearly is
+    the outcome (Youden's J at least :data:`~frl_engine.estimator.PROXY_YOUDEN`: R's birthwt, where low is
+    ``bwt < 2500``), or a method ranking the held-out patients almost perfectly (AUROC at least
+    :data:`~frl_engine.search_report.LEAK_AUROC`).  ``frl fit`` says so of its list; ``frl evaluate`` said nothing,
+    and reported AUROC .96 for a list that would fail on new patients."""
+    from .estimator import PROXY_YOUDEN, _best_cut
+    from .search_report import LEAK_AUROC
+
+    event = np.asarray(event, dtype=bool)
+    readings = estimator._column_reader().fit(features).readings_ if estimator.mine_rules else []
+    used = [r.name for r in readings if r.used and r.kind == "numeric"] if readings else []
+    cuts = [cut for cut in (_best_cut(features, column, event) for column in used)
+            if cut is not None and cut["youden"] >= PROXY_YOUDEN]
+    cuts.sort(key=lambda cut: -cut["youden"])
+    best = max(((result.summary(m).auroc_mean, m) for m in result.methods), default=(0.0, None))
+    if cuts:
+        top = cuts[0]
+        columns = list(dict.fromkeys(cut["column"] for cut in cuts))
+        return (f"'{top['condition']}' alone tells the outcome almost perfectly (sensitivity + specificity - 1 = "
+                f"{top['youden']:.2f}): check that {', '.join(repr(c) for c in columns)} "
+                f"{'is' if len(columns) == 1 else 'are'} not recorded after the outcome or copied from it, or these "
+                f"AUROCs will not hold on new patients. To leave {'it' if len(columns) == 1 else 'them'} out, rerun "
+                "with " + " ".join(f"--exclude {shlex.quote(str(c))}" for c in columns))
+    if best[0] >= LEAK_AUROC:
+        return (f"{best[1].upper() if best[1] in ('frl', 'svm', 'rf', 'hgb') else best[1]} ranks the held-out "
+                f"patients almost perfectly (AUROC {best[0]:.3f}): check that no column is recorded after the "
+                "outcome or copied from it (--explain-columns lists them)")
+    return None
 
 
 def _progress_line(started: float):
@@ -120,6 +152,9 @@ def cmd_evaluate(args) -> int:
     if "frl" in methods:
         for fold in result.fold_results("frl"):
             print(f"  FRL fold {fold.fold + 1}: {fold_line(fold)}")
+    leak = held_out_leak_note(result, features, event, estimator)
+    if leak:
+        print(f"Warning: {leak}")
     if args.out:
         _write(args.out, result.to_json(indent=1) + "\n", "result")
         print(f"Result written to {args.out}")

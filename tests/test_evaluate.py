@@ -293,3 +293,24 @@ def test_cart_is_tuned_as_the_other_baselines_not_grown_fully():
         X.drop(index=list(f.test_index)), np.delete(y, list(f.test_index))).predict_proba(
         X.iloc[list(f.test_index)])[:, 1]) for f in result.fold_results("cart")]
     assert result.summary("cart").auroc_mean > np.mean(full) + 0.05
+
+
+def test_evaluate_warns_of_a_number_the_outcome_was_cut_from(tmp_path, capsys):
+    """R's birthwt: low is bwt < 2500 g. frl fit warned; frl evaluate printed AUROC .96 for FRL and .997 for the
+    baselines without a word."""
+    rng = np.random.default_rng(8)
+    n = 300
+    weight = np.round(rng.normal(2950, 700, n))
+    frame = pd.DataFrame({"age": rng.integers(15, 45, n), "smoke": rng.choice(["yes", "no"], n), "bwt": weight,
+                          "low": np.where(weight < 2500, "yes", "no")})
+    frame.to_csv(tmp_path / "birthwt.csv", index=False)
+    code = main(["evaluate", str(tmp_path / "birthwt.csv"), "--target", "low", "--folds", "3", "--methods", "cart",
+                 "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Warning: 'bwt < 2500' alone tells the outcome almost perfectly" in out and "--exclude bwt" in out
+    honest = frame.assign(low=np.where(rng.random(n) < np.where(weight < 2500, 0.6, 0.2), "yes", "no"))
+    honest.to_csv(tmp_path / "honest.csv", index=False)
+    assert main(["evaluate", str(tmp_path / "honest.csv"), "--target", "low", "--folds", "3", "--methods", "cart",
+                 "--jobs", "1"]) == 0
+    assert "almost perfectly" not in capsys.readouterr().out
