@@ -210,7 +210,8 @@ _MEASURE_CAMEL = re.compile(r"[a-zA-Z](Weight|Score|Income|Distance|Cost|Charges
 _NOMINAL_NAME = re.compile(r"(_id$|id$|_code$|code|type|source|disposition|status|class|category|group|ward|unit|"
                            r"dept|department|specialty|payer|payor|insurance|insurer|marital|religion|language|"
                            r"nationality|country|occupation|site|region|race|ethnic|sex|gender|zip|postcode|postal|"
-                           r"fips|facility|hospital|clinic|provider|"
+                           r"fips|facility|hospital|clinic|provider|physician|doctor|surgeon|attending|consultant|"
+                           r"(^|[_\s.\-])(service|team|firm)($|[_\s.\-\d])|"
                            # R's lung: inst, the institution (18 centres), is no dose: "inst < 11" meant nothing
                            r"(^|[_\s.\-])(inst|institution|institute|centre|center)($|[_\s.\-\d]))", re.IGNORECASE)
 # The name's last word names a category (stay_type, discharge_disposition_id, length_group, unit_code): whole

@@ -772,3 +772,11 @@ def test_a_list_on_a_pain_scale_names_no_pain_as_a_level(tmp_path):
     # one new patient without pain, alone in the table: still the level the model knows, not a missing value
     alone = model.predict_proba(pd.DataFrame({"pain": ["None"]}))[0, 1]
     assert alone == pytest.approx(model.predict_proba(pd.DataFrame({"pain": pain}))[pain == "None"][0, 1])
+
+
+@pytest.mark.parametrize("name", ["physician", "attending_id", "service", "surgeon", "team"])
+def test_a_doctor_or_a_service_numbered_is_a_label_not_a_dose(name):
+    """A physician numbered 1 to 40 and a service 1 to 12 were read as numbers: 'physician >= 21' meant nothing."""
+    series = pd.Series(np.random.default_rng(0).integers(1, 41, 400))
+    assert read_column(name, series).kind == "nominal"
+    assert read_column("n_services", series).kind == "numeric"   # a count stays a number

@@ -612,3 +612,15 @@ def test_a_decision_curve_with_a_gap_names_each_range_where_the_list_helps():
     assert curve.useful_range() == (0.01, 0.09)   # the outer bounds, as before
     assert DecisionCurve((0.1, 0.2), (-0.1, -0.2), (0.0, -0.1)).useful_text() is None
     assert DecisionCurve((0.1, 0.2), (0.1, 0.1), (0.0, -0.1)).useful_text() == "thresholds 10% to 20%"
+
+
+def test_a_renamed_column_is_offered_by_its_spelling():
+    """'chronic' renamed 'n_chronic' in the new export: refused, as before, now with the column it may be."""
+    from frl_engine.validation.external import check_columns_present
+
+    model = {"rules": [{"conditions": [{"column": "chronic"}]}]}
+    with pytest.raises(DataError, match="did you mean 'n_chronic' for 'chronic'\\? Rename it as at fit time"):
+        check_columns_present(model, pd.DataFrame({"n_chronic": [1], "age": [60]}), "new.csv")
+    with pytest.raises(DataError) as unrelated:
+        check_columns_present(model, pd.DataFrame({"age": [60]}), "new.csv")
+    assert "did you mean" not in str(unrelated.value)

@@ -521,8 +521,14 @@ def check_columns_present(model: dict, frame: pd.DataFrame, data_name: str = "th
         by_key = {" ".join(str(name).split()).casefold(): name for name in frame.columns}
         similar = [(c, by_key[" ".join(c.split()).casefold()]) for c in missing
                    if " ".join(c.split()).casefold() in by_key]
+        if not similar:   # 'n_chronic' for the model's 'chronic': a renamed column, offered by its spelling
+            import difflib
+
+            others = [str(name) for name in frame.columns]
+            similar = [(c, close[0]) for c in missing
+                       for close in [difflib.get_close_matches(c, others, n=1, cutoff=0.75)] if close]
         hint = ("; did you mean " + ", ".join(f"{found!r} for {wanted!r}" for wanted, found in similar)
-                + "? Rename them as at fit time") if similar else ""
+                + f"? Rename {'it' if len(similar) == 1 else 'them'} as at fit time") if similar else ""
         raise DataError(f"{data_name} lacks the column{'s' if len(missing) > 1 else ''} the model uses: "
                         f"{', '.join(map(repr, missing))}; add {'them' if len(missing) > 1 else 'it'} "
                         f"(extra columns are ignored){hint}")
