@@ -442,9 +442,11 @@ def format_reproduction(result: ReproductionResult) -> str:
                  f"(paper), best of {params.get('n_chains')} chains (ours; the paper ran one).")
     if settings and any(m != "frl" for m in result.methods):
         lines.append(f"  Baselines: {settings.get('baseline_preprocessing')}. SVM (RBF) grid {settings.get('svm_grid')}, "
-                     f"LogReg (L2) grid {settings.get('logreg_grid')}, chosen by inner "
-                     f"{settings.get('inner_folds')}-fold stratified CV on AUROC; CART scikit-learn defaults; "
-                     f"RF {settings.get('rf_trees')} trees.")
+                     f"LogReg (L2) grid {settings.get('logreg_grid')}, "
+                     + (f"CART grid {settings['cart_grid']}, " if settings.get("cart_grid") else "")
+                     + f"chosen by inner {settings.get('inner_folds')}-fold stratified CV on AUROC; "
+                     + ("" if settings.get("cart_grid") else "CART scikit-learn defaults; ")
+                     + f"RF {settings.get('rf_trees')} trees.")
     if result.simulation is not None:
         lines.append("")
         lines.append(format_simulation(result.simulation))

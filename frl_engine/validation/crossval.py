@@ -467,6 +467,7 @@ def _run_settings(methods, splits, random_state: int, numeric, categorical, grou
         **({"grouped_by": grouped_by} if grouped_by else {}),
         "svm_grid": {k: list(v) for k, v in SVM_GRID.items()},
         "logreg_grid": {k: list(v) for k, v in LOGREG_GRID.items()},
+        "cart_grid": {k: list(v) for k, v in CART_GRID.items()},
         "inner_folds": INNER_FOLDS, "inner_scoring": "roc_auc", "rf_trees": RF_TREES,
         "baseline_preprocessing": BASELINE_PREPROCESSING,
         "numeric_columns": numeric, "categorical_columns": categorical,
